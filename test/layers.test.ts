@@ -1,0 +1,64 @@
+// The layer map (DEVELOPERS.md, ARCHITECTURE.md) as a test: a file that imports across it fails here.
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { test } from "node:test";
+
+const ROOT = resolve(import.meta.dirname, "..", "..");
+const SRC = join(ROOT, "src");
+
+/** layer -> layers it may import (besides itself). */
+const ALLOWED: Record<string, string[]> = {
+  core: [],
+  chain: ["core"],
+  contracts: ["core", "chain"],
+  nodes: ["core", "chain", "contracts"],
+  sdk: ["core", "chain"],
+  cli: ["sdk"],
+  localnet: ["core", "chain", "contracts", "nodes", "sdk"],
+  bin: ["core", "chain", "contracts", "nodes", "sdk", "cli", "localnet"],
+};
+const PURE = new Set(["core", "chain", "contracts"]);
+/** Modules that do I/O; a pure layer may not import them. */
+const IO_MODULES = [/^node:(fs|net|http|https|child_process|dgram|worker_threads|cluster|os)(\/|$)/, /^(fs|net|http|https|child_process)$/, /^undici/, /^lmdb/, /^pino/];
+
+function walk(dir: string, out: string[]): string[] {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith(".ts")) out.push(p);
+  }
+  return out;
+}
+
+function importsOf(source: string): string[] {
+  const out: string[] = [];
+  const re = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s+["']([^"']+)["']/g;
+  for (const m of source.matchAll(re)) out.push((m[1] ?? m[2] ?? m[3]) as string);
+  return out;
+}
+
+test("every import follows the layer map", () => {
+  const violations: string[] = [];
+  for (const file of walk(SRC, [])) {
+    const rel = relative(SRC, file);
+    const layer = rel.split("/")[0] as string;
+    const allowed = ALLOWED[layer];
+    assert.ok(allowed, `unknown layer folder src/${layer}`);
+    for (const spec of importsOf(readFileSync(file, "utf8"))) {
+      if (spec.startsWith(".")) {
+        const target = relative(SRC, resolve(dirname(file), spec));
+        const tLayer = target.split("/")[0] as string;
+        if (target.startsWith("..")) violations.push(`${rel}: imports outside src: ${spec}`);
+        else if (tLayer !== layer && !allowed.includes(tLayer)) violations.push(`${rel} (${layer}) imports ${tLayer}: ${spec}`);
+      } else if (PURE.has(layer) && IO_MODULES.some((re) => re.test(spec))) {
+        violations.push(`${rel}: pure layer ${layer} imports I/O module ${spec}`);
+      }
+    }
+  }
+  assert.deepEqual(violations, []);
+});
+
+test("the layer check catches a violation", () => {
+  assert.deepEqual(importsOf('import { x } from "../nodes/miner.js";\nimport fs from "node:fs";'), ["../nodes/miner.js", "node:fs"]);
+});
