@@ -1,0 +1,138 @@
+/**
+ * Shared CLI plumbing: global flags, the per-invocation context (config dir, config, wallet), output and
+ * error handling. Expected failures print one line to stderr and exit 1; output never carries colour codes.
+ */
+import { Command, CommanderError } from "commander";
+import * as sdk from "../sdk/index.js";
+
+/** Where a CLI writes. Tests pass buffers; the bins pass process streams. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const processIo: CliIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
+
+/** Thrown by commands to stop with a message on stderr and a non-zero exit. */
+export class CliExit extends Error {
+  override readonly name = "CliExit";
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+export interface GlobalFlags {
+  config?: string;
+  configDir?: string;
+  network?: string;
+  wallet?: string;
+  silent?: boolean;
+  verbose?: boolean;
+  wallet_client_id?: string;
+  wallet_client_key?: string;
+}
+
+/** Lazily resolved state of one invocation. */
+export class CliContext {
+  readonly configDir: string;
+  constructor(
+    readonly flags: GlobalFlags,
+    readonly io: CliIo,
+  ) {
+    this.configDir = sdk.resolveConfigDir(flags.configDir);
+  }
+
+  println(line = ""): void {
+    this.io.out(`${line}\n`);
+  }
+
+  walletPath(): string {
+    return sdk.walletPath(this.configDir, this.flags.wallet);
+  }
+
+  /** The signature scheme from config.yaml when there is one, else the default (bls0chain). */
+  schemeName(): string {
+    const cfg = this.tryConfig();
+    return cfg?.config.signature_scheme ?? "bls0chain";
+  }
+
+  tryConfig(): ReturnType<typeof sdk.loadClientConfig> | undefined {
+    try {
+      return this.loadConfig();
+    } catch (err) {
+      if (err instanceof sdk.CodedError && err.code === "config_missing") return undefined;
+      throw err;
+    }
+  }
+
+  loadConfig(): ReturnType<typeof sdk.loadClientConfig> {
+    const opts: Parameters<typeof sdk.loadClientConfig>[0] = { configDir: this.configDir };
+    if (this.flags.config) opts.config = this.flags.config;
+    if (this.flags.network) opts.network = this.flags.network;
+    return sdk.loadClientConfig(opts);
+  }
+
+  /** The wallet from --wallet (or the --wallet_client_id/--wallet_client_key identity where allowed). */
+  readWallet(): sdk.WalletFile {
+    return sdk.readWalletFile(this.walletPath());
+  }
+}
+
+/** Add the global flags shared by both CLIs. */
+export function addCommonFlags(program: Command): Command {
+  return program
+    .option("--config <file>", "config file (default is config.yaml)")
+    .option("--configDir <dir>", "configuration directory (default is $HOME/.zcn)")
+    .option("--network <file>", "network file to overwrite the network details (default is network.yaml)")
+    .option("--wallet <file>", "wallet file (default is wallet.json)")
+    .option("--silent", "do not show interactive sdk logs (shown by default)", false);
+}
+
+/** Wrap a command body: builds the context from the global flags and turns failures into CliExit. */
+export function action<A extends unknown[]>(
+  io: CliIo,
+  body: (ctx: CliContext, opts: Record<string, unknown>, ...args: A) => Promise<void> | void,
+): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
+    const cmd = args[args.length - 1] as Command;
+    const opts = cmd.opts();
+    const flags = cmd.optsWithGlobals() as GlobalFlags;
+    const ctx = new CliContext(flags, io);
+    await body(ctx, opts, ...(args.slice(0, -2) as A));
+  };
+}
+
+/** Run a commander program: returns the exit code instead of exiting, so tests can drive it in-process. */
+export async function runProgram(program: Command, argv: string[], io: CliIo): Promise<number> {
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.out(s),
+    writeErr: (s) => io.err(s),
+    outputError: (s, write) => write(s),
+  });
+  for (const sub of program.commands) {
+    sub.exitOverride();
+    sub.configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) });
+  }
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version displays exit 0; parse errors were already printed by commander
+      return err.exitCode;
+    }
+    if (err instanceof CliExit) {
+      io.err(`${err.message}\n`);
+      return err.exitCode;
+    }
+    io.err(`${sdk.errorMessage(err)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,95 @@
+/** zbox: storage allocations, files, pools and blobbers from the command line. */
+import Table from "cli-table3";
+import { Command } from "commander";
+import * as sdk from "../sdk/index.js";
+import { CliExit, type CliContext, type CliIo, action, addCommonFlags, runProgram } from "./common.js";
+
+/** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
+export function renderTable(header: string[], rows: string[][]): string {
+  const table = new Table({
+    head: header.map((h) => h.toUpperCase()),
+    style: { head: [], border: [], compact: false },
+    chars: {
+      top: "-", "top-mid": "+", "top-left": "+", "top-right": "+",
+      bottom: "-", "bottom-mid": "+", "bottom-left": "+", "bottom-right": "+",
+      left: "|", "left-mid": "+", mid: "-", "mid-mid": "+",
+      right: "|", "right-mid": "+", middle: "|",
+    },
+  });
+  for (const r of rows) table.push(r);
+  return table.toString();
+}
+
+/** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
+function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {
+  const id = ctx.flags.wallet_client_id;
+  const key = ctx.flags.wallet_client_key;
+  if (id || key) {
+    if (!id || !key) throw new CliExit("Error: --wallet_client_id and --wallet_client_key must be given together");
+    if (!sdk.isHash(id)) throw new CliExit(`Error: --wallet_client_id must be a 64-character hex client id, found "${id}"`);
+    if (sdk.clientIdOf(key) !== id) throw new CliExit("Error: --wallet_client_key does not match --wallet_client_id (client id = sha3 of the public key)");
+    return { clientId: id, clientKey: key };
+  }
+  const wallet = ctx.readWallet();
+  return { clientId: wallet.client_id, clientKey: wallet.client_key, wallet };
+}
+
+export function buildZbox(io: CliIo): Command {
+  const program = new Command("zbox")
+    .description("zbox is a decentralized storage application for the Cairn network (0chain compatible)")
+    .helpCommand(true);
+  addCommonFlags(program)
+    .option("--wallet_client_id <id>", "wallet client_id")
+    .option("--wallet_client_key <key>", "wallet client_key");
+
+  program
+    .command("version")
+    .description("Prints version information")
+    .action(
+      action(io, (ctx) => {
+        ctx.println("Version info:");
+        ctx.println(`\tzboxcli..:  ${sdk.VERSION}`);
+        ctx.println(`\tsdk......:  ${sdk.VERSION}`);
+      }),
+    );
+
+  program
+    .command("getwallet")
+    .description("Get wallet information")
+    .option("--json", "print the response as JSON", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        await sdk.initCrypto();
+        const who = identity(ctx);
+        if (opts.json) {
+          ctx.println(JSON.stringify({ client_id: who.clientId, client_public_key: who.clientKey }));
+          return;
+        }
+        ctx.println(renderTable(["Public Key", "ClientID"], [[who.clientKey, who.clientId]]));
+      }),
+    );
+
+  program
+    .command("sign-data")
+    .description("Sign given data (sha3-256 of --data; the client id when --data is empty)")
+    .option("--data <text>", "data to sign; default is the client id", "")
+    .action(
+      action(io, async (ctx, opts) => {
+        await sdk.initCrypto();
+        const who = identity(ctx);
+        if (!who.wallet) throw new CliExit("Error generating the signature. no private key: sign-data needs a wallet file, not --wallet_client_id/--wallet_client_key");
+        const data = typeof opts.data === "string" ? opts.data : "";
+        const hash = data === "" ? who.clientId : sdk.sha3(data);
+        const scheme = sdk.getScheme(ctx.schemeName());
+        const key = who.wallet.keys[0];
+        if (!key) throw new CliExit(`Error generating the signature. wallet ${ctx.walletPath()} has no keys`);
+        ctx.println(`Signature : ${scheme.sign(key.private_key, hash)}`);
+      }),
+    );
+
+  return program;
+}
+
+export function zboxMain(argv: string[], io: CliIo): Promise<number> {
+  return runProgram(buildZbox(io), argv, io);
+}

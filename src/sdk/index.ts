@@ -1,0 +1,13 @@
+/**
+ * The client library's public surface. The CLIs import only from here (layer rule: cli → sdk).
+ */
+export { CodedError, codedError, errorMessage } from "../core/errors.js";
+export { sha3 } from "../core/hash.js";
+export { isHash } from "../core/hex.js";
+export { initCrypto, getScheme, clientIdOf } from "../core/schemes.js";
+export type { SignatureScheme, SchemeName } from "../core/scheme.js";
+export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
+export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
+export { walletPath, walletExists, readWalletFile, writeWalletFile } from "./walletfile.js";
+export { resolveConfigDir, loadClientConfig } from "./configfiles.js";
+export { VERSION } from "./version.js";
