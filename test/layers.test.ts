@@ -12,13 +12,15 @@ const ALLOWED: Record<string, string[]> = {
   core: [],
   chain: ["core"],
   contracts: ["core", "chain"],
-  nodes: ["core", "chain", "contracts"],
+  nodes: ["core", "chain", "contracts", "sdk"],
   sdk: ["core", "chain"],
   cli: ["sdk"],
   localnet: ["core", "chain", "contracts", "nodes", "sdk"],
   bin: ["core", "chain", "contracts", "nodes", "sdk", "cli", "localnet"],
 };
 const PURE = new Set(["core", "chain", "contracts"]);
+/** Layers that may be imported only through their public entry file (nodes use the sdk as a client). */
+const ENTRY_ONLY: Record<string, string> = { sdk: "sdk/index.js" };
 /** Modules that do I/O; a pure layer may not import them. */
 const IO_MODULES = [/^node:(fs|net|http|https|child_process|dgram|worker_threads|cluster|os)(\/|$)/, /^(fs|net|http|https|child_process)$/, /^undici/, /^lmdb/, /^pino/];
 
@@ -51,6 +53,8 @@ test("every import follows the layer map", () => {
         const tLayer = target.split("/")[0] as string;
         if (target.startsWith("..")) violations.push(`${rel}: imports outside src: ${spec}`);
         else if (tLayer !== layer && !allowed.includes(tLayer)) violations.push(`${rel} (${layer}) imports ${tLayer}: ${spec}`);
+        else if (tLayer !== layer && layer !== "localnet" && layer !== "bin" && ENTRY_ONLY[tLayer] && target.replace(/\.ts$/, ".js") !== ENTRY_ONLY[tLayer])
+          violations.push(`${rel} (${layer}) imports ${tLayer} internals (use ${ENTRY_ONLY[tLayer]}): ${spec}`);
       } else if (PURE.has(layer) && IO_MODULES.some((re) => re.test(spec))) {
         violations.push(`${rel}: pure layer ${layer} imports I/O module ${spec}`);
       }

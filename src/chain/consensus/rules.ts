@@ -1,0 +1,40 @@
+/** Pure protocol formulas shared by the engine, the node and tests: thresholds, beacon, generator ranking. */
+import { sha3 } from "../../core/hash.js";
+import { permutation } from "../../core/random.js";
+
+/** Notarization quorum Q = ceil(2n/3) distinct tickets. */
+export function quorum(n: number): number {
+  return Math.floor((2 * n + 2) / 3);
+}
+
+/** Generators per round G = min(n, max(2, ceil(0.2 n))) (reference `min_generators: 2`, `generators_percent: 0.2`). */
+export function generatorCount(n: number): number {
+  return Math.min(n, Math.max(2, Math.floor((n + 4) / 5)));
+}
+
+/** The message every miner share-signs in round `round`: sha3 of `cairn-vrf:<chainId>:<round>`. */
+export function vrfHash(chainId: string, round: number): string {
+  return sha3(`cairn-vrf:${chainId}:${round}`);
+}
+
+/**
+ * Round random seed from the recovered group signature (reference): `rbo = sha3(sigHex)` over the hex text,
+ * seed = the first 16 hex characters of `rbo` read as a uint64 and reinterpreted as an int64.
+ */
+export function seedFromGroupSig(sigHex: string): bigint {
+  return BigInt.asIntN(64, BigInt(`0x${sha3(sigHex).slice(0, 16)}`));
+}
+
+/**
+ * The ranking permutation of a round: `perm = permutation(seed, n)` (xoshiro128** seeded by splitmix64,
+ * Fisher–Yates; see `core/random.ts`, not Go's math/rand). The miner with `set_index` i has rank `perm[i]`
+ * (0 = best).
+ */
+export function rankPermutation(seed: bigint, n: number): number[] {
+  return permutation(seed, n);
+}
+
+/** Whether a rank makes its miner a generator of the round. */
+export function isGeneratorRank(rank: number, n: number): boolean {
+  return rank < generatorCount(n);
+}

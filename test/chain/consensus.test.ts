@@ -1,0 +1,446 @@
+// Unit tests of the Streamlet rules of the consensus engine, driven message by message (docs/consensus.md).
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { generatorCount, quorum, rankPermutation, seedFromGroupSig, vrfHash } from "../../src/chain/consensus/rules.js";
+import type { Action } from "../../src/chain/consensus/types.js";
+import type { Block } from "../../src/chain/types.js";
+import { sha3 } from "../../src/core/hash.js";
+import { Fixture, finalizedIn, notarizedIn, sent, TEST_CONFIG } from "./sim/fixture.js";
+
+const WAIT = TEST_CONFIG.proposalWaitMs;
+const S = TEST_CONFIG.softTimeoutMs;
+
+function tickets(actions: Action[]) {
+  return sent(actions, "ticket");
+}
+
+describe("protocol formulas", () => {
+  test("quorum is ceil(2n/3) and generators min(n, max(2, ceil(n/5)))", () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 10, 15, 100].map(quorum), [1, 2, 2, 3, 4, 4, 5, 7, 10, 67]);
+    assert.deepEqual([1, 2, 3, 4, 10, 11, 15, 16, 100].map(generatorCount), [1, 2, 2, 2, 2, 3, 3, 4, 20]);
+  });
+
+  test("round seed is the int64 of the first 16 hex chars of sha3(sigHex)", () => {
+    const sig = "ab".repeat(32);
+    const h = sha3(sig).slice(0, 16);
+    const seed = seedFromGroupSig(sig);
+    assert.equal(BigInt.asUintN(64, seed), BigInt(`0x${h}`));
+    assert.ok(seed >= -(2n ** 63n) && seed < 2n ** 63n);
+    // A signature whose hash starts with a high nibble ≥ 8 gives a negative seed.
+    let neg = 0;
+    for (let i = 0; i < 32 && neg === 0; i++) if (seedFromGroupSig(`sig${i}`) < 0n) neg++;
+    assert.equal(neg, 1, "some signatures must map to negative int64 seeds");
+  });
+
+  test("the ranking is a deterministic permutation of the set indexes", () => {
+    const a = rankPermutation(-12345678901234n, 7);
+    assert.deepEqual([...a].sort(), [0, 1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(rankPermutation(-12345678901234n, 7), a);
+    assert.notDeepEqual(rankPermutation(99n, 7), a);
+    assert.notEqual(vrfHash("c1", 5), vrfHash("c1", 6));
+    assert.notEqual(vrfHash("c1", 5), vrfHash("c2", 5));
+  });
+});
+
+describe("voting", () => {
+  test("votes for the best-ranked valid proposal after the wait, persisting the round before the ticket", () => {
+    const fx = new Fixture();
+    const [g0, g1] = fx.generators(1) as [number, number];
+    const me = fx.nonGenerator(1);
+    const d = fx.engine(me);
+    d.start(0);
+    const worse = fx.block(1, fx.genesis, g1);
+    const best = fx.block(1, fx.genesis, g0);
+    assert.deepEqual(d.deliver(g1, fx.proposal(worse)).filter((a) => a.kind !== "log"), [], "no immediate vote");
+    assert.equal(d.engine.nextDeadline(), WAIT);
+    d.now = WAIT - 1;
+    d.deliver(g0, fx.proposal(best));
+    const out = d.advance(WAIT);
+    const t = tickets(out);
+    assert.equal(t.length, 1);
+    assert.equal(t[0]?.block_id, best.hash, "the best-ranked proposal gets the vote even though it came second");
+    const persistAt = out.findIndex((a) => a.kind === "persist");
+    const ticketAt = out.findIndex((a) => a.kind === "broadcast" && a.msg.type === "ticket");
+    assert.ok(persistAt >= 0 && persistAt < ticketAt, "persist precedes the ticket");
+    assert.deepEqual(out[persistAt], { kind: "persist", lastVotedRound: 1, lockedHeight: 0 });
+  });
+
+  test("votes at most once per round, even after a restart", () => {
+    const fx = new Fixture();
+    const [g0, g1] = fx.generators(1) as [number, number];
+    const me = fx.nonGenerator(1);
+    const d = fx.engine(me);
+    d.start(0);
+    d.deliver(g0, fx.proposal(fx.block(1, fx.genesis, g0)));
+    assert.equal(tickets(d.advance(WAIT)).length, 1);
+    const late = fx.block(1, fx.genesis, g1);
+    d.deliver(g1, fx.proposal(late));
+    assert.equal(tickets(d.runUntil(S - 1)).length, 0, "a later proposal of the same round gets no vote");
+
+    // Restart from the persisted vote record: the round is never voted in again.
+    const r = fx.engine(me, { lastVotedRound: 1, finalized: [] });
+    r.start(0);
+    assert.equal(r.engine.currentRound(), 2);
+    r.deliver(g1, fx.proposal(late));
+    assert.equal(tickets(r.runUntil(S - 1)).length, 0);
+    assert.equal(r.engine.status().lastVotedRound, 1);
+  });
+
+  test("no vote for a proposal that does not extend the longest notarized chain", () => {
+    const fx = new Fixture();
+    const me = fx.nonGenerator(3);
+    const d = fx.engine(me);
+    d.start(0);
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    d.deliver(0, fx.notarized(b1));
+    d.deliver(0, fx.notarized(b2));
+    assert.equal(d.engine.currentRound(), 3);
+    assert.equal(d.engine.status().notarizedTip.height, 2);
+    const [g0, g1] = fx.generators(3) as [number, number];
+    d.deliver(g0, fx.proposal(fx.block(3, b1, g0)));
+    assert.equal(d.engine.nextDeadline(), S, "a proposal on a shorter chain does not even start the vote wait");
+    assert.equal(tickets(d.runUntil(S - 1)).length, 0);
+    const good = fx.block(3, b2, g1);
+    d.deliver(g1, fx.proposal(good));
+    const t = tickets(d.runUntil(S - 1));
+    assert.equal(t.length, 1);
+    assert.equal(t[0]?.block_id, good.hash);
+  });
+
+  test("rejects proposals from non-generators, with a wrong seed or a bad signature", () => {
+    const fx = new Fixture();
+    const me = fx.nonGenerator(1);
+    const d = fx.engine(me);
+    d.start(0);
+    const other = fx.ranking(1).find((i) => i !== me && !fx.generators(1).includes(i)) as number;
+    const notGen = fx.block(1, fx.genesis, other);
+    const g = fx.generators(1)[0] as number;
+    const good = fx.block(1, fx.genesis, g);
+    const badSeed = { ...good, round_random_seed: good.round_random_seed + 1n };
+    const badSig = { ...good, signature: "00" };
+    const badVrf = { ...fx.proposal(good), vrf_sig: fx.vrfSig(2) };
+    for (const msg of [fx.proposal(notGen), fx.proposal(badSeed), fx.proposal(badSig), badVrf]) {
+      const out = d.deliver(other, msg);
+      assert.ok(out.some((a) => a.kind === "log" && a.level === "warn"), "rejection is logged");
+    }
+    assert.equal(tickets(d.runUntil(S - 1)).length, 0);
+    assert.equal(d.engine.status().counts.invalidMessages, 4);
+  });
+
+  test("a restarted miner does not vote below its lock until it learns the longer chain", () => {
+    const fx = new Fixture();
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    const me = fx.nonGenerator(5);
+    // It voted in round 4 for a block whose parent was at height 2, then lost its notarized blocks.
+    const d = fx.engine(me, { lastVotedRound: 4, lockedHeight: 2, finalized: [] });
+    d.start(0);
+    assert.equal(d.engine.currentRound(), 5);
+    d.deliver(0, fx.notarized(b1));
+    const g = fx.generators(5)[0] as number;
+    d.deliver(g, fx.proposal(fx.block(5, b1, g)));
+    assert.equal(tickets(d.runUntil(S - 1)).length, 0, "parent height 1 < lock 2");
+    d.deliver(0, fx.notarized(b2)); // round 2 < 5: no round change
+    assert.equal(d.engine.currentRound(), 5);
+    const g1 = fx.generators(5)[1] as number;
+    const ok = fx.block(5, b2, g1);
+    d.deliver(g1, fx.proposal(ok));
+    assert.deepEqual(
+      tickets(d.runUntil(S - 1)).map((t) => t.block_id),
+      [ok.hash],
+    );
+  });
+});
+
+describe("notarization", () => {
+  test("a block is notarized at exactly Q distinct tickets, not Q-1", () => {
+    const fx = new Fixture(); // n = 4, Q = 3
+    const me = fx.nonGenerator(1);
+    const d = fx.engine(me);
+    d.start(0);
+    const g = fx.generators(1)[0] as number;
+    const b = fx.block(1, fx.genesis, g);
+    d.deliver(g, fx.proposal(b));
+    const voters = [0, 1, 2, 3].filter((i) => i !== me);
+    const [v0, v1, v2] = voters as [number, number, number];
+    d.deliver(v0, fx.ticket(b, v0));
+    d.deliver(v1, fx.ticket(b, v1));
+    const dup = d.deliver(v0, fx.ticket(b, v0));
+    assert.equal(notarizedIn(dup).length, 0, "a repeated ticket of the same verifier does not count");
+    const forged = d.deliver(v2, { ...fx.ticket(b, v2), signature: "bad" });
+    assert.equal(notarizedIn(forged).length, 0, "an invalid ticket does not count");
+    assert.equal(d.engine.currentRound(), 1);
+    const out = d.deliver(v2, fx.ticket(b, v2));
+    const nb = notarizedIn(out);
+    assert.equal(nb.length, 1);
+    assert.equal(nb[0]?.hash, b.hash);
+    assert.equal(nb[0]?.verification_tickets.length, 3);
+    assert.equal(sent(out, "notarized").length, 1, "the notarized block is broadcast");
+    assert.equal(d.engine.currentRound(), 2, "moves to round + 1");
+  });
+
+  test("tickets carried by a child prove the parent's notarization", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(2));
+    d.start(0);
+    const b1 = fx.block(1, fx.genesis);
+    d.deliver(0, fx.proposal(b1));
+    assert.equal(d.engine.status().notarizedTip.height, 0);
+    const out = d.deliver(1, fx.proposal(fx.block(2, b1)));
+    assert.deepEqual(
+      notarizedIn(out).map((b) => b.hash),
+      [b1.hash],
+    );
+    assert.equal(d.engine.status().notarizedTip.hash, b1.hash);
+  });
+
+  test("the longest notarized chain wins; equal heights are broken by the lowest hash", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(9));
+    d.start(0);
+    const a = fx.block(1, fx.genesis, 0);
+    const b = fx.block(2, fx.genesis, 1);
+    d.deliver(0, fx.notarized(a));
+    d.deliver(0, fx.notarized(b));
+    const low = a.hash < b.hash ? a : b;
+    assert.equal(d.engine.notarizedTip().hash, low.hash);
+    const c = fx.block(3, a.hash === low.hash ? b : a, 2);
+    d.deliver(0, fx.notarized(c));
+    assert.equal(d.engine.notarizedTip().hash, c.hash);
+  });
+});
+
+describe("finalization", () => {
+  test("three notarized blocks of consecutive rounds finalize the chain up to the middle one", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(9));
+    d.start(0);
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    const b3 = fx.block(3, b2);
+    assert.deepEqual(finalizedIn(d.deliver(0, fx.notarized(b1))), []);
+    // genesis (round 0), b1 (1), b2 (2): b1 is final.
+    assert.deepEqual(
+      finalizedIn(d.deliver(0, fx.notarized(b2))).map((b) => b.hash),
+      [b1.hash],
+    );
+    const fin = finalizedIn(d.deliver(0, fx.notarized(b3)));
+    assert.deepEqual(
+      fin.map((b) => b.hash),
+      [b2.hash],
+    );
+    assert.equal(fin[0]?.verification_tickets.length, fx.Q, "finalized blocks carry their tickets");
+    assert.equal(d.engine.status().lfb.hash, b2.hash);
+    assert.equal(d.engine.status().lfb.height, 2);
+  });
+
+  test("rounds r, r+1, r+3 do not finalize; r+3, r+4, r+5 then finalize everything before, in order, once", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(9));
+    d.start(0);
+    const c1 = fx.block(2, fx.genesis); // genesis 0, c1 2: not consecutive
+    const c2 = fx.block(3, c1);
+    const c3 = fx.block(5, c2);
+    const c4 = fx.block(6, c3);
+    const c5 = fx.block(7, c4);
+    const all: Block[] = [];
+    for (const b of [c1, c2, c3, c4]) all.push(...finalizedIn(d.deliver(0, fx.notarized(b))));
+    assert.deepEqual(all, [], "2,3,5 and 3,5,6 are not consecutive");
+    assert.equal(d.engine.status().lfb.round, 0);
+    const fin = finalizedIn(d.deliver(0, fx.notarized(c5)));
+    assert.deepEqual(
+      fin.map((b) => b.round),
+      [2, 3, 5, 6],
+    );
+    // Re-delivering changes nothing.
+    assert.deepEqual(finalizedIn(d.deliver(1, fx.notarized(c5))), []);
+    assert.deepEqual(finalizedIn(d.deliver(1, fx.notarized(c4))), []);
+    assert.equal(d.engine.status().counts.finalized, 4);
+  });
+
+  test("forks off the finalized chain are pruned and never finalized", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(9));
+    d.start(0);
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    const b3 = fx.block(3, b2);
+    const fork = fx.block(4, b1, 3); // extends b1, conflicts with b2
+    for (const b of [b1, b2, b3]) d.deliver(0, fx.notarized(b));
+    assert.equal(d.engine.status().lfb.hash, b2.hash);
+    const out = d.deliver(0, fx.notarized(fork));
+    assert.deepEqual(finalizedIn(out), []);
+    assert.deepEqual(notarizedIn(out), [], "a block off the finalized chain is not accepted");
+    assert.equal(d.engine.getBlock(fork.hash), undefined);
+  });
+
+  test("deterministic finalization once notarized descendants come from Q distinct generators", () => {
+    const fx = new Fixture();
+    const d = fx.engine(fx.nonGenerator(9));
+    d.start(0);
+    const b1 = fx.block(1, fx.genesis, 0);
+    const b2 = fx.block(2, b1, 0);
+    const b3 = fx.block(3, b2, 0);
+    for (const b of [b1, b2, b3]) d.deliver(0, fx.notarized(b));
+    assert.equal(d.engine.status().lfb.round, 2);
+    assert.equal(d.engine.status().deterministicFinalizedRound, 0, "descendants of b1 all by miner 0");
+    const b4 = fx.block(4, b3, 1);
+    d.deliver(0, fx.notarized(b4));
+    assert.equal(d.engine.status().deterministicFinalizedRound, 0, "2 distinct extenders < Q = 3");
+    const b5 = fx.block(5, b4, 2);
+    d.deliver(0, fx.notarized(b5));
+    // b2's descendants b3 (0), b4 (1), b5 (2): three distinct miners.
+    assert.equal(d.engine.status().deterministicFinalizedRound, 2);
+  });
+});
+
+describe("rollbacks, timeouts, catch-up", () => {
+  test("switching to a chain that does not extend the previous tip counts a rollback", () => {
+    const fx = new Fixture();
+    const me = fx.nonGenerator(2);
+    const d = fx.engine(me);
+    d.start(0);
+    const a1 = fx.block(1, fx.genesis, 0);
+    d.deliver(0, fx.notarized(a1));
+    const g = fx.generators(2)[0] as number;
+    d.deliver(g, fx.proposal(fx.block(2, a1, g)));
+    assert.equal(tickets(d.runUntil(d.now + WAIT)).length, 1, "voted on a1");
+    // A longer chain on another branch: genesis <- b1 (round 3) <- b2 (round 4).
+    const b1 = fx.block(3, fx.genesis, 1);
+    const b2 = fx.block(4, b1, 2);
+    d.deliver(1, fx.notarized(b1));
+    d.deliver(1, fx.notarized(b2));
+    assert.equal(d.engine.currentRound(), 5);
+    const gens = fx.generators(5);
+    const voter = gens.includes(me) ? undefined : (gens[0] as number);
+    if (voter === undefined) {
+      d.runUntil(d.now + WAIT); // it builds on b2 itself
+    } else {
+      d.deliver(voter, fx.proposal(fx.block(5, b2, voter)));
+      d.runUntil(d.now + WAIT);
+    }
+    const st = d.engine.status();
+    assert.equal(st.rollbacks, 1);
+    assert.equal(st.longestRollback, 1, "a1 (height 1) back to genesis");
+  });
+
+  test("round timeout: two soft timeouts with the round's beacon move to the next round, with backoff", () => {
+    const fx = new Fixture();
+    const me = fx.generators(2)[0] as number; // proposes in round 2
+    const d = fx.engine(me);
+    const start = d.start(0);
+    assert.deepEqual(sent(start, "vrf_share"), [fx.share(me, 1)]);
+    for (const i of [0, 1, 2, 3].filter((x) => x !== me).slice(0, fx.T - 1)) d.deliver(i, fx.share(i, 1));
+    const soft = d.advance(S);
+    assert.equal(d.engine.currentRound(), 1);
+    assert.deepEqual(sent(soft, "vrf_share"), [fx.share(me, 1)], "soft timeout re-sends the share");
+    d.advance(2 * S);
+    let st = d.engine.status();
+    assert.equal(st.round, 2);
+    assert.equal(st.timeouts, 1);
+    assert.equal(st.roundTimeoutCount, 1);
+    assert.equal(d.engine.nextDeadline(), 2 * S + 2 * S, "soft timeout doubled after one round timeout");
+    // T shares of round 2 arrive: it proposes, stamping the timeout count.
+    const others = [0, 1, 2, 3].filter((x) => x !== me).slice(0, fx.T - 1);
+    let out: Action[] = [];
+    for (const i of others) out = out.concat(d.deliver(i, fx.share(i, 2)));
+    const props = sent(out, "proposal");
+    assert.equal(props.length, 1);
+    assert.equal(props[0]?.block.round_timeout_count, 1);
+    // Notarizing a block of the current round resets the count.
+    const b = props[0]?.block as Block;
+    d.deliver(others[0] as number, fx.notarized(b));
+    st = d.engine.status();
+    assert.equal(st.round, 3);
+    assert.equal(st.roundTimeoutCount, 0);
+  });
+
+  test("a miner alone in its round waits for the others instead of running ahead", () => {
+    const fx = new Fixture();
+    const d = fx.engine(0);
+    d.start(0);
+    d.runUntil(10 * S);
+    assert.equal(d.engine.currentRound(), 1);
+    assert.equal(d.engine.status().timeouts, 0);
+    assert.ok(d.engine.status().softTimeouts >= 9);
+  });
+
+  test("T shares of a higher round make it jump there at once", () => {
+    const fx = new Fixture();
+    const d = fx.engine(0);
+    d.start(0);
+    d.deliver(1, fx.share(1, 7));
+    assert.equal(d.engine.currentRound(), 1, "one share is not enough");
+    const out = d.deliver(2, fx.share(2, 7));
+    assert.equal(d.engine.currentRound(), 1, "T-1 = 2 shares (with none of its own) are not enough");
+    assert.equal(out.length, 0);
+    d.deliver(3, fx.share(3, 7));
+    assert.equal(d.engine.currentRound(), 7);
+  });
+
+  test("a restarted miner fetches missing ancestors in batches and catches up", () => {
+    const fx = new Fixture();
+    const chain: Block[] = [];
+    let parent = fx.genesis;
+    for (let r = 1; r <= 12; r++) {
+      parent = fx.block(r, parent);
+      chain.push(parent);
+    }
+    const peer = fx.engine(1, undefined, TEST_CONFIG);
+    peer.start(0);
+    for (const b of chain) peer.deliver(0, fx.notarized(b));
+    assert.equal(peer.engine.status().lfb.round, 11);
+
+    const me = fx.engine(2, { lastVotedRound: 3, finalized: [chain[0] as Block, chain[1] as Block] });
+    me.start(0);
+    assert.equal(me.engine.status().lfb.round, 2);
+    const tip = peer.engine.notarizedTip();
+    const ask = sent(me.deliver(1, { type: "notarized", block: tip }), "get_block");
+    assert.equal(ask.length, 1);
+    assert.equal(ask[0]?.hash, tip.prev_hash);
+    assert.ok((ask[0]?.ancestors ?? 0) >= 8, "asks for ancestors when far behind");
+    const reply = sent(peer.deliver(2, ask[0] as never), "block");
+    assert.equal(reply.length, 1);
+    const got = finalizedIn(me.deliver(1, reply[0] as never));
+    assert.deepEqual(
+      got.map((b) => b.round),
+      [3, 4, 5, 6, 7, 8, 9, 10, 11],
+    );
+    assert.equal(me.engine.status().lfb.hash, peer.engine.status().lfb.hash);
+    assert.equal(me.engine.status().notarizedTip.hash, tip.hash);
+  });
+
+  test("old finalized blocks are served from the node's store", () => {
+    const fx = new Fixture();
+    const chain: Block[] = [];
+    let parent = fx.genesis;
+    for (let r = 1; r <= 8; r++) {
+      parent = fx.block(r, parent);
+      chain.push(parent);
+    }
+    const store = new Map<string, Block>();
+    const d = fx.engine(1, undefined, { ...TEST_CONFIG, keepFinalized: 2 }, (h) => store.get(h));
+    d.start(0);
+    for (const b of chain) {
+      const out = d.deliver(0, fx.notarized(b));
+      for (const f of finalizedIn(out)) store.set(f.hash, f);
+    }
+    assert.equal(d.engine.finalizedChain().length, 2, "memory keeps only the window");
+    assert.equal(d.engine.getBlock((chain[0] as Block).hash), undefined);
+    const reply = sent(d.deliver(3, { type: "get_block", hash: (chain[0] as Block).hash }), "block");
+    assert.equal(reply[0]?.block.hash, (chain[0] as Block).hash);
+    assert.equal(reply[0]?.block.verification_tickets.length, fx.Q);
+  });
+
+  test("restoring a finalized suffix needs its height; a broken chain is refused", () => {
+    const fx = new Fixture();
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    const b3 = fx.block(3, b2);
+    assert.throws(() => fx.engine(0, { lastVotedRound: 3, finalized: [b2, b3] }), { code: "consensus_restore_invalid" });
+    assert.throws(() => fx.engine(0, { lastVotedRound: 3, finalized: [b1, b3] }), { code: "consensus_restore_invalid" });
+    const d = fx.engine(0, { lastVotedRound: 3, finalized: [b2, b3], firstHeight: 2 });
+    assert.deepEqual(d.engine.status().lfb, { hash: b3.hash, round: 3, height: 3 });
+  });
+});
