@@ -152,4 +152,4 @@ export const ScAddress = {
   owner: "c8a5e74c2f4fae2c1bed79fb2b78d3b88f844bbb6bf1db5fc43240711f23321f",
 } as const;
 
-export const SAS_PER_ZCN = 10_000_000_000n;
+export { SAS_PER_ZCN } from "../core/amount.js";

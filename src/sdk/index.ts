@@ -9,5 +9,29 @@ export type { SignatureScheme, SchemeName } from "../core/scheme.js";
 export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
 export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
 export { walletPath, walletExists, readWalletFile, writeWalletFile } from "./walletfile.js";
-export { resolveConfigDir, loadClientConfig } from "./configfiles.js";
+export {
+  resolveConfigDir,
+  loadClientConfig,
+  parseClientConfig,
+  parseNetworkConfig,
+  clientConfigYaml,
+  DEFAULT_CHAIN_ID,
+  type ClientConfig,
+  type NetworkConfig,
+  type LoadedClientConfig,
+} from "./configfiles.js";
+export { writeFileAtomic } from "./fsutil.js";
+export {
+  SAS_PER_ZCN,
+  MAX_SAS,
+  formatBalance,
+  autoFormatBalance,
+  parseZcn,
+  parseSas,
+  sasToZcnNumber,
+  sasToZcnString,
+  zcnNumberToSas,
+  type BalanceUnit,
+} from "../core/amount.js";
+export { parseDuration, formatDuration, durationSeconds, durationMs } from "../core/duration.js";
 export { VERSION } from "./version.js";
