@@ -9,6 +9,10 @@ import * as sdk from "../sdk/index.js";
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** Network transport (tests inject an in-process network; default real HTTP). */
+  transport?: sdk.Transport;
+  /** Clock (tests). */
+  nowMs?: () => number;
 }
 
 export const processIo: CliIo = {
@@ -76,6 +80,57 @@ export class CliContext {
     if (this.flags.config) opts.config = this.flags.config;
     if (this.flags.network) opts.network = this.flags.network;
     return sdk.loadClientConfig(opts);
+  }
+
+  /** The config, or the reference's `Can't read config:` failure. */
+  requireConfig(): ReturnType<typeof sdk.loadClientConfig> {
+    try {
+      return this.loadConfig();
+    } catch (err) {
+      const msg = sdk.errorMessage(err);
+      throw new CliExit(msg.startsWith("Can't read config") ? msg : `Can't read config: ${msg}`);
+    }
+  }
+
+  private chainClient: sdk.ChainClient | undefined;
+
+  /** The chain client for this invocation (config.yaml + network.yaml, wallet scheme, transport). */
+  async chain(): Promise<sdk.ChainClient> {
+    if (this.chainClient) return this.chainClient;
+    const loaded = this.requireConfig();
+    await sdk.initCrypto();
+    const transport = this.io.transport ?? new sdk.HttpTransport();
+    const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
+    if (this.flags.verbose && !this.flags.silent) extra.log = (line) => this.io.err(`${line}\n`);
+    if (this.io.nowMs) extra.nowMs = this.io.nowMs;
+    this.chainClient = sdk.chainClientFor(loaded, sdk.getScheme(loaded.config.signature_scheme), transport, extra);
+    return this.chainClient;
+  }
+
+  /**
+   * The wallet, creating and registering one on first use as the reference does
+   * (`No wallet in path  <path> found. Creating wallet...`, `ZCN wallet created!!`).
+   */
+  async ensureWallet(): Promise<sdk.WalletFile> {
+    const path = this.walletPath();
+    if (sdk.walletExists(path)) {
+      try {
+        return this.readWallet();
+      } catch (err) {
+        throw new CliExit(`Invalid wallet at path:${path}: ${sdk.errorMessage(err)}`);
+      }
+    }
+    const chain = await this.chain();
+    this.println(`No wallet in path  ${path} found. Creating wallet...`);
+    const wallet = sdk.createWallet(sdk.getScheme(this.requireConfig().config.signature_scheme));
+    try {
+      await chain.registerClient(wallet);
+    } catch (err) {
+      throw new CliExit(`Error creating the wallet.${sdk.errorMessage(err)}`);
+    }
+    sdk.writeWalletFile(path, wallet);
+    this.println("ZCN wallet created!!");
+    return wallet;
   }
 
   /** The wallet from --wallet (or the --wallet_client_id/--wallet_client_key identity where allowed). */

@@ -41,7 +41,225 @@ export function buildZwallet(io: CliIo): Command {
       }),
     );
 
+  program
+    .command("register")
+    .description("Registers the wallet with the blockchain")
+    .action(
+      action(io, async (ctx) => {
+        const wallet = await ctx.ensureWallet();
+        const chain = await ctx.chain();
+        try {
+          await chain.registerClient(wallet);
+        } catch (err) {
+          throw new CliExit(`Wallet registration failed. ${sdk.errorMessage(err)}`);
+        }
+        ctx.println("Wallet registered");
+      }),
+    );
+
+  program
+    .command("faucet")
+    .description("Faucet smart contract: pour tokens into the wallet (--methodName pour) or refill the faucet")
+    .option("--methodName <name>", "faucet smart contract method (pour, refill)")
+    .option("--input <text>", "input to the method")
+    .option("--tokens <amount>", "tokens to send with the call (for pour: the amount requested)", "0")
+    .action(
+      action(io, async (ctx, opts) => {
+        if (typeof opts.methodName !== "string" || opts.methodName === "") throw new CliExit("Error: Methodname flag is missing");
+        if (typeof opts.input !== "string") throw new CliExit("Error: Input flag is missing");
+        const value = tokensFlag(String(opts.tokens), "tokens");
+        const wallet = await ctx.ensureWallet();
+        const chain = await ctx.chain();
+        try {
+          const res = await chain.execute(wallet, {
+            type: sdk.TxnType.smartContract,
+            toClientId: sdk.ScAddress.faucet,
+            value,
+            data: JSON.stringify({ name: opts.methodName, input: opts.input }),
+          });
+          ctx.println(`Execute faucet smart contract success with txn :  ${res.hash}`);
+        } catch (err) {
+          throw new CliExit(`\nExecute faucet smart contract failed. ${sdk.errorMessage(err)}\n`);
+        }
+      }),
+    );
+
+  program
+    .command("getbalance")
+    .description("Get balance from sharders")
+    .action(
+      action(io, async (ctx) => {
+        const wallet = await ctx.ensureWallet();
+        const chain = await ctx.chain();
+        let bal: sdk.Balance | undefined;
+        try {
+          bal = await chain.getBalance(wallet.client_id);
+        } catch (err) {
+          throw new CliExit(`\nGet balance failed. ${sdk.errorMessage(err)}\n`);
+        }
+        if (bal === undefined) {
+          throw new CliExit(`\nGet balance failed. value not present: client ${wallet.client_id} has no tokens on chain yet (try: zwallet faucet --methodName pour --input "{}")\n`);
+        }
+        ctx.println(`\nBalance: ${sdk.autoFormatBalance(bal.balance)} (0.00 USD)`);
+      }),
+    );
+
+  program
+    .command("send")
+    .description("Send tokens to another wallet")
+    .option("--to_client_id <id>", "client id of the receiver")
+    .option("--tokens <amount>", "tokens to send")
+    .option("--desc <text>", "description of the transfer")
+    .option("--fee <amount>", "transaction fee in tokens", "0")
+    .action(
+      action(io, async (ctx, opts) => {
+        if (typeof opts.to_client_id !== "string" || opts.to_client_id === "") throw new CliExit("Error: to_client_id flag is missing");
+        if (typeof opts.tokens !== "string") throw new CliExit("Error: tokens flag is missing");
+        if (typeof opts.desc !== "string") throw new CliExit("Error: Description flag is missing");
+        if (!sdk.isHash(opts.to_client_id)) throw new CliExit(`Error: invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`);
+        const value = tokensFlag(opts.tokens, "tokens");
+        const fee = tokensFlag(String(opts.fee), "fee");
+        const wallet = await ctx.ensureWallet();
+        const chain = await ctx.chain();
+        try {
+          await chain.execute(wallet, { type: sdk.TxnType.send, toClientId: opts.to_client_id, value, fee, data: opts.desc });
+        } catch (err) {
+          throw new CliExit(`Send tokens failed. ${sdk.errorMessage(err)}`);
+        }
+        ctx.println("Send tokens success");
+      }),
+    );
+
+  program
+    .command("verify")
+    .description("Verify a transaction: is it in a finalized block, and did it succeed")
+    .option("--hash <hash>", "hash of the transaction")
+    .action(
+      action(io, async (ctx, opts) => {
+        if (typeof opts.hash !== "string" || opts.hash === "") throw new CliExit("Error: hash flag is missing");
+        if (!sdk.isHash(opts.hash)) throw new CliExit(`Error: invalid 'hash' flag: expected a 64-character hex transaction hash, found "${opts.hash}"`);
+        const chain = await ctx.chain();
+        const cfg = ctx.requireConfig().config;
+        let found: sdk.Confirmation | undefined;
+        let last = "";
+        for (let i = 0; i < cfg.max_txn_query && !found; i++) {
+          try {
+            const q = await chain.queryConfirmation(opts.hash);
+            found = q.confirmation;
+            last = sdk.describeFailures(q.results);
+          } catch (err) {
+            throw new CliExit(`\nVerification failed.${sdk.errorMessage(err)}\n`);
+          }
+          if (!found && i + 1 < cfg.max_txn_query) await new Promise((r) => setTimeout(r, 1000));
+        }
+        if (!found) throw new CliExit(`\nVerification failed. transaction ${opts.hash} is not in any finalized block${last ? `: ${last}` : ""}\n`);
+        if (found.transaction_status !== sdk.TxnStatus.success) {
+          throw new CliExit(
+            `\nVerification failed. transaction ${opts.hash} is in block ${found.block_hash} (round ${found.round}) with status ${found.transaction_status} (failed): ${found.txn.transaction_output ?? ""}\n`,
+          );
+        }
+        ctx.println("\nTransaction verification success");
+      }),
+    );
+
+  program
+    .command("ls-miners")
+    .description("Get the list of miners")
+    .option("--json", "print the response as JSON", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const chain = await ctx.chain();
+        const list = await chain.scRest<{ Nodes?: { simple_miner: { id: string; host: string; port: number } }[] }>(sdk.ScAddress.miner, "getMinerList");
+        if (opts.json) {
+          ctx.println(JSON.stringify(list, null, 2));
+          return;
+        }
+        const nodes = list.Nodes ?? [];
+        if (nodes.length === 0) {
+          ctx.println("no miners in Miner SC");
+          return;
+        }
+        for (const n of nodes) {
+          ctx.println(`- ID:         ${n.simple_miner.id}`);
+          ctx.println(`- Host:       ${n.simple_miner.host}`);
+          ctx.println(`- Port:       ${n.simple_miner.port}`);
+        }
+      }),
+    );
+
+  program
+    .command("ls-sharders")
+    .description("Get the list of sharders")
+    .option("--json", "print the response as JSON", false)
+    .option("--all", "also list registered sharders that are not in the magic block", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const chain = await ctx.chain();
+        let mb: Record<string, unknown>;
+        try {
+          mb = await chain.latestMagicBlock();
+        } catch (err) {
+          throw new CliExit(`Failed to get MagicBlock: ${sdk.errorMessage(err)}`);
+        }
+        const sharders = ((mb.sharders as { nodes?: Record<string, sdk.MagicNode> } | undefined)?.nodes ?? {}) as Record<string, sdk.MagicNode>;
+        let registered: { Nodes?: { simple_miner: sdk.MagicNode }[] } | undefined;
+        if (opts.all) {
+          try {
+            registered = await chain.scRest(sdk.ScAddress.miner, "getSharderList");
+          } catch (err) {
+            throw new CliExit(`Failed to get registered sharders: ${sdk.errorMessage(err)}`);
+          }
+        }
+        if (opts.json) {
+          ctx.println(JSON.stringify(opts.all ? { magic_block_sharders: sharders, registered_sharders: registered } : sharders, null, 2));
+          return;
+        }
+        const show = (nodes: sdk.MagicNode[]): void => {
+          for (const n of nodes) {
+            ctx.println(`ID: ${n.id}`);
+            ctx.println(`  - N2NHost: ${n.n2n_host}`);
+            ctx.println(`  - Host: ${n.host}`);
+            ctx.println(`  - Port: ${n.port}`);
+          }
+          ctx.println();
+        };
+        ctx.println("MagicBlock Sharders");
+        show(Object.values(sharders));
+        if (registered) {
+          ctx.println("Registered Sharders");
+          show((registered.Nodes ?? []).map((n) => n.simple_miner));
+        }
+      }),
+    );
+
+  program
+    .command("getid")
+    .description("Get the id of a miner or sharder from its URL")
+    .option("--url <url>", "URL of the miner or sharder")
+    .action(
+      action(io, async (ctx, opts) => {
+        if (typeof opts.url !== "string" || opts.url === "") throw new CliExit("Error: url flag is missing");
+        const chain = await ctx.chain();
+        let id: string;
+        try {
+          id = await chain.whoami(opts.url);
+        } catch (err) {
+          throw new CliExit(`Error: ID not found: ${sdk.errorMessage(err)}`);
+        }
+        ctx.println(`\nURL: ${opts.url} \nID: ${id}`);
+      }),
+    );
+
   return program;
+}
+
+/** A token amount flag in ZCN → SAS, or the reference's `Error: invalid '<flag>' flag` line. */
+function tokensFlag(text: string, flag: string): bigint {
+  try {
+    return sdk.parseZcn(text, `--${flag}`);
+  } catch (err) {
+    throw new CliExit(`Error: invalid '${flag}' flag: ${sdk.errorMessage(err)}`);
+  }
 }
 
 /** Entry point used by the bin and by in-process tests. */

@@ -35,3 +35,8 @@ export {
 } from "../core/amount.js";
 export { parseDuration, formatDuration, durationSeconds, durationMs } from "../core/duration.js";
 export { VERSION } from "./version.js";
+export { ChainClient, chainClientFor, quorumOf, type ChainClientOptions, type NetworkNodes, type TxnRequest, type TxnResult, type Balance } from "./chain.js";
+export type { Transport, TransportRequest, TransportResponse, HttpMethod } from "./transport.js";
+export { requestAll, agree, joinUrl, replyError, describeFailures, type NodeResult } from "./multi.js";
+export { TxnType, TxnStatus, ScAddress } from "../chain/types.js";
+export type { Confirmation, Transaction, MagicBlock, MagicNode } from "../chain/types.js";
