@@ -1,0 +1,31 @@
+/** The signature schemes by name, their one-time initialization, and client ids. */
+import { bls0chain, initBls } from "./bls.js";
+import { ed25519 } from "./ed25519.js";
+import { CodedError } from "./errors.js";
+import { sha3Bytes } from "./hash.js";
+import { fromHex, isHex, toHex } from "./hex.js";
+import type { SignatureScheme } from "./scheme.js";
+
+/** Load what the schemes need (the BLS WebAssembly module). Idempotent; await before any signing. */
+export async function initCrypto(): Promise<void> {
+  await initBls();
+}
+
+const SCHEMES: Record<string, SignatureScheme> = { bls0chain, ed25519 };
+
+/** The scheme called `name` (`bls0chain` or `ed25519`). */
+export function getScheme(name: string): SignatureScheme {
+  const s = SCHEMES[name];
+  if (!s) {
+    throw new CodedError({ code: "unknown_signature_scheme", op: "select signature scheme" }, `invalid/unsupported signature scheme "${name}" (supported: bls0chain, ed25519)`);
+  }
+  return s;
+}
+
+/** client_id = SHA3-256 of the raw public-key bytes, lower-case hex. */
+export function clientIdOf(publicKeyHex: string): string {
+  if (!isHex(publicKeyHex) || publicKeyHex.length === 0) {
+    throw new CodedError({ code: "invalid_public_key", op: "compute client id" }, "public key is not hex");
+  }
+  return toHex(sha3Bytes(fromHex(publicKeyHex)));
+}
