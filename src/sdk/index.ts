@@ -40,3 +40,4 @@ export type { Transport, TransportRequest, TransportResponse, HttpMethod } from 
 export { requestAll, agree, joinUrl, replyError, describeFailures, type NodeResult } from "./multi.js";
 export { TxnType, TxnStatus, ScAddress } from "../chain/types.js";
 export type { Confirmation, Transaction, MagicBlock, MagicNode } from "../chain/types.js";
+export { HttpTransport, makeResponse } from "./http-transport.js";
