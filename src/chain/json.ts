@@ -32,7 +32,7 @@ export function parseJson(text: string): unknown {
       }
       const tok = text.slice(start, i);
       if (/^-?\d{16,}$/.test(tok) && !Number.isSafeInteger(Number(tok))) {
-        out += `${text.slice(last, start)}"${BIG_MARK}${tok}"`;
+        out += `${text.slice(last, start)}"\\u0000big:${tok}"`;
         last = i;
       }
     } else i++;

@@ -1,0 +1,73 @@
+/**
+ * Running a local network as separate OS processes: one `cairn-node` per node, logs to files, readiness by
+ * HTTP polling, clean shutdown on Ctrl-C (SIGTERM to every child, SIGKILL after a grace period).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, openSync, closeSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+/** One process of the local network. */
+export interface NodeProcessSpec {
+  name: string;
+  role: "miner" | "sharder" | "blockworker";
+  configFile: string;
+  url: string;
+}
+
+export interface RunningNode {
+  spec: NodeProcessSpec;
+  child: ChildProcess;
+  logFile: string;
+  exited: Promise<number | null>;
+}
+
+/** Path of the compiled node entry point. */
+export function nodeBinPath(): string {
+  return resolve(import.meta.dirname, "../bin/node.js");
+}
+
+/** Start one node process; stdout and stderr go to `<logDir>/<name>.log`. */
+export function startNode(spec: NodeProcessSpec, logDir: string): RunningNode {
+  mkdirSync(logDir, { recursive: true });
+  const logFile = join(logDir, `${spec.name}.log`);
+  const fd = openSync(logFile, "a");
+  const child = spawn(process.execPath, [nodeBinPath(), spec.role, "--config", spec.configFile], {
+    stdio: ["ignore", fd, fd],
+    detached: false,
+  });
+  closeSync(fd);
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  return { spec, child, logFile, exited };
+}
+
+/** Poll `url` until it answers HTTP 200 or `timeoutMs` passes (then throws naming the node and its log). */
+export async function waitReady(node: RunningNode, path: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  let exitCode: number | null | undefined;
+  node.exited.then((c) => {
+    exitCode = c;
+  });
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
+    try {
+      const res = await fetch(`${node.spec.url}${path}`, { signal: AbortSignal.timeout(2000) });
+      if (res.status === 200) return;
+      last = `HTTP ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${node.spec.name} at ${node.spec.url} not ready after ${timeoutMs} ms (${last}); see ${node.logFile}`);
+}
+
+/** Stop nodes: SIGTERM, then SIGKILL whatever is still running after `graceMs`. */
+export async function stopNodes(nodes: RunningNode[], graceMs = 5000): Promise<void> {
+  for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGKILL");
+  }, graceMs);
+  await Promise.all(nodes.map((n) => n.exited));
+  clearTimeout(timer);
+}

@@ -1,0 +1,123 @@
+/**
+ * The block worker (reference `0dns`): tells clients which miners and sharders are live. It boots from the
+ * genesis magic block file, refreshes the latest finalized magic block from the sharders every few seconds
+ * (the answer most sharders give wins), stores each new magic block on disk, and serves
+ * `/network` (also under `/dns/network`), `/magic_block` and a small status page.
+ */
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import * as sdk from "../../sdk/index.js";
+
+/** A magic block as the block worker needs it (the parts it reads). */
+export interface MagicBlockLike {
+  hash: string;
+  magic_block_number: number;
+  starting_round: number;
+  miners: { nodes: Record<string, { host: string; n2n_host: string; port: number; path?: string }> };
+  sharders: { nodes: Record<string, { host: string; n2n_host: string; port: number; path?: string }> };
+}
+
+export interface BlockWorkerOptions {
+  /** Genesis magic block (JSON text already parsed). */
+  genesis: MagicBlockLike;
+  /** Directory where fetched magic blocks are saved (`magic_block_<n>.json`). */
+  dataDir: string;
+  transport: sdk.Transport;
+  /** `https://` instead of `http://` in derived URLs (reference `use_https`). */
+  useHttps?: boolean;
+  /** `<scheme><host>/<path>` instead of `<scheme><host>:<port>` (reference `use_path`). */
+  usePath?: boolean;
+  log?: (level: "info" | "warn", msg: string) => void;
+}
+
+/** URLs of a node list as the reference derives them (`SetMinerSharderNodes`). */
+export function nodeUrls(nodes: MagicBlockLike["miners"]["nodes"], useHttps = false, usePath = false): string[] {
+  const scheme = useHttps ? "https://" : "http://";
+  return Object.values(nodes)
+    .map((n) => {
+      const host = n.host.includes("localhost") ? n.n2n_host : n.host;
+      return usePath ? `${scheme}${host}/${n.path ?? ""}` : `${scheme}${host}:${n.port}`;
+    })
+    .sort();
+}
+
+function isMagicBlockLike(v: unknown): v is MagicBlockLike {
+  const m = v as MagicBlockLike;
+  return (
+    typeof m === "object" &&
+    m !== null &&
+    typeof m.hash === "string" &&
+    typeof m.magic_block_number === "number" &&
+    typeof m.miners?.nodes === "object" &&
+    typeof m.sharders?.nodes === "object"
+  );
+}
+
+/** The block worker's state and refresh loop body; HTTP routes are in `server.ts`. */
+export class BlockWorker {
+  private current: MagicBlockLike;
+  lastRefresh: { at: number; ok: boolean; detail: string } | undefined;
+
+  constructor(readonly opts: BlockWorkerOptions) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    this.current = opts.genesis;
+    // resume from the newest saved magic block
+    for (const f of readdirSync(opts.dataDir)) {
+      const m = /^magic_block_(\d+)\.json$/.exec(f);
+      if (!m) continue;
+      try {
+        const mb = JSON.parse(readFileSync(join(opts.dataDir, f), "utf8")) as unknown;
+        if (isMagicBlockLike(mb) && mb.magic_block_number > this.current.magic_block_number) this.current = mb;
+      } catch {
+        opts.log?.("warn", `ignoring unreadable saved magic block ${f}`);
+      }
+    }
+  }
+
+  magicBlock(): MagicBlockLike {
+    return this.current;
+  }
+
+  /** `{"miners":[urls],"sharders":[urls]}` of the current magic block. */
+  network(): { miners: string[]; sharders: string[] } {
+    return {
+      miners: nodeUrls(this.current.miners.nodes, this.opts.useHttps, this.opts.usePath),
+      sharders: nodeUrls(this.current.sharders.nodes, this.opts.useHttps, this.opts.usePath),
+    };
+  }
+
+  /**
+   * Ask every current sharder for the latest finalized magic block; switch to (and save) the one most
+   * sharders return when it is newer than the current one.
+   */
+  async refresh(): Promise<void> {
+    const { sharders } = this.network();
+    const results = await sdk.requestAll(this.opts.transport, sharders, "/v1/block/get/latest_finalized_magic_block", { timeoutMs: 5000 });
+    const votes = new Map<string, { n: number; mb: MagicBlockLike }>();
+    for (const r of results) {
+      if (r.status !== 200) continue;
+      try {
+        const j = JSON.parse(r.body) as { magic_block?: unknown };
+        if (!isMagicBlockLike(j.magic_block)) continue;
+        const v = votes.get(j.magic_block.hash);
+        if (v) v.n++;
+        else votes.set(j.magic_block.hash, { n: 1, mb: j.magic_block });
+      } catch {
+        // counted as no answer
+      }
+    }
+    let best: { n: number; mb: MagicBlockLike } | undefined;
+    for (const v of votes.values()) if (!best || v.n > best.n) best = v;
+    if (!best) {
+      this.lastRefresh = { at: Date.now(), ok: false, detail: `no sharder answered: ${sdk.describeFailures(results)}` };
+      this.opts.log?.("warn", `magic block refresh failed: ${this.lastRefresh.detail}`);
+      return;
+    }
+    this.lastRefresh = { at: Date.now(), ok: true, detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}` };
+    if (best.mb.magic_block_number > this.current.magic_block_number) {
+      sdk.writeFileAtomic(join(this.opts.dataDir, `magic_block_${best.mb.magic_block_number}.json`), JSON.stringify(best.mb, null, 2));
+      this.current = best.mb;
+      this.opts.log?.("info", `switched to magic block ${best.mb.magic_block_number} (${best.mb.hash})`);
+    }
+  }
+}

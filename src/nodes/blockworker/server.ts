@@ -1,0 +1,43 @@
+/** HTTP routes of the block worker: `/network`, `/dns/network`, `/magic_block`, `/` (status page). */
+import Fastify, { type FastifyInstance } from "fastify";
+import type { BlockWorker } from "./blockworker.js";
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c] ?? c);
+}
+
+/** Build the block worker's HTTP app (GET only, CORS `*`, as the reference 0dns). */
+export function blockWorkerApp(bw: BlockWorker): FastifyInstance {
+  const app = Fastify({ logger: false });
+  app.addHook("onSend", async (_req, reply, payload) => {
+    reply.header("access-control-allow-origin", "*");
+    return payload;
+  });
+  for (const prefix of ["", "/dns"]) {
+    app.get(`${prefix}/network`, async () => bw.network());
+    app.get(`${prefix}/magic_block`, async () => bw.magicBlock());
+  }
+  const status = async (_req: unknown, reply: { type(t: string): unknown }): Promise<string> => {
+    reply.type("text/html; charset=utf-8");
+    const net = bw.network();
+    const mb = bw.magicBlock();
+    const last = bw.lastRefresh;
+    const li = (urls: string[]): string => urls.map((u) => `<li><a href="${escapeHtml(u)}/_diagnostics">${escapeHtml(u)}</a></li>`).join("");
+    return `<!doctype html><html><head><title>Cairn block worker</title></head><body>
+<h1>Cairn block worker</h1>
+<p>Magic block ${mb.magic_block_number} (starting round ${mb.starting_round}), hash <code>${escapeHtml(mb.hash)}</code></p>
+<p>Last refresh: ${last ? `${new Date(last.at).toISOString()} — ${last.ok ? "ok" : "failed"}: ${escapeHtml(last.detail)}` : "not yet"}</p>
+<h2>Miners</h2><ul>${li(net.miners)}</ul>
+<h2>Sharders</h2><ul>${li(net.sharders)}</ul>
+<p>JSON: <a href="/network">/network</a>, <a href="/magic_block">/magic_block</a></p>
+</body></html>`;
+  };
+  app.get("/", status);
+  app.get("/dns", status);
+  app.get("/dns/", status);
+  app.setNotFoundHandler(async (req, reply) => {
+    reply.code(404);
+    return { code: "resource_not_found", error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on the block worker` };
+  });
+  return app;
+}

@@ -1,0 +1,92 @@
+/**
+ * `node.yaml`: the configuration of one chain process (`cairn-node miner|sharder|blockworker --config
+ * node.yaml`). Relative paths are resolved against the file's directory. Errors name the file, the field,
+ * what was expected and what was found.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { CodedError } from "../../core/errors.js";
+import { MILLISECOND, SECOND } from "../../core/duration.js";
+import { FieldReader, parseYaml } from "../../core/fields.js";
+
+export type NodeRole = "miner" | "sharder" | "blockworker";
+
+/** Consensus timing of a miner. */
+export interface ConsensusSettings {
+  softTimeoutMs: number;
+  proposalWaitMs: number;
+  restartMult: number;
+  /** Most transactions per block. */
+  maxBlockTxns: number;
+}
+
+export interface NodeConfig {
+  file: string;
+  role: NodeRole;
+  host: string;
+  port: number;
+  /** Directory for the node's databases and blocks. */
+  dataDir: string;
+  logLevel: string;
+  /** Log file (stdout when absent). */
+  logFile?: string;
+  chainId: string;
+  /** Genesis magic block (JSON, reference format). */
+  magicBlockFile: string;
+  /** Miners and sharders: the 4-line keys file. */
+  keysFile?: string;
+  /** Miners: this miner's threshold key share (`dkg.json`). */
+  dkgFile?: string;
+  /** Miners and sharders: genesis balances (`initial_state.yaml`). */
+  initialStatesFile?: string;
+  consensus: ConsensusSettings;
+  /** Block worker: seconds between magic-block refreshes from sharders. */
+  refreshSeconds: number;
+}
+
+/** Parse node.yaml text; `file` is used for errors and for resolving relative paths. */
+export function parseNodeConfig(text: string, file: string): NodeConfig {
+  const r = new FieldReader(file, parseYaml(text, file));
+  const base = dirname(resolve(file));
+  const path = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
+  const role = r.str("role", { pattern: /^(miner|sharder|blockworker)$/, expected: "one of miner, sharder, blockworker" }) as NodeRole;
+  const c = r.sub("consensus");
+  const softTimeout = c.duration("soft_timeout", { default: 3n * SECOND });
+  const proposalWait = c.duration("proposal_wait", { default: 180n * MILLISECOND });
+  if (softTimeout < 100n * MILLISECOND) c.fail("soft_timeout", "a duration of at least 100ms", c.obj.soft_timeout);
+  const cfg: NodeConfig = {
+    file,
+    role,
+    host: r.str("host", { default: "127.0.0.1", nonEmpty: true }),
+    port: r.int("port", { min: 1, max: 65535 }),
+    dataDir: path(r.str("data_dir", { nonEmpty: true })),
+    logLevel: r.str("log_level", { default: "info", pattern: /^(trace|debug|info|warn|error|fatal|silent)$/, expected: "one of debug, info, warn, error, silent" }),
+    chainId: r.hash("chain_id"),
+    magicBlockFile: path(r.str("magic_block_file", { nonEmpty: true })),
+    consensus: {
+      softTimeoutMs: Number(softTimeout / MILLISECOND),
+      proposalWaitMs: Number(proposalWait / MILLISECOND),
+      restartMult: c.int("restart_mult", { default: 2, min: 1, max: 100 }),
+      maxBlockTxns: c.int("max_block_txns", { default: 1000, min: 1, max: 100000 }),
+    },
+    refreshSeconds: r.int("refresh_seconds", { default: 5, min: 1 }),
+  };
+  if (r.has("log_file")) cfg.logFile = path(r.str("log_file", { nonEmpty: true }));
+  if (role !== "blockworker") {
+    cfg.keysFile = path(r.str("keys_file", { nonEmpty: true }));
+    cfg.initialStatesFile = path(r.str("initial_states_file", { nonEmpty: true }));
+  }
+  if (role === "miner") cfg.dkgFile = path(r.str("dkg_file", { nonEmpty: true }));
+  return cfg;
+}
+
+/** Load node.yaml. */
+export function loadNodeConfig(file: string): NodeConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new CodedError({ code: "config_missing", op: "load node config" }, `cannot read node config ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  return parseNodeConfig(text, file);
+}
