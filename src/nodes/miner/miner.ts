@@ -1,0 +1,331 @@
+/**
+ * The miner: admits clients and transactions, runs the consensus engine (VRF shares, proposals, tickets,
+ * notarization, finalization) with its peers over HTTP, builds and verifies blocks by executing
+ * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
+ */
+import { CodedError, errorMessage } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
+import { recoverSignature, signShare, verifyGroupSignature, verifyShare } from "../../core/threshold.js";
+import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
+import { ConsensusEngine } from "../../chain/consensus/engine.js";
+import { vrfHash } from "../../chain/consensus/rules.js";
+import type { Action, BlockLogic, ConsensusCrypto, ConsensusMessage, MinerInfo, RestoredState } from "../../chain/consensus/types.js";
+import { parseJson, stringifyJson } from "../../chain/json.js";
+import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
+import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
+import * as sdk from "../../sdk/index.js";
+import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import type { ChainStore } from "../store/chainstore.js";
+
+export interface MinerOptions {
+  chainId: string;
+  magicBlock: MagicBlock;
+  genesis: Block;
+  selfId: string;
+  /** Node key (signs blocks and tickets). */
+  privateKey: string;
+  /** Threshold share secret key (signs VRF shares). */
+  shareSecretKey: string;
+  scheme: SignatureScheme;
+  store: ChainStore;
+  transport: sdk.Transport;
+  consensus: { softTimeoutMs: number; proposalWaitMs: number; restartMult: number; maxBlockTxns: number };
+  now?: () => number;
+  log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
+}
+
+/** Transaction pool entry. */
+interface PoolEntry {
+  txn: Transaction;
+  received: number;
+}
+
+export class MinerNode {
+  readonly engine: ConsensusEngine;
+  readonly miners: MinerInfo[];
+  private readonly pool = new Map<string, PoolEntry>();
+  private readonly peers: Map<string, string>;
+  private readonly sharders: string[];
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly now: () => number;
+  readonly stats = { txnsReceived: 0, txnsRejected: 0, blocksPushed: 0, pushFailures: 0, vrfs: 0, lastPushError: "" };
+
+  constructor(readonly opts: MinerOptions) {
+    this.now = opts.now ?? Date.now;
+    this.miners = minersOf(opts.magicBlock);
+    const mb = opts.magicBlock;
+    this.peers = new Map(Object.values(mb.miners.nodes).filter((m) => m.id !== opts.selfId).map((m) => [m.id, nodeUrl(m)]));
+    this.sharders = Object.values(mb.sharders.nodes).map(nodeUrl);
+    const self = this.miners.find((m) => m.id === opts.selfId);
+    if (!self) throw new CodedError({ code: "config_invalid", op: "start miner" }, `this miner (${opts.selfId}) is not in the magic block`);
+    const byId = new Map(this.miners.map((m) => [m.id, m]));
+    const gpk = groupPublicKey(mb);
+    const crypto: ConsensusCrypto = {
+      signVrfShare: (round) => signShare(opts.shareSecretKey, vrfHash(opts.chainId, round)),
+      verifyVrfShare: (minerId, round, share) => {
+        const m = byId.get(minerId);
+        return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
+      },
+      recoverGroupSig: (round, shares) => recoverSignature(shares.map((s) => ({ id: s.minerId, signature: s.share })), mb.t),
+      verifyGroupSig: (round, sig) => verifyGroupSignature(gpk, sig, vrfHash(opts.chainId, round)),
+      signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
+      verifyBlockSig: (minerId, hash, sig) => {
+        const m = byId.get(minerId);
+        return !!m && opts.scheme.verify(m.public_key, hash, sig);
+      },
+    };
+    const logic: BlockLogic = {
+      build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
+      validate: (block, parent) =>
+        verifyBlockContent(block, parent, {
+          chainId: opts.chainId,
+          scheme: opts.scheme,
+          store: opts.store,
+          seen: (h) => this.onChain(h, parent),
+          maxTxns: opts.consensus.maxBlockTxns,
+        }),
+    };
+    this.engine = new ConsensusEngine({
+      self,
+      miners: this.miners,
+      T: mb.t,
+      chainId: opts.chainId,
+      genesis: opts.genesis,
+      crypto,
+      logic,
+      config: { softTimeoutMs: opts.consensus.softTimeoutMs, proposalWaitMs: opts.consensus.proposalWaitMs, restartMult: opts.consensus.restartMult },
+      restored: this.restore(),
+      lookupFinalized: (h) => opts.store.getBlock(h),
+    });
+  }
+
+  /** What the store remembers from before a restart. */
+  private restore(): RestoredState {
+    const store = this.opts.store;
+    const vote = JSON.parse(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0}') as { lastVotedRound: number; lockedHeight: number };
+    const all = store.kv.scan("r:");
+    if (all.length === 0) {
+      store.finalize([this.opts.genesis]);
+      return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [] };
+    }
+    const keep = all.slice(-64);
+    const finalized = keep.map(([, h]) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
+    return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized, firstHeight: all.length - keep.length };
+  }
+
+  /** Whether a transaction is already in the chain ending at `tip` (unfinalized ancestors, then the index). */
+  private onChain(hash: string, tip: Block): boolean {
+    const lfb = this.engine?.latestFinalized();
+    let b: Block | undefined = tip;
+    while (b && lfb && b.round > lfb.round) {
+      if (b.transactions.some((t) => t.hash === hash)) return true;
+      b = this.engine.getBlock(b.prev_hash);
+    }
+    return this.opts.store.txnBlock(hash) !== undefined;
+  }
+
+  private build(parent: Block, round: number, seed: bigint, timeoutCount: number, nowMs: number): Block {
+    const creation = Math.max(Math.floor(nowMs / 1000), parent.creation_date);
+    const picked: Transaction[] = [];
+    for (const [h, e] of this.pool) {
+      if (picked.length >= this.opts.consensus.maxBlockTxns) break;
+      if (Math.abs(e.txn.creation_date - creation) > TXN_TIME_TOLERANCE_SEC) continue;
+      if (this.onChain(h, parent)) continue;
+      picked.push(e.txn);
+    }
+    const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, round);
+    const block: Block = {
+      version: "1.0",
+      creation_date: creation,
+      latest_finalized_magic_block_hash: this.opts.magicBlock.hash,
+      latest_finalized_magic_block_round: 0,
+      prev_hash: parent.hash,
+      prev_verification_tickets: [],
+      miner_id: this.opts.selfId,
+      round,
+      round_random_seed: seed,
+      round_timeout_count: timeoutCount,
+      state_hash: root,
+      transactions: executed,
+      verification_tickets: [],
+      hash: "",
+      signature: "",
+      chain_id: this.opts.chainId,
+      chain_weight: 0,
+      running_txn_count: parent.running_txn_count + executed.length,
+    };
+    block.hash = computeBlockHash(block);
+    return block;
+  }
+
+  /** Start consensus. */
+  start(): void {
+    this.apply(this.engine.start(this.now()));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** Serialize engine calls (HTTP handlers and timers interleave). */
+  private serial(fn: () => Action[]): void {
+    if (this.stopped) return;
+    try {
+      this.apply(fn());
+    } catch (err) {
+      this.opts.log("error", `consensus: ${errorMessage(err)}`);
+    }
+  }
+
+  private arm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const due = this.engine.nextDeadline();
+    if (due === undefined || this.stopped) return;
+    this.timer = setTimeout(() => this.serial(() => this.engine.onTimer(this.now())), Math.max(0, due - this.now()));
+  }
+
+  private apply(actions: Action[]): void {
+    for (const a of actions) {
+      switch (a.kind) {
+        case "persist":
+          this.opts.store.putMeta("vote", JSON.stringify({ lastVotedRound: a.lastVotedRound, lockedHeight: a.lockedHeight }));
+          break;
+        case "broadcast":
+          for (const url of this.peers.values()) this.post(url, a.msg);
+          if (a.msg.type === "vrf_share") this.stats.vrfs++;
+          break;
+        case "send": {
+          const url = this.peers.get(a.to);
+          if (url) this.post(url, a.msg);
+          break;
+        }
+        case "notarized":
+          this.pushToSharders(a.block);
+          break;
+        case "finalized":
+          this.opts.store.finalize(a.blocks);
+          for (const b of a.blocks) for (const t of b.transactions) this.pool.delete(t.hash);
+          this.expirePool();
+          break;
+        case "log":
+          this.opts.log(a.level, `${a.msg}${a.data ? ` ${JSON.stringify(a.data)}` : ""}`);
+          break;
+      }
+    }
+    this.arm();
+  }
+
+  private expirePool(): void {
+    const nowSec = Math.floor(this.now() / 1000);
+    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.pool.delete(h);
+  }
+
+  private post(baseUrl: string, msg: ConsensusMessage): void {
+    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg) });
+    this.opts.transport
+      .request({ method: "POST", url: `${baseUrl}/v1/_n2n/consensus`, headers: { "content-type": "application/json" }, body, timeoutMs: 5000 })
+      .catch((err: unknown) => this.opts.log("debug", `send ${msg.type} to ${baseUrl}: ${errorMessage(err)}`));
+  }
+
+  private pushToSharders(block: Block): void {
+    const body = stringifyJson({ block: blockToJson(block) });
+    for (const url of this.sharders) {
+      this.opts.transport
+        .request({ method: "POST", url: `${url}/v1/_m2s/block`, headers: { "content-type": "application/json" }, body, timeoutMs: 10_000 })
+        .then((res) => {
+          if (res.status === 200) this.stats.blocksPushed++;
+          else {
+            this.stats.pushFailures++;
+            this.stats.lastPushError = `${url}: HTTP ${res.status} ${res.text().slice(0, 200)}`;
+          }
+        })
+        .catch((err: unknown) => {
+          this.stats.pushFailures++;
+          this.stats.lastPushError = `${url}: ${errorMessage(err)}`;
+        });
+    }
+  }
+
+  /** A consensus message from a peer (HTTP body text). */
+  receive(body: string): void {
+    const v = parseJson(body) as { from?: unknown; msg?: unknown };
+    if (typeof v?.from !== "string" || !this.peers.has(v.from)) throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, "sender is not a miner of the magic block");
+    const msg = decodeMsg(v.msg);
+    const from = v.from;
+    this.serial(() => this.engine.onMessage(from, msg, this.now()));
+  }
+
+  /** Register a client key (`POST /v1/client/put`). */
+  registerClient(id: string, publicKey: string): void {
+    this.opts.store.putClient(id, publicKey);
+  }
+
+  /** Admit a transaction into the pool (`POST /v1/transaction/put`). */
+  admit(txn: Transaction): Transaction {
+    this.stats.txnsReceived++;
+    try {
+      const key = validateTransaction(txn, {
+        chainId: this.opts.chainId,
+        nowSec: Math.floor(this.now() / 1000),
+        scheme: this.opts.scheme,
+        registeredKey: (id) => this.opts.store.clientKey(id),
+      });
+      if (this.pool.has(txn.hash) || this.opts.store.txnBlock(txn.hash) !== undefined) {
+        throw new CodedError({ code: "duplicate_transaction", op: "put transaction" }, `transaction ${txn.hash} already exists`);
+      }
+      if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
+      if (this.pool.size >= 100_000) throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+      const { transaction_output: _o, txn_output_hash: _h, transaction_status: _s, ...clean } = txn;
+      this.pool.set(txn.hash, { txn: clean, received: this.now() });
+      return clean;
+    } catch (err) {
+      this.stats.txnsRejected++;
+      throw err;
+    }
+  }
+
+  poolTxn(hash: string): Transaction | undefined {
+    return this.pool.get(hash)?.txn;
+  }
+
+  poolSize(): number {
+    return this.pool.size;
+  }
+}
+
+function encodeMsg(msg: ConsensusMessage): unknown {
+  if (msg.type === "proposal" || msg.type === "notarized") return { ...msg, block: blockToJson(msg.block) };
+  if (msg.type === "block") return { ...msg, block: blockToJson(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToJson) } : {}) };
+  return msg;
+}
+
+function decodeMsg(v: unknown): ConsensusMessage {
+  const m = v as Record<string, unknown>;
+  const bad = (why: string): never => {
+    throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+  };
+  if (typeof m !== "object" || m === null || typeof m.type !== "string") bad("message has no type");
+  switch (m.type) {
+    case "vrf_share":
+      if (typeof m.round !== "number" || typeof m.miner_id !== "string" || typeof m.share !== "string") bad("malformed vrf_share");
+      return { type: "vrf_share", round: m.round as number, miner_id: m.miner_id as string, share: m.share as string };
+    case "ticket":
+      if (typeof m.round !== "number" || typeof m.block_id !== "string" || typeof m.verifier_id !== "string" || typeof m.signature !== "string") bad("malformed ticket");
+      return { type: "ticket", round: m.round as number, block_id: m.block_id as string, verifier_id: m.verifier_id as string, signature: m.signature as string };
+    case "proposal":
+      if (typeof m.vrf_sig !== "string") bad("malformed proposal");
+      return { type: "proposal", block: blockFromJson(m.block), vrf_sig: m.vrf_sig as string };
+    case "notarized":
+      return { type: "notarized", block: blockFromJson(m.block) };
+    case "get_block":
+      if (typeof m.hash !== "string") bad("malformed get_block");
+      return { type: "get_block", hash: m.hash as string, ...(typeof m.ancestors === "number" ? { ancestors: m.ancestors } : {}) };
+    case "block":
+      return { type: "block", block: blockFromJson(m.block), ...(Array.isArray(m.ancestors) ? { ancestors: (m.ancestors as unknown[]).map(blockFromJson) } : {}) };
+    default:
+      return bad(`unknown message type ${String(m.type)}`);
+  }
+}
