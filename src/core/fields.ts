@@ -18,10 +18,10 @@ export function describeValue(v: unknown): string {
 }
 
 /** Parse YAML text; a syntax error names the file, line and column. Empty documents give `{}`. */
-export function parseYaml(text: string, file: string): Record<string, unknown> {
+export function parseYaml(text: string, file: string, opts: { intAsBigInt?: boolean } = {}): Record<string, unknown> {
   let doc: unknown;
   try {
-    doc = parseYamlText(text, { prettyErrors: true });
+    doc = parseYamlText(text, { prettyErrors: true, intAsBigInt: opts.intAsBigInt ?? false });
   } catch (err) {
     const msg = (err as Error).message.split("\n")[0] ?? String(err);
     throw new CodedError({ code: "config_invalid", op: "parse config" }, `${file}: not valid YAML: ${msg}`, { cause: err });

@@ -10,6 +10,7 @@ import { encodeTransactionJson, parseConfirmationJson, signTransaction } from ".
 import { verifyConfirmation } from "../chain/block.js";
 import type { Confirmation, Transaction } from "../chain/types.js";
 import { TxnStatus } from "../chain/types.js";
+import { parseJson } from "../chain/json.js";
 import { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
@@ -98,7 +99,7 @@ export class ChainClient {
       try {
         res = await this.opts.transport.request({ method: "GET", url, timeoutMs: 10_000 });
       } catch (err) {
-        throw new CodedError({ code: "network_unreachable", op: "discover network", node: this.opts.blockWorker }, `block worker ${url} unreachable: ${errorMessage(err)}`, { cause: err });
+        throw new CodedError({ code: "network_unreachable", op: "discover network", node: this.opts.blockWorker }, `block worker unreachable: ${errorMessage(err)}`, { cause: err });
       }
       if (res.status !== 200) {
         throw new CodedError({ code: "network_unreachable", op: "discover network", node: this.opts.blockWorker }, `block worker ${url} answered HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`);
@@ -170,7 +171,7 @@ export class ChainClient {
       const last = failed[failed.length - 1];
       throw new CodedError(
         { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url } : {}) },
-        `submit transaction failed. ${last?.error ?? "no miner accepted it"}${failed.length > 1 ? ` (all: ${describeFailures(results)})` : ""}`,
+        `${last?.error ?? "no miner accepted it"}${failed.length > 1 ? ` (all: ${describeFailures(results)})` : ""}`,
       );
     }
     this.log(`transaction ${txn.hash} submitted to ${ok}/${chosen.length} miners`);
@@ -185,7 +186,7 @@ export class ChainClient {
     for (const r of results) {
       if (r.status !== 200) continue;
       try {
-        const j = JSON.parse(r.body) as { confirmation?: unknown; latest_finalized_block?: { creation_date?: number } };
+        const j = parseJson(r.body) as { confirmation?: unknown; latest_finalized_block?: { creation_date?: number } };
         const lc = j.latest_finalized_block?.creation_date;
         if (typeof lc === "number") lfbCreation = Math.max(lfbCreation, lc);
         if (j.confirmation === undefined) continue;
@@ -223,7 +224,7 @@ export class ChainClient {
       const chainSec = q.lfbCreation > 0 ? Math.min(q.lfbCreation, nowSec) : nowSec;
       if ((chainSec - creationDateSec) * 1000 > limitMs) {
         const why = describeFailures(q.results);
-        throw new CodedError({ code: "verify_failed", op: "verify transaction" }, `verify transaction failed: ${hash} not confirmed by any sharder within ${limitMs / 1000} s${why ? `; ${why}` : ""}`);
+        throw new CodedError({ code: "verify_failed", op: "verify transaction" }, `${hash} not confirmed by any sharder within ${limitMs / 1000} s${why ? `; ${why}` : ""}`);
       }
       await this.sleep(poll);
     }
@@ -259,13 +260,13 @@ export class ChainClient {
         throw new CodedError({ code: "query_failed", op, node: answered[0]?.url ?? "" }, answered[0]?.error ?? "request refused");
       }
     }
-    return JSON.parse(agree(results, need, op)) as T;
+    return parseJson(agree(results, need, op)) as T;
   }
 
   /** Balance of a client at the latest finalized block; `undefined` when the chain has never seen it. */
   async getBalance(clientId: string): Promise<Balance | undefined> {
     try {
-      const j = await this.sharderJson<{ balance: number | string; round: number; txn: string }>(`/v1/client/get/balance?client_id=${clientId}`, "get balance");
+      const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(`/v1/client/get/balance?client_id=${clientId}`, "get balance");
       return { balance: BigInt(j.balance), round: j.round, txn: j.txn };
     } catch (err) {
       if (err instanceof CodedError && err.code === "query_failed" && /value not present/.test(err.message)) return undefined;

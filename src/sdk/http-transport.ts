@@ -54,7 +54,7 @@ export class HttpTransport implements Transport {
       return makeResponse(res.statusCode, headers, body);
     } catch (err) {
       const { code, why } = describeCause(err, timeoutMs);
-      throw new CodedError({ code, op: `${req.method} ${req.url}`, node: new URL(req.url).host }, `${req.method} ${req.url}: ${why}`, { cause: err });
+      throw new CodedError({ code, op: `${req.method} ${req.url}`, node: new URL(req.url).host }, why, { cause: err });
     }
   }
 

@@ -5,7 +5,7 @@
  */
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
-import { recoverSignature, signShare, verifyGroupSignature, verifyShare } from "../../core/threshold.js";
+import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
 import { vrfHash } from "../../chain/consensus/rules.js";
@@ -68,8 +68,8 @@ export class MinerNode {
         const m = byId.get(minerId);
         return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
       },
-      recoverGroupSig: (round, shares) => recoverSignature(shares.map((s) => ({ id: s.minerId, signature: s.share })), mb.t),
-      verifyGroupSig: (round, sig) => verifyGroupSignature(gpk, sig, vrfHash(opts.chainId, round)),
+      recoverGroupSig: (round, shares) => recoverSignature(shares.map((s) => ({ id: s.minerId, sig: s.share })), mb.t),
+      verifyGroupSig: (round, sig) => verifyGroup(gpk, sig, vrfHash(opts.chainId, round)),
       signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
       verifyBlockSig: (minerId, hash, sig) => {
         const m = byId.get(minerId);

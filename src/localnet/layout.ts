@@ -1,0 +1,144 @@
+/**
+ * Creating and loading a local network's files: node keys, the trusted dealer's threshold key shares,
+ * the genesis magic block, initial balances, one node.yaml per process and a client config.yaml.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { stringify as yamlStringify } from "yaml";
+import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
+import { dealShares } from "../core/threshold.js";
+import { magicBlockHash } from "../chain/magicblock.js";
+import type { MagicBlock, MagicNode } from "../chain/types.js";
+import { ScAddress } from "../chain/types.js";
+import * as sdk from "../sdk/index.js";
+import type { NodeProcessSpec } from "./processes.js";
+
+export interface LocalnetLayout {
+  dir: string;
+  chainId: string;
+  blockworker: NodeProcessSpec;
+  sharders: NodeProcessSpec[];
+  miners: NodeProcessSpec[];
+  /** Directory holding the ready config.yaml for the CLIs. */
+  clientConfigDir: string;
+}
+
+export interface LayoutOptions {
+  miners: number;
+  sharders: number;
+  basePort?: number;
+  /** Consensus soft timeout (default 3s) — tests use shorter ones. */
+  softTimeout?: string;
+  proposalWait?: string;
+  host?: string;
+}
+
+/** Ports: block worker 9091, miners 7071.., sharders 7171.. (or base, base+10.., base+50.. with a base port). */
+export function ports(opts: LayoutOptions): { bw: number; miner: (i: number) => number; sharder: (i: number) => number } {
+  const b = opts.basePort;
+  if (b === undefined) return { bw: 9091, miner: (i) => 7071 + i, sharder: (i) => 7171 + i };
+  return { bw: b, miner: (i) => b + 10 + i, sharder: (i) => b + 50 + i };
+}
+
+/** Create every file of a new local network under `dir` and return its layout. */
+export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Promise<LocalnetLayout> {
+  await initCrypto();
+  const scheme = getScheme("bls0chain");
+  const host = opts.host ?? "127.0.0.1";
+  const p = ports(opts);
+  const chainId = sdk.DEFAULT_CHAIN_ID;
+  const now = Math.floor(Date.now() / 1000);
+  const make = (type: 0 | 1, i: number) => {
+    const kp = scheme.generateKeys();
+    const id = clientIdOf(kp.publicKey);
+    const port = type === 0 ? p.miner(i) : p.sharder(i);
+    const node: MagicNode = {
+      id,
+      version: "1.0",
+      creation_date: now,
+      public_key: kp.publicKey,
+      n2n_host: host,
+      host,
+      port,
+      path: "",
+      type,
+      description: `${type === 0 ? "miner" : "sharder"}${i + 1}`,
+      set_index: i,
+      status: 0,
+      info: {},
+    };
+    return { node, kp };
+  };
+  const miners = Array.from({ length: opts.miners }, (_, i) => make(0, i));
+  const sharders = Array.from({ length: opts.sharders }, (_, i) => make(1, i));
+  const t = Math.max(1, Math.ceil(0.51 * opts.miners));
+  const dealt = dealShares(
+    t,
+    miners.map((m) => m.node.id),
+  );
+  const mbNoHash: Omit<MagicBlock, "hash"> = {
+    previous_hash: "",
+    magic_block_number: 1,
+    starting_round: 0,
+    miners: { type: 0, nodes: Object.fromEntries(miners.map((m) => [m.node.id, m.node])) },
+    sharders: { type: 1, nodes: Object.fromEntries(sharders.map((s) => [s.node.id, s.node])) },
+    mpks: { mpks: Object.fromEntries(miners.map((m) => [m.node.id, { ID: m.node.id, Mpk: dealt.mpk }])) },
+    share_or_signs: { shares: {} },
+    t,
+    k: t,
+    n: opts.miners,
+  };
+  const mb: MagicBlock = { hash: magicBlockHash(mbNoHash), ...mbNoHash };
+  const genesisDir = join(dir, "genesis");
+  mkdirSync(genesisDir, { recursive: true });
+  sdk.writeFileAtomic(join(genesisDir, "magic_block.json"), `${JSON.stringify(mb, null, 2)}\n`);
+  const initialStates = [
+    { id: ScAddress.faucet, tokens: 20_000_000_000_000_000 },
+    ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000 })),
+  ];
+  sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
+
+  const consensus = { soft_timeout: opts.softTimeout ?? "3s", proposal_wait: opts.proposalWait ?? "180ms", restart_mult: 2, max_block_txns: 1000 };
+  const writeNode = (name: string, role: "miner" | "sharder", entry: { node: MagicNode; kp: { publicKey: string; privateKey: string } }, share?: string): NodeProcessSpec => {
+    const nd = join(dir, name);
+    mkdirSync(nd, { recursive: true });
+    sdk.writeFileAtomic(join(nd, "keys.txt"), `${entry.kp.publicKey}\n${entry.kp.privateKey}\n${host}\n${entry.node.port}\n`, 0o600);
+    const cfg: Record<string, unknown> = {
+      role,
+      host,
+      port: entry.node.port,
+      data_dir: "data",
+      log_level: "info",
+      chain_id: chainId,
+      magic_block_file: "../genesis/magic_block.json",
+      initial_states_file: "../genesis/initial_state.yaml",
+      keys_file: "keys.txt",
+      consensus,
+    };
+    if (role === "miner") {
+      sdk.writeFileAtomic(join(nd, "dkg.json"), `${JSON.stringify({ id: entry.node.id, starting_round: 0, secret_share: share }, null, 2)}\n`, 0o600);
+      cfg.dkg_file = "dkg.json";
+    }
+    sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify(cfg));
+    return { name, role, configFile: join(nd, "node.yaml"), url: `http://${host}:${entry.node.port}` };
+  };
+  const minerSpecs = miners.map((m, i) => writeNode(`miner${i + 1}`, "miner", m, dealt.shares[i]?.secretKey));
+  const sharderSpecs = sharders.map((s, i) => writeNode(`sharder${i + 1}`, "sharder", s));
+  const bwDir = join(dir, "blockworker");
+  mkdirSync(bwDir, { recursive: true });
+  sdk.writeFileAtomic(
+    join(bwDir, "node.yaml"),
+    yamlStringify({ role: "blockworker", host, port: p.bw, data_dir: "data", chain_id: chainId, magic_block_file: "../genesis/magic_block.json", refresh_seconds: 5 }),
+  );
+  const blockworker: NodeProcessSpec = { name: "blockworker", role: "blockworker", configFile: join(bwDir, "node.yaml"), url: `http://${host}:${p.bw}` };
+  const clientConfigDir = join(dir, "zcn");
+  sdk.writeFileAtomic(join(clientConfigDir, "config.yaml"), sdk.clientConfigYaml(`${blockworker.url}/dns`, "bls0chain", chainId));
+  const layout: LocalnetLayout = { dir, chainId, blockworker, sharders: sharderSpecs, miners: minerSpecs, clientConfigDir };
+  sdk.writeFileAtomic(join(dir, "localnet.json"), `${JSON.stringify(layout, null, 2)}\n`);
+  return layout;
+}
+
+/** Load the layout of an existing local network. */
+export function loadLocalnetLayout(dir: string): LocalnetLayout {
+  return JSON.parse(readFileSync(join(dir, "localnet.json"), "utf8")) as LocalnetLayout;
+}

@@ -1,0 +1,125 @@
+/** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
+import type { FastifyInstance } from "fastify";
+import { CodedError } from "../../core/errors.js";
+import { clientIdOf } from "../../core/schemes.js";
+import { blockSummary, blockToJson } from "../../chain/block.js";
+import { parseJson, stringifyJson } from "../../chain/json.js";
+import { decodeTransactionJson, transactionToJson } from "../../chain/transaction.js";
+import { createNodeApp, queryHash, sendJson } from "../common/http.js";
+import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
+import type { MinerNode } from "./miner.js";
+
+export interface NodeIdentity {
+  id: string;
+  publicKey: string;
+  host: string;
+  port: number;
+}
+
+/** `/_nh/whoami`: `type,host,port,id,public_key` (zwallet getid reads field 3). */
+export function whoami(type: "miner" | "sharder", me: NodeIdentity): string {
+  return `${type === "miner" ? "m" : "s"},${me.host},${me.port},${me.id},${me.publicKey}`;
+}
+
+export function minerDiagnostics(miner: MinerNode, me: NodeIdentity): Diagnostics {
+  const s = miner.engine.status();
+  const lfb = miner.engine.latestFinalized();
+  const missing = 0;
+  return {
+    node: `${me.host}:${me.port}`,
+    type: "miner",
+    id: me.id,
+    current_round: s.round,
+    vrfs: miner.stats.vrfs,
+    rrs: String(miner.engine.notarizedTip().round_random_seed),
+    notarization: `${s.notarizedTip.round} (${s.notarizedTip.hash.slice(0, 16)})`,
+    lfb: `${s.lfb.round} (${s.lfb.hash.slice(0, 16)})`,
+    latest_finalized_round: s.lfb.round,
+    deterministic_finalized_round: s.deterministicFinalizedRound,
+    rollbacks: s.rollbacks,
+    timeouts: s.timeouts,
+    round_timeout_count: s.roundTimeoutCount,
+    ...processFigures(),
+    state_missing_nodes: missing,
+    lfb_state: lfb.state_hash,
+    fetching_status: s.counts.pendingBlocks > 0 ? `fetching ${s.counts.pendingBlocks} blocks` : "idle",
+    is_active_in_chain: s.round - s.lfb.round < 10,
+    state_health: missing,
+    txn_pool: miner.poolSize(),
+    txns_received: miner.stats.txnsReceived,
+    txns_rejected: miner.stats.txnsRejected,
+    blocks_pushed_to_sharders: miner.stats.blocksPushed,
+    sharder_push_failures: miner.stats.pushFailures,
+    last_push_error: miner.stats.lastPushError,
+    proposed: s.counts.proposed,
+    voted: s.counts.voted,
+    notarized: s.counts.notarized,
+    finalized: s.counts.finalized,
+  };
+}
+
+/** Build the miner's HTTP app. */
+export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
+  const app = createNodeApp(`miner ${me.host}:${me.port}`);
+  const node = `miner ${me.host}:${me.port}`;
+
+  app.post("/v1/client/put", async (req, reply) => {
+    const v = parseJson(String(req.body ?? "")) as { id?: unknown; public_key?: unknown };
+    if (typeof v?.id !== "string" || typeof v.public_key !== "string") throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
+    let id: string;
+    try {
+      id = clientIdOf(v.public_key);
+    } catch {
+      throw new CodedError({ code: "invalid_request", op: "register client" }, "public_key is not hex");
+    }
+    if (id !== v.id) throw new CodedError({ code: "invalid_request", op: "register client" }, `id ${v.id} is not sha3-256 of the public key (${id})`);
+    miner.registerClient(id, v.public_key);
+    return sendJson(reply, JSON.stringify({ id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key }));
+  });
+  app.get("/v1/client/get", async (req, reply) => {
+    const id = queryHash(req.query, "id");
+    const pk = miner.opts.store.clientKey(id);
+    if (!pk) throw new CodedError({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
+    return sendJson(reply, JSON.stringify({ id, version: "1.0", public_key: pk }));
+  });
+  app.post("/v1/transaction/put", async (req, reply) => {
+    const txn = decodeTransactionJson(String(req.body ?? ""));
+    const admitted = miner.admit(txn);
+    return sendJson(reply, stringifyJson({ async: true, entity: transactionToJson(admitted) }));
+  });
+  app.get("/v1/transaction/get", async (req, reply) => {
+    const h = queryHash(req.query, "hash");
+    const t = miner.poolTxn(h);
+    if (!t) throw new CodedError({ code: "resource_not_found", op: "get transaction" }, `transaction ${h} is not in the pool of ${node}`);
+    return sendJson(reply, stringifyJson(transactionToJson(t)));
+  });
+  app.post("/v1/_n2n/consensus", async (req) => {
+    miner.receive(String(req.body ?? ""));
+    return { ok: true };
+  });
+  app.get("/v1/block/get", async (req, reply) => {
+    const h = queryHash(req.query, "block");
+    const b = miner.engine.getBlock(h) ?? miner.opts.store.getBlock(h);
+    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
+    return sendJson(reply, stringifyJson({ block: blockToJson(b), header: blockSummary(b) }));
+  });
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, stringifyJson(blockSummary(miner.engine.latestFinalized()))));
+  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) => sendJson(reply, stringifyJson({ magic_block: miner.opts.magicBlock })));
+  app.get("/_nh/whoami", async () => whoami("miner", me));
+  app.get("/_nh/status", async () => ({ id: me.id, round: miner.engine.currentRound(), lfb: miner.engine.latestFinalized().round }));
+  app.get("/v1/chain/get/stats", async () => {
+    const s = miner.engine.status();
+    return { current_round: s.round, latest_finalized_round: s.lfb.round, count: s.counts.finalized, total_txns: miner.engine.latestFinalized().running_txn_count };
+  });
+  app.get("/v1/miner/get/stats", async () => ({ ...miner.stats, ...miner.engine.status().counts, pool: miner.poolSize() }));
+  app.get("/_diagnostics/json", async () => minerDiagnostics(miner, me));
+  app.get("/_diagnostics", async (_req, reply) => {
+    reply.type("text/html; charset=utf-8");
+    return diagnosticsHtml(minerDiagnostics(miner, me), [
+      ["/v1/chain/get/stats", "chain stats"],
+      ["/v1/miner/get/stats", "miner stats"],
+      ["/_nh/whoami", "whoami"],
+    ]);
+  });
+  return app;
+}

@@ -1,0 +1,88 @@
+/** Boot a chain process from its node.yaml: keys, genesis, store, HTTP server, loops; returns a stop function. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import pino from "pino";
+import { CodedError } from "../core/errors.js";
+import { parseYaml } from "../core/fields.js";
+import { getScheme, initCrypto, clientIdOf } from "../core/schemes.js";
+import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
+import { parseMagicBlock } from "../chain/magicblock.js";
+import * as sdk from "../sdk/index.js";
+import { runBlockWorker } from "./blockworker/run.js";
+import { type NodeConfig, loadNodeConfig } from "./config/node.js";
+import { loadKeysFile } from "./config/operator.js";
+import { MinerNode } from "./miner/miner.js";
+import { minerApp } from "./miner/server.js";
+import { SharderNode } from "./sharder/sharder.js";
+import { sharderApp } from "./sharder/server.js";
+import { ChainStore } from "./store/chainstore.js";
+import { LmdbKv } from "./store/kv.js";
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CodedError({ code: "config_missing", op: `read ${what}` }, `cannot read ${what} ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Start the node described by `configPath`. */
+export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
+  const cfg: NodeConfig = loadNodeConfig(configPath);
+  if (cfg.role !== role) throw new CodedError({ code: "config_invalid", op: "start node" }, `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`);
+  const logger = pino({ level: cfg.logLevel, base: { role: cfg.role, port: cfg.port }, redact: ["private_key", "*.private_key", "mnemonics", "secret_key"] });
+  const log = (level: "debug" | "info" | "warn" | "error", msg: string): void => logger[level](msg);
+  if (cfg.role === "blockworker") return runBlockWorker(cfg, log);
+
+  await initCrypto();
+  const scheme = getScheme("bls0chain");
+  const mb = parseMagicBlock(readText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
+  const keys = loadKeysFile(cfg.keysFile as string);
+  const id = clientIdOf(keys.public_key);
+  if (scheme.publicKeyOf(keys.private_key) !== keys.public_key) throw new CodedError({ code: "config_invalid", op: "start node" }, `${cfg.keysFile}: the private key does not match the public key`);
+  const states = parseInitialStates(parseYaml(readText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, { intAsBigInt: true }), cfg.initialStatesFile as string);
+  const kv = new LmdbKv(join(cfg.dataDir, "db"));
+  const store = new ChainStore(kv);
+  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
+  store.putStateNodes(nodes);
+  const transport = new sdk.HttpTransport();
+  const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };
+  const listenHost = "0.0.0.0";
+
+  if (cfg.role === "miner") {
+    const dkg = JSON.parse(readText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
+    if (typeof dkg.secret_share !== "string") throw new CodedError({ code: "config_invalid", op: "start miner" }, `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`);
+    const miner = new MinerNode({
+      chainId: cfg.chainId,
+      magicBlock: mb,
+      genesis,
+      selfId: id,
+      privateKey: keys.private_key,
+      shareSecretKey: dkg.secret_share,
+      scheme,
+      store,
+      transport,
+      consensus: cfg.consensus,
+      log,
+    });
+    const app = minerApp(miner, me);
+    await app.listen({ host: listenHost, port: cfg.port });
+    log("info", `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`);
+    miner.start();
+    return async () => {
+      miner.stop();
+      await app.close();
+      await transport.close();
+      await kv.close();
+    };
+  }
+  const sharder = new SharderNode({ chainId: cfg.chainId, magicBlock: mb, genesis, selfId: id, scheme, store, transport, maxBlockTxns: cfg.consensus.maxBlockTxns, log });
+  const app = sharderApp(sharder, me);
+  await app.listen({ host: listenHost, port: cfg.port });
+  log("info", `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`);
+  return async () => {
+    await app.close();
+    await transport.close();
+    await kv.close();
+  };
+}

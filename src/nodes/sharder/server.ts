@@ -1,0 +1,165 @@
+/** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
+import type { FastifyInstance } from "fastify";
+import { CodedError } from "../../core/errors.js";
+import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
+import { stringifyJson } from "../../chain/json.js";
+import { ScAddress, type MagicNode } from "../../chain/types.js";
+import { contractAt } from "../../contracts/index.js";
+import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
+import { createNodeApp, queryHash, queryInt, sendJson } from "../common/http.js";
+import { type NodeIdentity, whoami } from "../miner/server.js";
+import type { SharderNode } from "./sharder.js";
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnostics {
+  const lfb = sh.latestFinalized();
+  const missing = sh.lfbState().trie.missingNodes(10).length;
+  return {
+    node: `${me.host}:${me.port}`,
+    type: "sharder",
+    id: me.id,
+    current_round: lfb.round,
+    vrfs: 0,
+    rrs: String(lfb.round_random_seed),
+    notarization: `${sh.stats.received} blocks received`,
+    lfb: `${lfb.round} (${lfb.hash.slice(0, 16)})`,
+    latest_finalized_round: lfb.round,
+    deterministic_finalized_round: sh.stats.deterministicRound,
+    rollbacks: 0,
+    timeouts: 0,
+    round_timeout_count: lfb.round_timeout_count,
+    ...processFigures(),
+    state_missing_nodes: missing,
+    lfb_state: lfb.state_hash,
+    fetching_status: sh.fetchingCount() > 0 ? `fetching ${sh.fetchingCount()} blocks` : "idle",
+    is_active_in_chain: true,
+    state_health: missing,
+    blocks_rejected: sh.stats.rejected,
+    blocks_fetched: sh.stats.fetched,
+    last_error: sh.stats.lastError,
+  };
+}
+
+function simpleNode(n: MagicNode, type: "miner" | "sharder"): Record<string, unknown> {
+  return {
+    simple_miner: {
+      id: n.id,
+      n2n_host: n.n2n_host,
+      host: n.host,
+      port: n.port,
+      path: n.path,
+      public_key: n.public_key,
+      short_name: n.description,
+      build_tag: "",
+      total_stake: 0,
+      delegate_wallet: n.id,
+      service_charge: 0,
+      number_of_delegates: 0,
+      min_stake: 0,
+      max_stake: 0,
+      node_type: type,
+    },
+  };
+}
+
+export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
+  const node = `sharder ${me.host}:${me.port}`;
+  const app = createNodeApp(node, 64 * 1024 * 1024);
+  const store = sh.opts.store;
+
+  app.post("/v1/_m2s/block", async (req) => {
+    await sh.receive(String(req.body ?? ""));
+    return { ok: true };
+  });
+
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, stringifyJson(blockSummary(sh.latestFinalized()))));
+  app.get("/v1/block/get", async (req, reply) => {
+    const q = req.query as Record<string, string>;
+    let hash: string | undefined;
+    if (q.block !== undefined) hash = queryHash(q, "block");
+    else {
+      const round = queryInt(q, "round");
+      if (round === undefined) throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
+      if (round > sh.latestFinalized().round) throw new CodedError({ code: "resource_not_found", op: "get block" }, `Block not available: round ${round} is after the latest finalized round ${sh.latestFinalized().round}`);
+      hash = store.hashAtRound(round);
+      if (!hash) throw new CodedError({ code: "resource_not_found", op: "get block" }, `no finalized block at round ${round} (the round timed out)`);
+    }
+    const b = store.getBlock(hash);
+    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
+    return sendJson(reply, stringifyJson({ header: blockSummary(b), block: blockToJson(b) }));
+  });
+  app.get("/v1/transaction/get/confirmation", async (req, reply) => {
+    const q = req.query as Record<string, string>;
+    const h = queryHash(q, "hash");
+    const bh = store.txnBlock(h);
+    const b = bh ? store.getBlock(bh) : undefined;
+    const c = b ? confirmationOf(b, h) : undefined;
+    if ((q.content ?? "confirmation") === "confirmation") {
+      if (!c) throw new CodedError({ code: "resource_not_found", op: "get confirmation" }, `transaction ${h} is not in a finalized block on ${node}`);
+      return sendJson(reply, stringifyJson(c));
+    }
+    const lfb = blockSummary(sh.latestFinalized());
+    return sendJson(reply, stringifyJson(c ? { confirmation: c, latest_finalized_block: lfb } : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb }));
+  });
+  app.get("/v1/client/get/balance", async (req, reply) => {
+    const id = queryHash(req.query, "client_id");
+    const a = sh.lfbState().account(id);
+    if (!a) throw new CodedError({ code: "value not present", op: "get balance" }, "value not present");
+    return sendJson(reply, stringifyJson({ txn: a.txn, round: a.round, balance: a.balance }));
+  });
+  app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
+    const { address, endpoint } = req.params as { address: string; endpoint: string };
+    const q = req.query as Record<string, string>;
+    const mb = sh.opts.magicBlock;
+    if (address === ScAddress.miner) {
+      if (endpoint === "getMinerList") return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) }));
+      if (endpoint === "getSharderList") return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) }));
+      if (endpoint === "getMagicBlock") return sendJson(reply, stringifyJson(mb));
+      throw new CodedError({ code: "resource_not_found", op: "miner sc rest" }, `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`);
+    }
+    const sc = contractAt(address);
+    if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
+    return sendJson(reply, stringifyJson(sc.rest(sh.lfbState(), endpoint, q)));
+  });
+  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) => sendJson(reply, stringifyJson({ ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock })));
+  app.get("/v1/block/magic/get", async (req, reply) => {
+    const n = queryInt(req.query, "magic_block_number") ?? 1;
+    if (n !== sh.opts.magicBlock.magic_block_number) throw new CodedError({ code: "resource_not_found", op: "get magic block" }, `magic block ${n} is not known (latest: ${sh.opts.magicBlock.magic_block_number})`);
+    return sendJson(reply, stringifyJson({ block: blockToJson(sh.opts.genesis) }));
+  });
+  app.get("/v1/chain/get/stats", async () => {
+    const t = [...sh.stats.finalizeTimes].sort((a, b) => a - b);
+    const mean = t.length ? t.reduce((a, b) => a + b, 0) / t.length : 0;
+    const lfb = sh.latestFinalized();
+    return {
+      current_round: lfb.round,
+      latest_finalized_round: lfb.round,
+      count: t.length,
+      min: t[0] ?? 0,
+      mean,
+      max: t[t.length - 1] ?? 0,
+      total_txns: lfb.running_txn_count,
+      percentile_50: percentile(t, 50),
+      percentile_90: percentile(t, 90),
+      percentile_95: percentile(t, 95),
+      percentile_99: percentile(t, 99),
+    };
+  });
+  app.get("/v1/sharder/get/stats", async () => ({ ...sh.stats, finalizeTimes: undefined }));
+  app.get("/_health_check", async () => ({ ok: true, lfb: sh.latestFinalized().round }));
+  app.get("/_nh/whoami", async () => whoami("sharder", me));
+  app.get("/_diagnostics/json", async () => sharderDiagnostics(sh, me));
+  app.get("/_diagnostics", async (_req, reply) => {
+    reply.type("text/html; charset=utf-8");
+    return diagnosticsHtml(sharderDiagnostics(sh, me), [
+      ["/v1/chain/get/stats", "chain stats"],
+      ["/v1/block/get/latest_finalized", "latest finalized block"],
+      ["/_nh/whoami", "whoami"],
+    ]);
+  });
+  return app;
+}

@@ -1,0 +1,210 @@
+/**
+ * The sharder: receives notarized blocks from miners, checks their tickets (≥ Q distinct miners), the
+ * generator's signature and their content (re-execution to the same state root), applies the finality rule
+ * (three notarized blocks of consecutive rounds finalize up to the middle one), and stores the finalized
+ * chain. Missing parents are fetched from the miners, so a restarted or lagging sharder catches up.
+ */
+import { CodedError, errorMessage } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
+import { blockFromJson } from "../../chain/block.js";
+import { quorum } from "../../chain/consensus/rules.js";
+import { parseJson } from "../../chain/json.js";
+import { nodeUrl } from "../../chain/magicblock.js";
+import { StateView } from "../../chain/state.js";
+import { Trie } from "../../chain/trie.js";
+import type { Block, MagicBlock } from "../../chain/types.js";
+import * as sdk from "../../sdk/index.js";
+import { verifyBlockContent } from "../common/chainlogic.js";
+import type { ChainStore } from "../store/chainstore.js";
+
+export interface SharderOptions {
+  chainId: string;
+  magicBlock: MagicBlock;
+  genesis: Block;
+  selfId: string;
+  scheme: SignatureScheme;
+  store: ChainStore;
+  transport: sdk.Transport;
+  maxBlockTxns: number;
+  log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
+}
+
+export class SharderNode {
+  private lfb: Block;
+  /** Verified notarized blocks above the LFB. */
+  private readonly tree = new Map<string, Block>();
+  private readonly minerKeys: Map<string, string>;
+  private readonly minerUrls: string[];
+  private readonly Q: number;
+  readonly stats = { received: 0, rejected: 0, fetched: 0, finalized: 0, lastError: "", finalizeTimes: [] as number[], deterministicRound: 0 };
+  private fetching = 0;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly opts: SharderOptions) {
+    const mb = opts.magicBlock;
+    this.minerKeys = new Map(Object.values(mb.miners.nodes).map((m) => [m.id, m.public_key]));
+    this.minerUrls = Object.values(mb.miners.nodes).map(nodeUrl);
+    this.Q = quorum(this.minerKeys.size);
+    const lfbHash = opts.store.lfbHash();
+    if (lfbHash === undefined) {
+      opts.store.finalize([opts.genesis]);
+      this.lfb = opts.genesis;
+    } else {
+      const b = opts.store.getBlock(lfbHash);
+      if (!b) throw new CodedError({ code: "store_corrupt", op: "start sharder" }, `latest finalized block ${lfbHash} is missing from the store`);
+      this.lfb = b;
+    }
+  }
+
+  latestFinalized(): Block {
+    return this.lfb;
+  }
+
+  fetchingCount(): number {
+    return this.fetching;
+  }
+
+  /** State view at the latest finalized block. */
+  lfbState(): StateView {
+    return new StateView(new Trie(this.lfb.state_hash, this.opts.store.nodeDb()));
+  }
+
+  /** A block pushed by a miner (HTTP body `{"block": {...}}`); processed in arrival order. */
+  receive(body: string): Promise<void> {
+    const v = parseJson(body) as { block?: unknown };
+    const block = blockFromJson(v?.block);
+    this.stats.received++;
+    const run = this.queue.then(() => this.add(block, 0));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private checkTickets(b: Block): void {
+    const ok = new Set<string>();
+    for (const t of b.verification_tickets) {
+      const pk = this.minerKeys.get(t.verifier_id);
+      if (pk && !ok.has(t.verifier_id) && this.opts.scheme.verify(pk, b.hash, t.signature)) ok.add(t.verifier_id);
+    }
+    if (ok.size < this.Q) throw new CodedError({ code: "not_notarized", op: "receive block" }, `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets, ${this.Q} needed`);
+    const gk = this.minerKeys.get(b.miner_id);
+    if (!gk || !this.opts.scheme.verify(gk, b.hash, b.signature)) throw new CodedError({ code: "invalid_block", op: "receive block" }, `block ${b.hash}: generator signature does not verify`);
+  }
+
+  private parentOf(b: Block): Block | undefined {
+    if (b.prev_hash === this.lfb.hash) return this.lfb;
+    return this.tree.get(b.prev_hash);
+  }
+
+  private async fetchBlock(hash: string): Promise<Block | undefined> {
+    this.fetching++;
+    try {
+      for (const url of this.minerUrls) {
+        try {
+          const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get?block=${hash}`, timeoutMs: 5000 });
+          if (res.status !== 200) continue;
+          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
+          if (b.hash === hash) {
+            this.stats.fetched++;
+            return b;
+          }
+        } catch {
+          // try the next miner
+        }
+      }
+      return undefined;
+    } finally {
+      this.fetching--;
+    }
+  }
+
+  private onChain(txnHash: string, parent: Block): boolean {
+    let b: Block | undefined = parent;
+    while (b && b.hash !== this.lfb.hash && b.round > this.lfb.round) {
+      if (b.transactions.some((t) => t.hash === txnHash)) return true;
+      b = this.tree.get(b.prev_hash);
+    }
+    return this.opts.store.txnBlock(txnHash) !== undefined;
+  }
+
+  private async add(block: Block, depth: number): Promise<void> {
+    if (block.round <= this.lfb.round || this.tree.has(block.hash)) return;
+    try {
+      this.checkTickets(block);
+      let parent = this.parentOf(block);
+      if (!parent) {
+        if (depth > 200) throw new CodedError({ code: "catch_up_failed", op: "receive block" }, `gave up fetching ancestors of block ${block.hash}`);
+        const p = this.opts.store.getBlock(block.prev_hash) ?? (await this.fetchBlock(block.prev_hash));
+        if (!p) throw new CodedError({ code: "parent_missing", op: "receive block" }, `parent ${block.prev_hash} of block ${block.hash} is not available from any miner`);
+        if (p.round <= this.lfb.round) throw new CodedError({ code: "fork_rejected", op: "receive block" }, `block ${block.hash} does not extend the finalized chain`);
+        await this.add(p, depth + 1);
+        parent = this.parentOf(block);
+        if (!parent) throw new CodedError({ code: "parent_missing", op: "receive block" }, `parent ${block.prev_hash} of block ${block.hash} could not be verified`);
+      }
+      const par = parent;
+      verifyBlockContent(block, par, {
+        chainId: this.opts.chainId,
+        scheme: this.opts.scheme,
+        store: this.opts.store,
+        seen: (h) => this.onChain(h, par),
+        maxTxns: this.opts.maxBlockTxns,
+      });
+      this.tree.set(block.hash, block);
+      this.tryFinalize();
+    } catch (err) {
+      this.stats.rejected++;
+      this.stats.lastError = errorMessage(err);
+      this.opts.log("warn", `block ${block.hash} round ${block.round}: ${errorMessage(err)}`);
+      throw err;
+    }
+  }
+
+  /** Finalize up to the middle block of any three notarized blocks of consecutive rounds. */
+  private tryFinalize(): void {
+    let best: Block | undefined;
+    for (const b of this.tree.values()) {
+      const p = this.parentOf(b);
+      if (!p || p === this.lfb) continue;
+      const g = this.parentOf(p);
+      if (!g) continue;
+      if (g.round + 1 === p.round && p.round + 1 === b.round && (!best || p.round > best.round)) best = p;
+    }
+    if (!best) return;
+    const chain: Block[] = [];
+    for (let b: Block | undefined = best; b && b !== this.lfb; b = this.tree.get(b.prev_hash)) chain.unshift(b);
+    if (chain[0]?.prev_hash !== this.lfb.hash) return;
+    this.opts.store.finalize(chain);
+    const now = Date.now();
+    for (const b of chain) this.stats.finalizeTimes.push(now - b.creation_date * 1000);
+    if (this.stats.finalizeTimes.length > 1000) this.stats.finalizeTimes.splice(0, this.stats.finalizeTimes.length - 1000);
+    this.stats.finalized += chain.length;
+    this.lfb = best;
+    // drop blocks that are now finalized or cannot extend the new LFB
+    for (const [h, b] of this.tree) {
+      let x: Block | undefined = b;
+      while (x && x.round > this.lfb.round) x = this.tree.get(x.prev_hash) ?? (x.prev_hash === this.lfb.hash ? this.lfb : undefined);
+      if (b.round <= this.lfb.round || x !== this.lfb) this.tree.delete(h);
+    }
+    this.updateDeterministic();
+  }
+
+  /** Deterministic finality: an LFB whose notarized descendants were generated by ≥ Q distinct miners. */
+  private updateDeterministic(): void {
+    const gens = new Set<string>();
+    for (const b of this.tree.values()) gens.add(b.miner_id);
+    if (gens.size >= this.Q) this.stats.deterministicRound = this.lfb.round;
+    else {
+      // walk back over finalized blocks: every one older than a chain of Q generators is deterministic
+      const seen = new Set<string>(gens);
+      let b: Block | undefined = this.lfb;
+      while (b && b.round > this.stats.deterministicRound) {
+        seen.add(b.miner_id);
+        const parent = this.opts.store.getBlock(b.prev_hash);
+        if (seen.size >= this.Q && parent) {
+          this.stats.deterministicRound = Math.max(this.stats.deterministicRound, parent.round);
+          break;
+        }
+        b = parent;
+      }
+    }
+  }
+}
