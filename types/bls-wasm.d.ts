@@ -9,6 +9,21 @@ declare module "bls-wasm" {
     isZero(): boolean;
     clear(): void;
   }
+  /** An element of Fr (the scalar field); `getStr(16)`/`setStr(s, 16)` are herumi's `GetHexString` form. */
+  export class Fr implements Common {
+    serializeToHexStr(): string;
+    deserializeHexStr(s: string): void;
+    serialize(): Uint8Array;
+    deserialize(b: Uint8Array): void;
+    isEqual(rhs: this): boolean;
+    isZero(): boolean;
+    clear(): void;
+    setInt(x: number): void;
+    setStr(s: string, base?: number): void;
+    getStr(base?: number): string;
+    setLittleEndian(b: Uint8Array): void;
+    setLittleEndianMod(b: Uint8Array): void;
+  }
   export class Id implements Common {
     serializeToHexStr(): string;
     deserializeHexStr(s: string): void;
@@ -18,6 +33,9 @@ declare module "bls-wasm" {
     isZero(): boolean;
     clear(): void;
     setInt(x: number): void;
+    /** base 10 or 16 (herumi `SetDecString` / `SetHexString`). */
+    setStr(s: string, base?: number): void;
+    getStr(base?: number): string;
     setLittleEndian(b: Uint8Array): void;
     setLittleEndianMod(b: Uint8Array): void;
   }
@@ -46,6 +64,9 @@ declare module "bls-wasm" {
     isEqual(rhs: this): boolean;
     isZero(): boolean;
     clear(): void;
+    /** herumi `G2::setStr` (`SetHexString` with base 16: "1 x.a x.b y.a y.b"). */
+    setStr(s: string, base?: number): void;
+    getStr(base?: number): string;
     verify(sig: Signature, m: string | Uint8Array): boolean;
     share(mpk: PublicKey[], id: Id): void;
     recover(pkVec: PublicKey[], idVec: Id[]): void;
@@ -60,6 +81,9 @@ declare module "bls-wasm" {
     isEqual(rhs: this): boolean;
     isZero(): boolean;
     clear(): void;
+    /** herumi `G1::setStr` (`SetHexString` with base 16: "1 x y"). */
+    setStr(s: string, base?: number): void;
+    getStr(base?: number): string;
     recover(sigVec: Signature[], idVec: Id[]): void;
     add(rhs: Signature): void;
     isValidOrder(): boolean;
@@ -71,6 +95,7 @@ declare module "bls-wasm" {
     BN254: number;
     init: typeof init;
     setRandFunc: typeof setRandFunc;
+    Fr: typeof Fr;
     Id: typeof Id;
     SecretKey: typeof SecretKey;
     PublicKey: typeof PublicKey;
