@@ -38,3 +38,17 @@ export function clientIdOf(publicKeyHex: string): string {
   }
   return toHex(sha3Bytes(fromHex(publicKeyHex)));
 }
+
+/**
+ * A verifier for client transactions of either scheme: the key's length tells them apart (ed25519 public
+ * keys are 32 bytes, bls0chain G2 keys 64). Signing uses `signer` (the node's own scheme).
+ */
+export function clientVerifier(signer: SignatureScheme): SignatureScheme {
+  return {
+    ...signer,
+    verify(publicKey: string, hashHex: string, signatureHex: string): boolean {
+      const s = publicKey.length === 64 ? ed25519 : publicKey.length === 128 ? bls0chain : undefined;
+      return s ? s.verify(publicKey, hashHex, signatureHex) : false;
+    },
+  };
+}

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
-import { getScheme, initCrypto, clientIdOf } from "../core/schemes.js";
+import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
 import * as sdk from "../sdk/index.js";
@@ -35,11 +35,12 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   if (cfg.role === "blockworker") return runBlockWorker(cfg, log);
 
   await initCrypto();
-  const scheme = getScheme("bls0chain");
+  const nodeScheme = getScheme("bls0chain");
+  const scheme = clientVerifier(nodeScheme);
   const mb = parseMagicBlock(readText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
   const keys = loadKeysFile(cfg.keysFile as string);
   const id = clientIdOf(keys.public_key);
-  if (scheme.publicKeyOf(keys.private_key) !== keys.public_key) throw new CodedError({ code: "config_invalid", op: "start node" }, `${cfg.keysFile}: the private key does not match the public key`);
+  if (nodeScheme.publicKeyOf(keys.private_key) !== keys.public_key) throw new CodedError({ code: "config_invalid", op: "start node" }, `${cfg.keysFile}: the private key does not match the public key`);
   const states = parseInitialStates(parseYaml(readText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, { intAsBigInt: true }), cfg.initialStatesFile as string);
   const kv = new LmdbKv(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv);

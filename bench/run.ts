@@ -1,0 +1,118 @@
+/**
+ * `npm run bench`: chain throughput and finality on a real local network (separate processes on loopback),
+ * reported against raw loopback HTTP measured in the same run. Results go to bench/results/chain.json.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import Fastify from "fastify";
+import { getScheme, initCrypto } from "../src/core/schemes.js";
+import { createWallet, type WalletFile } from "../src/core/wallet.js";
+import { createLocalnetLayout } from "../src/localnet/layout.js";
+import { type RunningNode, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
+import * as sdk from "../src/sdk/index.js";
+
+const WALLETS = Number(process.env.BENCH_WALLETS ?? 16);
+const PER_WALLET = Number(process.env.BENCH_TXNS ?? 12);
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
+}
+
+async function httpBaseline(): Promise<{ reqPerSec: number; meanMs: number }> {
+  const app = Fastify();
+  app.get("/x", async () => ({ ok: true }));
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const addr = app.server.address() as { port: number };
+  const t = new sdk.HttpTransport();
+  const N = 4000;
+  const C = 32;
+  let next = 0;
+  const lat: number[] = [];
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: C }, async () => {
+      while (next < N) {
+        next++;
+        const s = performance.now();
+        await t.request({ method: "GET", url: `http://127.0.0.1:${addr.port}/x` });
+        lat.push(performance.now() - s);
+      }
+    }),
+  );
+  const secs = (performance.now() - start) / 1000;
+  await t.close();
+  await app.close();
+  return { reqPerSec: N / secs, meanMs: lat.reduce((a, b) => a + b, 0) / lat.length };
+}
+
+async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string): Promise<{ txns: number; tps: number; p50: number; p99: number }> {
+  const scheme = getScheme(schemeName);
+  const transport = new sdk.HttpTransport();
+  const client = sdk.chainClientFor(
+    { config: { block_worker: blockWorker, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
+    scheme,
+    transport,
+    { pollMs: 100 },
+  );
+  const wallets: WalletFile[] = Array.from({ length: WALLETS }, () => createWallet(scheme));
+  await Promise.all(
+    wallets.map(async (w) => {
+      await client.registerClient(w);
+      await client.execute(w, { type: sdk.TxnType.smartContract, toClientId: sdk.ScAddress.faucet, data: JSON.stringify({ name: "pour", input: "{}" }) });
+    }),
+  );
+  const latencies: number[] = [];
+  let first = Number.POSITIVE_INFINITY;
+  let last = 0;
+  await Promise.all(
+    wallets.map(async (w, i) => {
+      const to = (wallets[(i + 1) % wallets.length] as WalletFile).client_id;
+      for (let k = 0; k < PER_WALLET; k++) {
+        const s = performance.now();
+        first = Math.min(first, s);
+        await client.execute(w, { type: sdk.TxnType.send, toClientId: to, value: 1n, data: `bench ${k}` });
+        const e = performance.now();
+        last = Math.max(last, e);
+        latencies.push(e - s);
+      }
+    }),
+  );
+  await transport.close();
+  latencies.sort((a, b) => a - b);
+  const txns = latencies.length;
+  return { txns, tps: txns / ((last - first) / 1000), p50: pct(latencies, 50), p99: pct(latencies, 99) };
+}
+
+async function main(): Promise<void> {
+  await initCrypto();
+  console.log("Measuring raw loopback HTTP (baseline)...");
+  const base = await httpBaseline();
+  const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+  const layout = await createLocalnetLayout(dir, { miners: 3, sharders: 1, basePort: 23000 + Math.floor(Math.random() * 50) * 100 });
+  const nodes: RunningNode[] = [];
+  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, wallets: WALLETS, txns_per_wallet: PER_WALLET, baseline: base };
+  try {
+    const bw = startNode(layout.blockworker, join(dir, "logs"));
+    nodes.push(bw);
+    await waitReady(bw, "/", 20_000);
+    for (const s of [...layout.sharders, ...layout.miners]) nodes.push(startNode(s, join(dir, "logs")));
+    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    const rows: string[][] = [];
+    for (const s of ["ed25519", "bls0chain"] as const) {
+      console.log(`Chain transfers with ${s} wallets (${WALLETS} wallets × ${PER_WALLET} transfers)...`);
+      const r = await chainRun(s, `${layout.blockworker.url}/dns`);
+      results[s] = r;
+      rows.push([s, String(r.txns), r.tps.toFixed(1), (r.tps / base.reqPerSec).toFixed(4), r.p50.toFixed(0), r.p99.toFixed(0), (r.p50 / base.meanMs).toFixed(0)]);
+    }
+    const header = ["wallets", "txns", "finalized tx/s", "÷ HTTP req/s", "finality p50 ms", "p99 ms", "p50 ÷ HTTP RTT"];
+    console.log(`\nBaseline: loopback HTTP ${base.reqPerSec.toFixed(0)} req/s, mean RTT ${base.meanMs.toFixed(2)} ms\n`);
+    console.log(`| ${header.join(" | ")} |\n|${header.map(() => "---").join("|")}|`);
+    for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+    writeFileSync(resolve(import.meta.dirname, "../../bench/results/chain.json"), `${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    await stopNodes(nodes);
+  }
+}
+
+await main();
