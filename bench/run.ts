@@ -46,7 +46,10 @@ async function httpBaseline(): Promise<{ reqPerSec: number; meanMs: number }> {
   return { reqPerSec: N / secs, meanMs: lat.reduce((a, b) => a + b, 0) / lat.length };
 }
 
-async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string): Promise<{ txns: number; tps: number; p50: number; p99: number }> {
+async function chainRun(
+  schemeName: "ed25519" | "bls0chain",
+  blockWorker: string,
+): Promise<{ txns: number; tps: number; p50: number; p99: number }> {
   const scheme = getScheme(schemeName);
   const transport = new sdk.HttpTransport();
   const client = sdk.chainClientFor(
@@ -59,7 +62,11 @@ async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string
   await Promise.all(
     wallets.map(async (w) => {
       await client.registerClient(w);
-      await client.execute(w, { type: sdk.TxnType.smartContract, toClientId: sdk.ScAddress.faucet, data: JSON.stringify({ name: "pour", input: "{}" }) });
+      await client.execute(w, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.faucet,
+        data: JSON.stringify({ name: "pour", input: "{}" }),
+      });
     }),
   );
   const latencies: number[] = [];
@@ -89,9 +96,19 @@ async function main(): Promise<void> {
   console.log("Measuring raw loopback HTTP (baseline)...");
   const base = await httpBaseline();
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
-  const layout = await createLocalnetLayout(dir, { miners: 3, sharders: 1, basePort: 23000 + Math.floor(Math.random() * 50) * 100 });
+  const layout = await createLocalnetLayout(dir, {
+    miners: 3,
+    sharders: 1,
+    basePort: 23000 + Math.floor(Math.random() * 50) * 100,
+  });
   const nodes: RunningNode[] = [];
-  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, wallets: WALLETS, txns_per_wallet: PER_WALLET, baseline: base };
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    node: process.version,
+    wallets: WALLETS,
+    txns_per_wallet: PER_WALLET,
+    baseline: base,
+  };
   try {
     const bw = startNode(layout.blockworker, join(dir, "logs"));
     nodes.push(bw);
@@ -103,7 +120,15 @@ async function main(): Promise<void> {
       console.log(`Chain transfers with ${s} wallets (${WALLETS} wallets × ${PER_WALLET} transfers)...`);
       const r = await chainRun(s, `${layout.blockworker.url}/dns`);
       results[s] = r;
-      rows.push([s, String(r.txns), r.tps.toFixed(1), (r.tps / base.reqPerSec).toFixed(4), r.p50.toFixed(0), r.p99.toFixed(0), (r.p50 / base.meanMs).toFixed(0)]);
+      rows.push([
+        s,
+        String(r.txns),
+        r.tps.toFixed(1),
+        (r.tps / base.reqPerSec).toFixed(4),
+        r.p50.toFixed(0),
+        r.p99.toFixed(0),
+        (r.p50 / base.meanMs).toFixed(0),
+      ]);
     }
     const header = ["wallets", "txns", "finalized tx/s", "÷ HTTP req/s", "finality p50 ms", "p99 ms", "p50 ÷ HTTP RTT"];
     console.log(`\nBaseline: loopback HTTP ${base.reqPerSec.toFixed(0)} req/s, mean RTT ${base.meanMs.toFixed(2)} ms\n`);

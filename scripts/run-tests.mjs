@@ -19,8 +19,12 @@ if (files.length === 0) {
   console.error("run-tests: no compiled test files under dist/test (did the build run?)");
   process.exit(1);
 }
-const res = spawnSync(process.execPath, ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files.map((f) => relative(".", f))], {
-  stdio: "inherit",
-  env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
-});
+const res = spawnSync(
+  process.execPath,
+  ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files.map((f) => relative(".", f))],
+  {
+    stdio: "inherit",
+    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+  },
+);
 process.exit(res.status ?? 1);

@@ -22,7 +22,13 @@ const PURE = new Set(["core", "chain", "contracts"]);
 /** Layers that may be imported only through their public entry file (nodes use the sdk as a client). */
 const ENTRY_ONLY: Record<string, string> = { sdk: "sdk/index.js" };
 /** Modules that do I/O; a pure layer may not import them. */
-const IO_MODULES = [/^node:(fs|net|http|https|child_process|dgram|worker_threads|cluster|os)(\/|$)/, /^(fs|net|http|https|child_process)$/, /^undici/, /^lmdb/, /^pino/];
+const IO_MODULES = [
+  /^node:(fs|net|http|https|child_process|dgram|worker_threads|cluster|os)(\/|$)/,
+  /^(fs|net|http|https|child_process)$/,
+  /^undici/,
+  /^lmdb/,
+  /^pino/,
+];
 
 function walk(dir: string, out: string[]): string[] {
   for (const name of readdirSync(dir)) {
@@ -35,7 +41,8 @@ function walk(dir: string, out: string[]): string[] {
 
 function importsOf(source: string): string[] {
   const out: string[] = [];
-  const re = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s+["']([^"']+)["']/g;
+  const re =
+    /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|(?:^|\n)\s*import\s+["']([^"']+)["']/g;
   for (const m of source.matchAll(re)) out.push((m[1] ?? m[2] ?? m[3]) as string);
   return out;
 }
@@ -53,7 +60,13 @@ test("every import follows the layer map", () => {
         const tLayer = target.split("/")[0] as string;
         if (target.startsWith("..")) violations.push(`${rel}: imports outside src: ${spec}`);
         else if (tLayer !== layer && !allowed.includes(tLayer)) violations.push(`${rel} (${layer}) imports ${tLayer}: ${spec}`);
-        else if (tLayer !== layer && layer !== "localnet" && layer !== "bin" && ENTRY_ONLY[tLayer] && target.replace(/\.ts$/, ".js") !== ENTRY_ONLY[tLayer])
+        else if (
+          tLayer !== layer &&
+          layer !== "localnet" &&
+          layer !== "bin" &&
+          ENTRY_ONLY[tLayer] &&
+          target.replace(/\.ts$/, ".js") !== ENTRY_ONLY[tLayer]
+        )
           violations.push(`${rel} (${layer}) imports ${tLayer} internals (use ${ENTRY_ONLY[tLayer]}): ${spec}`);
       } else if (PURE.has(layer) && IO_MODULES.some((re) => re.test(spec))) {
         violations.push(`${rel}: pure layer ${layer} imports I/O module ${spec}`);
@@ -64,5 +77,8 @@ test("every import follows the layer map", () => {
 });
 
 test("the layer check catches a violation", () => {
-  assert.deepEqual(importsOf('import { x } from "../nodes/miner.js";\nimport fs from "node:fs";'), ["../nodes/miner.js", "node:fs"]);
+  assert.deepEqual(importsOf('import { x } from "../nodes/miner.js";\nimport fs from "node:fs";'), [
+    "../nodes/miner.js",
+    "node:fs",
+  ]);
 });

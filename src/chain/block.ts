@@ -21,7 +21,11 @@ export function receiptMerkleRoot(txns: Transaction[]): string {
 }
 
 /** `sha3(miner_id:prev_hash:creation_date:round:round_random_seed:txnRoot:receiptRoot)`, as the reference. */
-export function blockHashOf(b: { miner_id: string; prev_hash: string; creation_date: number; round: number; round_random_seed: bigint }, txnRoot: string, receiptRoot: string): string {
+export function blockHashOf(
+  b: { miner_id: string; prev_hash: string; creation_date: number; round: number; round_random_seed: bigint },
+  txnRoot: string,
+  receiptRoot: string,
+): string {
   return sha3(`${b.miner_id}:${b.prev_hash}:${b.creation_date}:${b.round}:${b.round_random_seed}:${txnRoot}:${receiptRoot}`);
 }
 
@@ -80,7 +84,13 @@ export function verifyConfirmation(c: Confirmation): boolean {
   if (!verifyMerklePath(c.hash, c.merkle_tree_path, c.merkle_tree_root)) return false;
   if (!verifyMerklePath(receipt, c.receipt_merkle_tree_path, c.receipt_merkle_tree_root)) return false;
   const h = blockHashOf(
-    { miner_id: c.miner_id, prev_hash: c.previous_block_hash, creation_date: c.creation_date, round: c.round, round_random_seed: c.round_random_seed },
+    {
+      miner_id: c.miner_id,
+      prev_hash: c.previous_block_hash,
+      creation_date: c.creation_date,
+      round: c.round,
+      round_random_seed: c.round_random_seed,
+    },
     c.merkle_tree_root,
     c.receipt_merkle_tree_root,
   );
@@ -118,7 +128,10 @@ export function blockToJson(b: Block): Record<string, unknown> {
 }
 
 function badBlock(field: string, expected: string, found: unknown): never {
-  throw new CodedError({ code: "invalid_block", op: "decode block" }, `field "${field}": expected ${expected}, found ${found === undefined ? "nothing" : typeof found}`);
+  throw new CodedError(
+    { code: "invalid_block", op: "decode block" },
+    `field "${field}": expected ${expected}, found ${found === undefined ? "nothing" : typeof found}`,
+  );
 }
 
 function ticketsFromJson(v: unknown, field: string): VerificationTicket[] {
@@ -126,7 +139,8 @@ function ticketsFromJson(v: unknown, field: string): VerificationTicket[] {
   if (!Array.isArray(v)) badBlock(field, "a list of tickets", v);
   return (v as unknown[]).map((t, i) => {
     const o = t as Record<string, unknown>;
-    if (typeof o?.verifier_id !== "string" || typeof o.signature !== "string") badBlock(`${field}[${i}]`, "{verifier_id, signature}", t);
+    if (typeof o?.verifier_id !== "string" || typeof o.signature !== "string")
+      badBlock(`${field}[${i}]`, "{verifier_id, signature}", t);
     return { verifier_id: o.verifier_id as string, signature: o.signature as string };
   });
 }
@@ -135,9 +149,14 @@ function ticketsFromJson(v: unknown, field: string): VerificationTicket[] {
 export function blockFromJson(v: unknown): Block {
   if (typeof v !== "object" || v === null || Array.isArray(v)) badBlock("block", "a JSON object", v);
   const o = v as Record<string, unknown>;
-  const s = (f: string, def?: string): string => (typeof o[f] === "string" ? (o[f] as string) : def !== undefined && o[f] === undefined ? def : badBlock(f, "a string", o[f]));
+  const s = (f: string, def?: string): string =>
+    typeof o[f] === "string" ? (o[f] as string) : def !== undefined && o[f] === undefined ? def : badBlock(f, "a string", o[f]);
   const n = (f: string, def?: number): number =>
-    typeof o[f] === "number" && Number.isSafeInteger(o[f]) ? (o[f] as number) : def !== undefined && o[f] === undefined ? def : badBlock(f, "an integer", o[f]);
+    typeof o[f] === "number" && Number.isSafeInteger(o[f])
+      ? (o[f] as number)
+      : def !== undefined && o[f] === undefined
+        ? def
+        : badBlock(f, "an integer", o[f]);
   const seed = toBigInt(o.round_random_seed ?? 0);
   if (seed === undefined) badBlock("round_random_seed", "an int64", o.round_random_seed);
   if (!Array.isArray(o.transactions ?? [])) badBlock("transactions", "a list", o.transactions);

@@ -3,7 +3,7 @@ import { CodedError } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import { computeBlockHash } from "./block.js";
 import { StateView } from "./state.js";
-import { Trie, type NodeDb } from "./trie.js";
+import { type NodeDb, Trie } from "./trie.js";
 import type { Block, MagicBlock } from "./types.js";
 
 /** A genesis balance. */
@@ -15,18 +15,42 @@ export interface InitialState {
 /** Validate `initialStates` entries (from initial_state.yaml, already parsed). */
 export function parseInitialStates(v: unknown, source: string): InitialState[] {
   const list = (v as { initialStates?: unknown })?.initialStates;
-  if (!Array.isArray(list)) throw new CodedError({ code: "config_invalid", op: "load initial states" }, `${source}: field "initialStates": expected a list of {id, tokens}`);
+  if (!Array.isArray(list))
+    throw new CodedError(
+      { code: "config_invalid", op: "load initial states" },
+      `${source}: field "initialStates": expected a list of {id, tokens}`,
+    );
   return list.map((e, i) => {
     const o = e as { id?: unknown; tokens?: unknown };
-    if (typeof o?.id !== "string" || !isHash(o.id)) throw new CodedError({ code: "config_invalid", op: "load initial states" }, `${source}: field "initialStates[${i}].id": expected a 64-character hex id`);
-    const t = typeof o.tokens === "bigint" ? o.tokens : typeof o.tokens === "number" && Number.isSafeInteger(o.tokens) ? BigInt(o.tokens) : typeof o.tokens === "string" && /^\d+$/.test(o.tokens) ? BigInt(o.tokens) : undefined;
-    if (t === undefined || t < 0n) throw new CodedError({ code: "config_invalid", op: "load initial states" }, `${source}: field "initialStates[${i}].tokens": expected a non-negative integer of SAS`);
+    if (typeof o?.id !== "string" || !isHash(o.id))
+      throw new CodedError(
+        { code: "config_invalid", op: "load initial states" },
+        `${source}: field "initialStates[${i}].id": expected a 64-character hex id`,
+      );
+    const t =
+      typeof o.tokens === "bigint"
+        ? o.tokens
+        : typeof o.tokens === "number" && Number.isSafeInteger(o.tokens)
+          ? BigInt(o.tokens)
+          : typeof o.tokens === "string" && /^\d+$/.test(o.tokens)
+            ? BigInt(o.tokens)
+            : undefined;
+    if (t === undefined || t < 0n)
+      throw new CodedError(
+        { code: "config_invalid", op: "load initial states" },
+        `${source}: field "initialStates[${i}].tokens": expected a non-negative integer of SAS`,
+      );
     return { id: o.id, tokens: t };
   });
 }
 
 /** Build the genesis block and its state nodes (deterministic: every node computes the same). */
-export function genesisBlock(mb: MagicBlock, states: InitialState[], chainId: string, db: NodeDb): { block: Block; nodes: Map<string, string> } {
+export function genesisBlock(
+  mb: MagicBlock,
+  states: InitialState[],
+  chainId: string,
+  db: NodeDb,
+): { block: Block; nodes: Map<string, string> } {
   const trie = new Trie("", db);
   const view = new StateView(trie);
   for (const s of states) view.setBalance(s.id, view.balance(s.id) + s.tokens, "", 0);

@@ -38,7 +38,9 @@ export function parseJson(text: string): unknown {
     } else i++;
   }
   const src = last === 0 ? text : out + text.slice(last);
-  return JSON.parse(src, (_k, v: unknown) => (typeof v === "string" && v.startsWith(BIG_MARK) ? BigInt(v.slice(BIG_MARK.length)) : v));
+  return JSON.parse(src, (_k, v: unknown) =>
+    typeof v === "string" && v.startsWith(BIG_MARK) ? BigInt(v.slice(BIG_MARK.length)) : v,
+  );
 }
 
 /** Stringify JSON writing `bigint` values as plain integer literals. */

@@ -6,15 +6,25 @@
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { isHash } from "../core/hex.js";
-import { sharePublicKey } from "../core/threshold.js";
 import { clientIdOf } from "../core/schemes.js";
+import { sharePublicKey } from "../core/threshold.js";
 import type { MinerInfo } from "./consensus/types.js";
 import { parseJson, stringifyJson } from "./json.js";
 import type { MagicBlock, MagicNode } from "./types.js";
 
 function bad(source: string, field: string, expected: string, found: unknown): never {
-  const shown = found === undefined ? "nothing" : typeof found === "string" ? JSON.stringify(found.slice(0, 70)) : typeof found === "object" ? "an object" : String(found);
-  throw new CodedError({ code: "invalid_magic_block", op: "load magic block" }, `${source}: field "${field}": expected ${expected}, found ${shown}`);
+  const shown =
+    found === undefined
+      ? "nothing"
+      : typeof found === "string"
+        ? JSON.stringify(found.slice(0, 70))
+        : typeof found === "object"
+          ? "an object"
+          : String(found);
+  throw new CodedError(
+    { code: "invalid_magic_block", op: "load magic block" },
+    `${source}: field "${field}": expected ${expected}, found ${shown}`,
+  );
 }
 
 function node(v: unknown, field: string, type: number, source: string): MagicNode {
@@ -26,7 +36,8 @@ function node(v: unknown, field: string, type: number, source: string): MagicNod
   const pk = s("public_key");
   if (clientIdOf(pk) !== id) bad(source, `${field}.id`, "sha3-256 of public_key", id);
   const port = o.port;
-  if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) bad(source, `${field}.port`, "a port between 1 and 65535", port);
+  if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
+    bad(source, `${field}.port`, "a port between 1 and 65535", port);
   if (o.type !== type) bad(source, `${field}.type`, String(type), o.type);
   return {
     id,
@@ -53,7 +64,9 @@ export function magicBlockHash(mb: Omit<MagicBlock, "hash">): string {
     .sort()
     .map((k) => k + (mb.mpks.mpks[k]?.Mpk ?? []).join(""))
     .join("");
-  return sha3(`${mb.magic_block_number}${mb.previous_hash}${mb.starting_round}${miners}${sharders}${sha3(stringifyJson(mb.share_or_signs))}${mpks}${mb.t}${mb.n}`);
+  return sha3(
+    `${mb.magic_block_number}${mb.previous_hash}${mb.starting_round}${miners}${sharders}${sha3(stringifyJson(mb.share_or_signs))}${mpks}${mb.t}${mb.n}`,
+  );
 }
 
 /** Parse and validate a magic block from JSON text (`source` names the file in errors). */
@@ -62,7 +75,10 @@ export function parseMagicBlock(text: string, source: string): MagicBlock {
   try {
     v = parseJson(text) as Record<string, unknown>;
   } catch (err) {
-    throw new CodedError({ code: "invalid_magic_block", op: "load magic block" }, `${source}: not valid JSON: ${(err as Error).message}`);
+    throw new CodedError(
+      { code: "invalid_magic_block", op: "load magic block" },
+      `${source}: not valid JSON: ${(err as Error).message}`,
+    );
   }
   const nodesOf = (f: "miners" | "sharders", type: number): Record<string, MagicNode> => {
     const g = v[f] as { nodes?: Record<string, unknown> } | undefined;
@@ -90,7 +106,8 @@ export function parseMagicBlock(text: string, source: string): MagicBlock {
   if (!mpks || typeof mpks !== "object") bad(source, "mpks.mpks", "the master public keys by miner id", mpks);
   for (const id of Object.keys(miners)) {
     const m = mpks[id];
-    if (!m || !Array.isArray(m.Mpk) || m.Mpk.length !== t || m.Mpk.some((x) => typeof x !== "string")) bad(source, `mpks.mpks.${id.slice(0, 8)}.Mpk`, `a list of ${t} G2 points`, m?.Mpk);
+    if (!m || !Array.isArray(m.Mpk) || m.Mpk.length !== t || m.Mpk.some((x) => typeof x !== "string"))
+      bad(source, `mpks.mpks.${id.slice(0, 8)}.Mpk`, `a list of ${t} G2 points`, m?.Mpk);
   }
   const mb: MagicBlock = {
     hash: typeof v.hash === "string" ? v.hash : "",
@@ -121,7 +138,12 @@ export function groupPublicKey(mb: MagicBlock): string {
 export function minersOf(mb: MagicBlock): MinerInfo[] {
   return Object.values(mb.miners.nodes)
     .sort((a, b) => a.set_index - b.set_index)
-    .map((m) => ({ id: m.id, set_index: m.set_index, public_key: m.public_key, share_public_key: sharePublicKey(mb.mpks.mpks[m.id]?.Mpk ?? [], m.id) }));
+    .map((m) => ({
+      id: m.id,
+      set_index: m.set_index,
+      public_key: m.public_key,
+      share_public_key: sharePublicKey(mb.mpks.mpks[m.id]?.Mpk ?? [], m.id),
+    }));
 }
 
 /** Base URL of a node (`http://host:port`). */

@@ -23,7 +23,8 @@ export class StateView {
   }
 
   setBalance(clientId: string, balance: bigint, txn: string, round: number): void {
-    if (balance < 0n) throw new CodedError({ code: "negative_balance", op: "update state" }, `balance of ${clientId} would be negative`);
+    if (balance < 0n)
+      throw new CodedError({ code: "negative_balance", op: "update state" }, `balance of ${clientId} would be negative`);
     this.trie.put(`acct:${clientId}`, stringifyJson({ txn, round, balance }));
   }
 
@@ -32,7 +33,11 @@ export class StateView {
     if (amount < 0n) throw new CodedError({ code: "invalid_transfer", op: "transfer" }, `negative amount ${amount}`);
     if (amount === 0n) return;
     const fb = this.balance(from);
-    if (fb < amount) throw new CodedError({ code: "insufficient_balance", op: "transfer" }, `insufficient balance: ${from} has ${fb} SAS, needs ${amount} SAS`);
+    if (fb < amount)
+      throw new CodedError(
+        { code: "insufficient_balance", op: "transfer" },
+        `insufficient balance: ${from} has ${fb} SAS, needs ${amount} SAS`,
+      );
     this.setBalance(from, fb - amount, txn, round);
     this.setBalance(to, this.balance(to) + amount, txn, round);
   }

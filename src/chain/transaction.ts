@@ -17,7 +17,9 @@ export const TXN_TIME_TOLERANCE_SEC = 30;
 const MAX_INT64 = (1n << 63n) - 1n;
 
 /** The transaction hash as the reference computes it. */
-export function transactionHash(t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">): string {
+export function transactionHash(
+  t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">,
+): string {
   return sha3(`${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`);
 }
 
@@ -33,13 +35,22 @@ export function outputHash(output: string): string {
 }
 
 function bad(field: string, expected: string, found: unknown): never {
-  const shown = found === undefined ? "nothing" : typeof found === "string" ? JSON.stringify(found.length > 70 ? `${found.slice(0, 67)}...` : found) : String(found);
-  throw new CodedError({ code: "invalid_transaction", op: "decode transaction" }, `field "${field}": expected ${expected}, found ${shown}`);
+  const shown =
+    found === undefined
+      ? "nothing"
+      : typeof found === "string"
+        ? JSON.stringify(found.length > 70 ? `${found.slice(0, 67)}...` : found)
+        : String(found);
+  throw new CodedError(
+    { code: "invalid_transaction", op: "decode transaction" },
+    `field "${field}": expected ${expected}, found ${shown}`,
+  );
 }
 
 /** Decode a transaction from parsed JSON, checking every field's type. */
 export function transactionFromJson(v: unknown): Transaction {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) bad("transaction", "a JSON object", Array.isArray(v) ? "a list" : typeof v);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    bad("transaction", "a JSON object", Array.isArray(v) ? "a list" : typeof v);
   const o = v as Record<string, unknown>;
   const str = (f: string, opt = false): string => {
     const x = o[f];
@@ -111,14 +122,18 @@ export function decodeTransactionJson(text: string): Transaction {
   try {
     v = parseJson(text);
   } catch (err) {
-    throw new CodedError({ code: "invalid_transaction", op: "decode transaction" }, `body is not valid JSON: ${(err as Error).message}`);
+    throw new CodedError(
+      { code: "invalid_transaction", op: "decode transaction" },
+      `body is not valid JSON: ${(err as Error).message}`,
+    );
   }
   return transactionFromJson(v);
 }
 
 function pathFromJson(v: unknown, field: string): MerklePath {
   const o = v as { nodes?: unknown; leaf_index?: unknown };
-  if (typeof o !== "object" || o === null || !Array.isArray(o.nodes) || typeof o.leaf_index !== "number") bad(field, "a Merkle path {nodes, leaf_index}", typeof v);
+  if (typeof o !== "object" || o === null || !Array.isArray(o.nodes) || typeof o.leaf_index !== "number")
+    bad(field, "a Merkle path {nodes, leaf_index}", typeof v);
   return { nodes: (o.nodes as unknown[]).map((x) => String(x)), leaf_index: o.leaf_index as number };
 }
 
@@ -170,23 +185,45 @@ function refuse(code: string, msg: string): never {
 export function validateTransaction(t: Transaction, ctx: AdmissionContext): string {
   const max = ctx.maxPayload ?? MAX_TXN_PAYLOAD;
   const tol = ctx.toleranceSec ?? TXN_TIME_TOLERANCE_SEC;
-  if (t.transaction_value < 0n) refuse("invalid_value", `value must be greater than or equal to zero, found ${t.transaction_value}`);
-  if (t.to_client_id !== "" && !isHash(t.to_client_id)) refuse("invalid_request", `to client id "${t.to_client_id.slice(0, 70)}" is not a 64-character hex hash`);
+  if (t.transaction_value < 0n)
+    refuse("invalid_value", `value must be greater than or equal to zero, found ${t.transaction_value}`);
+  if (t.to_client_id !== "" && !isHash(t.to_client_id))
+    refuse("invalid_request", `to client id "${t.to_client_id.slice(0, 70)}" is not a 64-character hex hash`);
   if (t.transaction_fee < 0n) refuse("invalid_request", `fee must be greater than or equal to zero, found ${t.transaction_fee}`);
-  if (t.chain_id !== ctx.chainId) refuse("invalid_chain", `transaction is for chain "${t.chain_id.slice(0, 70)}", this is chain ${ctx.chainId}`);
+  if (t.chain_id !== ctx.chainId)
+    refuse("invalid_chain", `transaction is for chain "${t.chain_id.slice(0, 70)}", this is chain ${ctx.chainId}`);
   if (!isHash(t.client_id)) refuse("invalid_request", "client id is not a 64-character hex hash");
   if (t.hash === "") refuse("hash_missing", "transaction hash is missing");
-  if (Buffer.byteLength(t.transaction_data, "utf8") > max) refuse("txn_exceed_max_payload", `transaction data is ${Buffer.byteLength(t.transaction_data, "utf8")} bytes, the limit is ${max}`);
-  if (t.creation_date < ctx.nowSec - tol) refuse("past_transaction", `creation date ${t.creation_date} is more than ${tol} s before the miner's clock (${ctx.nowSec}); check your clock`);
-  if (t.creation_date > ctx.nowSec + tol) refuse("future_transaction", `creation date ${t.creation_date} is more than ${tol} s after the miner's clock (${ctx.nowSec}); check your clock`);
+  if (Buffer.byteLength(t.transaction_data, "utf8") > max)
+    refuse(
+      "txn_exceed_max_payload",
+      `transaction data is ${Buffer.byteLength(t.transaction_data, "utf8")} bytes, the limit is ${max}`,
+    );
+  if (t.creation_date < ctx.nowSec - tol)
+    refuse(
+      "past_transaction",
+      `creation date ${t.creation_date} is more than ${tol} s before the miner's clock (${ctx.nowSec}); check your clock`,
+    );
+  if (t.creation_date > ctx.nowSec + tol)
+    refuse(
+      "future_transaction",
+      `creation date ${t.creation_date} is more than ${tol} s after the miner's clock (${ctx.nowSec}); check your clock`,
+    );
   if (t.client_id === t.to_client_id) refuse("invalid_request", "from and to client should be different");
   const expected = transactionHash(t);
-  if (t.hash !== expected) refuse("hash_mismatch", `hash ${t.hash.slice(0, 70)} does not match the transaction content (expected ${expected})`);
+  if (t.hash !== expected)
+    refuse("hash_mismatch", `hash ${t.hash.slice(0, 70)} does not match the transaction content (expected ${expected})`);
   let key = ctx.registeredKey(t.client_id);
-  if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id) key = t.public_key;
+  if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id)
+    key = t.public_key;
   if (!key) refuse("put transaction error", `client ${t.client_id} doesn't exist, please register`);
-  if (!ctx.scheme.verify(key as string, t.hash, t.signature)) refuse("invalid_signature", `signature does not verify under the key of client ${t.client_id}`);
-  if (t.txn_output_hash !== undefined && t.transaction_output !== undefined && t.txn_output_hash !== outputHash(t.transaction_output)) {
+  if (!ctx.scheme.verify(key as string, t.hash, t.signature))
+    refuse("invalid_signature", `signature does not verify under the key of client ${t.client_id}`);
+  if (
+    t.txn_output_hash !== undefined &&
+    t.transaction_output !== undefined &&
+    t.txn_output_hash !== outputHash(t.transaction_output)
+  ) {
     refuse("invalid_output_hash", "txn_output_hash does not match transaction_output");
   }
   return key as string;

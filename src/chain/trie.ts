@@ -62,7 +62,8 @@ export class Trie {
 
   private load(hash: string): TrieNode {
     const text = this.pending.get(hash) ?? this.db.get(hash);
-    if (text === undefined) throw new CodedError({ code: "state_node_missing", op: "read state" }, `state node ${hash} is missing`);
+    if (text === undefined)
+      throw new CodedError({ code: "state_node_missing", op: "read state" }, `state node ${hash} is missing`);
     return decode(text, hash);
   }
 
@@ -107,7 +108,8 @@ export class Trie {
       // split: a new branch at the common prefix with the old node and the new leaf below
       const c = EMPTY_CHILDREN();
       const oldIdx = Number.parseInt(n.p[cp] as string, 16);
-      const shortened: TrieNode = n.k === "L" ? { k: "L", p: n.p.slice(cp + 1), v: n.v } : { k: "B", p: n.p.slice(cp + 1), c: n.c };
+      const shortened: TrieNode =
+        n.k === "L" ? { k: "L", p: n.p.slice(cp + 1), v: n.v } : { k: "B", p: n.p.slice(cp + 1), c: n.c };
       c[oldIdx] = this.store(shortened);
       const newIdx = Number.parseInt(path[cp] as string, 16);
       c[newIdx] = this.store({ k: "L", p: path.slice(cp + 1), v: value });
@@ -174,7 +176,10 @@ export class Trie {
       if (h === "") return;
       const n = this.load(h);
       if (n.k === "L") out.push([prefix + n.p, n.v]);
-      else n.c.forEach((c, i) => walk(c, prefix + n.p + i.toString(16)));
+      else
+        n.c.forEach((c, i) => {
+          walk(c, prefix + n.p + i.toString(16));
+        });
     };
     walk(this.rootHash, "");
     return out;

@@ -2,7 +2,7 @@
  * Shared CLI plumbing: global flags, the per-invocation context (config dir, config, wallet), output and
  * error handling. Expected failures print one line to stderr and exit 1; output never carries colour codes.
  */
-import { Command, CommanderError } from "commander";
+import { type Command, CommanderError } from "commander";
 import * as sdk from "../sdk/index.js";
 
 /** Where a CLI writes. Tests pass buffers; the bins pass process streams. */

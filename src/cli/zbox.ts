@@ -2,7 +2,7 @@
 import Table from "cli-table3";
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
-import { CliExit, type CliContext, type CliIo, action, addCommonFlags, runProgram } from "./common.js";
+import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
 
 /** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
 export function renderTable(header: string[], rows: string[][]): string {
@@ -10,10 +10,21 @@ export function renderTable(header: string[], rows: string[][]): string {
     head: header.map((h) => h.toUpperCase()),
     style: { head: [], border: [], compact: false },
     chars: {
-      top: "-", "top-mid": "+", "top-left": "+", "top-right": "+",
-      bottom: "-", "bottom-mid": "+", "bottom-left": "+", "bottom-right": "+",
-      left: "|", "left-mid": "+", mid: "-", "mid-mid": "+",
-      right: "|", "right-mid": "+", middle: "|",
+      top: "-",
+      "top-mid": "+",
+      "top-left": "+",
+      "top-right": "+",
+      bottom: "-",
+      "bottom-mid": "+",
+      "bottom-left": "+",
+      "bottom-right": "+",
+      left: "|",
+      "left-mid": "+",
+      mid: "-",
+      "mid-mid": "+",
+      right: "|",
+      "right-mid": "+",
+      middle: "|",
     },
   });
   for (const r of rows) table.push(r);
@@ -27,7 +38,8 @@ function identity(ctx: CliContext): { clientId: string; clientKey: string; walle
   if (id || key) {
     if (!id || !key) throw new CliExit("Error: --wallet_client_id and --wallet_client_key must be given together");
     if (!sdk.isHash(id)) throw new CliExit(`Error: --wallet_client_id must be a 64-character hex client id, found "${id}"`);
-    if (sdk.clientIdOf(key) !== id) throw new CliExit("Error: --wallet_client_key does not match --wallet_client_id (client id = sha3 of the public key)");
+    if (sdk.clientIdOf(key) !== id)
+      throw new CliExit("Error: --wallet_client_key does not match --wallet_client_id (client id = sha3 of the public key)");
     return { clientId: id, clientKey: key };
   }
   const wallet = ctx.readWallet();
@@ -77,7 +89,10 @@ export function buildZbox(io: CliIo): Command {
       action(io, async (ctx, opts) => {
         await sdk.initCrypto();
         const who = identity(ctx);
-        if (!who.wallet) throw new CliExit("Error generating the signature. no private key: sign-data needs a wallet file, not --wallet_client_id/--wallet_client_key");
+        if (!who.wallet)
+          throw new CliExit(
+            "Error generating the signature. no private key: sign-data needs a wallet file, not --wallet_client_id/--wallet_client_key",
+          );
         const data = typeof opts.data === "string" ? opts.data : "";
         const hash = data === "" ? who.clientId : sdk.sha3(data);
         const scheme = sdk.getScheme(ctx.schemeName());

@@ -1,7 +1,7 @@
 /** zwallet: faucet, balances, transfers, staking, locks, vesting and multisig from the command line. */
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
-import { CliExit, type CliIo, action, addCommonFlags, runProgram } from "./common.js";
+import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -98,7 +98,9 @@ export function buildZwallet(io: CliIo): Command {
           throw new CliExit(`\nGet balance failed. ${sdk.errorMessage(err)}\n`);
         }
         if (bal === undefined) {
-          throw new CliExit(`\nGet balance failed. value not present: client ${wallet.client_id} has no tokens on chain yet (try: zwallet faucet --methodName pour --input "{}")\n`);
+          throw new CliExit(
+            `\nGet balance failed. value not present: client ${wallet.client_id} has no tokens on chain yet (try: zwallet faucet --methodName pour --input "{}")\n`,
+          );
         }
         ctx.println(`\nBalance: ${sdk.autoFormatBalance(bal.balance)} (0.00 USD)`);
       }),
@@ -113,10 +115,14 @@ export function buildZwallet(io: CliIo): Command {
     .option("--fee <amount>", "transaction fee in tokens", "0")
     .action(
       action(io, async (ctx, opts) => {
-        if (typeof opts.to_client_id !== "string" || opts.to_client_id === "") throw new CliExit("Error: to_client_id flag is missing");
+        if (typeof opts.to_client_id !== "string" || opts.to_client_id === "")
+          throw new CliExit("Error: to_client_id flag is missing");
         if (typeof opts.tokens !== "string") throw new CliExit("Error: tokens flag is missing");
         if (typeof opts.desc !== "string") throw new CliExit("Error: Description flag is missing");
-        if (!sdk.isHash(opts.to_client_id)) throw new CliExit(`Error: invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`);
+        if (!sdk.isHash(opts.to_client_id))
+          throw new CliExit(
+            `Error: invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`,
+          );
         const value = tokensFlag(opts.tokens, "tokens");
         const fee = tokensFlag(String(opts.fee), "fee");
         const wallet = await ctx.ensureWallet();
@@ -137,7 +143,8 @@ export function buildZwallet(io: CliIo): Command {
     .action(
       action(io, async (ctx, opts) => {
         if (typeof opts.hash !== "string" || opts.hash === "") throw new CliExit("Error: hash flag is missing");
-        if (!sdk.isHash(opts.hash)) throw new CliExit(`Error: invalid 'hash' flag: expected a 64-character hex transaction hash, found "${opts.hash}"`);
+        if (!sdk.isHash(opts.hash))
+          throw new CliExit(`Error: invalid 'hash' flag: expected a 64-character hex transaction hash, found "${opts.hash}"`);
         const chain = await ctx.chain();
         const cfg = ctx.requireConfig().config;
         let found: sdk.Confirmation | undefined;
@@ -152,7 +159,10 @@ export function buildZwallet(io: CliIo): Command {
           }
           if (!found && i + 1 < cfg.max_txn_query) await new Promise((r) => setTimeout(r, 1000));
         }
-        if (!found) throw new CliExit(`\nVerification failed. transaction ${opts.hash} is not in any finalized block${last ? `: ${last}` : ""}\n`);
+        if (!found)
+          throw new CliExit(
+            `\nVerification failed. transaction ${opts.hash} is not in any finalized block${last ? `: ${last}` : ""}\n`,
+          );
         if (found.transaction_status !== sdk.TxnStatus.success) {
           throw new CliExit(
             `\nVerification failed. transaction ${opts.hash} is in block ${found.block_hash} (round ${found.round}) with status ${found.transaction_status} (failed): ${found.txn.transaction_output ?? ""}\n`,
@@ -169,7 +179,10 @@ export function buildZwallet(io: CliIo): Command {
     .action(
       action(io, async (ctx, opts) => {
         const chain = await ctx.chain();
-        const list = await chain.scRest<{ Nodes?: { simple_miner: { id: string; host: string; port: number } }[] }>(sdk.ScAddress.miner, "getMinerList");
+        const list = await chain.scRest<{ Nodes?: { simple_miner: { id: string; host: string; port: number } }[] }>(
+          sdk.ScAddress.miner,
+          "getMinerList",
+        );
         if (opts.json) {
           ctx.println(JSON.stringify(list, null, 2));
           return;
@@ -201,7 +214,10 @@ export function buildZwallet(io: CliIo): Command {
         } catch (err) {
           throw new CliExit(`Failed to get MagicBlock: ${sdk.errorMessage(err)}`);
         }
-        const sharders = ((mb.sharders as { nodes?: Record<string, sdk.MagicNode> } | undefined)?.nodes ?? {}) as Record<string, sdk.MagicNode>;
+        const sharders = ((mb.sharders as { nodes?: Record<string, sdk.MagicNode> } | undefined)?.nodes ?? {}) as Record<
+          string,
+          sdk.MagicNode
+        >;
         let registered: { Nodes?: { simple_miner: sdk.MagicNode }[] } | undefined;
         if (opts.all) {
           try {
@@ -211,7 +227,9 @@ export function buildZwallet(io: CliIo): Command {
           }
         }
         if (opts.json) {
-          ctx.println(JSON.stringify(opts.all ? { magic_block_sharders: sharders, registered_sharders: registered } : sharders, null, 2));
+          ctx.println(
+            JSON.stringify(opts.all ? { magic_block_sharders: sharders, registered_sharders: registered } : sharders, null, 2),
+          );
           return;
         }
         const show = (nodes: sdk.MagicNode[]): void => {

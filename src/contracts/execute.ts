@@ -4,11 +4,12 @@
  * that fails (insufficient balance, a contract's refusal) leaves the state as it was and is recorded with
  * status 3 and the reason as its output, so the client learns why at once.
  */
-import { CodedError } from "../core/errors.js";
+
 import { StateView } from "../chain/state.js";
 import { outputHash } from "../chain/transaction.js";
 import type { Trie } from "../chain/trie.js";
 import { ScAddress, type Transaction, TxnStatus, TxnType } from "../chain/types.js";
+import { CodedError } from "../core/errors.js";
 import { contractAt } from "./index.js";
 
 export interface ExecResult {
@@ -31,14 +32,19 @@ function run(state: StateView, txn: Transaction, round: number): string {
       return "";
     case TxnType.smartContract: {
       const sc = contractAt(txn.to_client_id);
-      if (!sc) throw new CodedError({ code: "invalid_request", op: "execute" }, `no smart contract at address ${txn.to_client_id}`);
+      if (!sc)
+        throw new CodedError({ code: "invalid_request", op: "execute" }, `no smart contract at address ${txn.to_client_id}`);
       let call: { name?: unknown; input?: unknown };
       try {
         call = JSON.parse(txn.transaction_data) as { name?: unknown; input?: unknown };
       } catch {
-        throw new CodedError({ code: "invalid_request", op: "execute" }, 'transaction_data is not JSON {"name": <function>, "input": <object>}');
+        throw new CodedError(
+          { code: "invalid_request", op: "execute" },
+          'transaction_data is not JSON {"name": <function>, "input": <object>}',
+        );
       }
-      if (typeof call?.name !== "string") throw new CodedError({ code: "invalid_request", op: "execute" }, 'transaction_data has no "name" of a function');
+      if (typeof call?.name !== "string")
+        throw new CodedError({ code: "invalid_request", op: "execute" }, 'transaction_data has no "name" of a function');
       return sc.execute({ txn, round, now: txn.creation_date, state }, call.name, call.input);
     }
     default:

@@ -3,10 +3,11 @@
  * caller within per-client and global periodic limits; `refill` moves the caller's tokens into the faucet;
  * `updateLimits` (owner only) changes the limits. Amounts in SAS, times in seconds.
  */
-import { CodedError } from "../core/errors.js";
-import { HOUR, SECOND } from "../core/duration.js";
+
 import type { StateView } from "../chain/state.js";
 import { ScAddress } from "../chain/types.js";
+import { HOUR, SECOND } from "../core/duration.js";
+import { CodedError } from "../core/errors.js";
 import type { ContractContext, SmartContract } from "./context.js";
 
 export const FAUCET_ADDRESS = ScAddress.faucet;
@@ -88,14 +89,21 @@ function pour(ctx: ContractContext): string {
     g.used = 0n;
   }
   let user = loadUser(ctx.state, client) ?? { id: client, start_time: now, used: 0n };
-  if (now - user.start_time >= secs(g.individual_reset) || now - user.start_time >= secs(g.global_rest)) user = { id: client, start_time: now, used: 0n };
+  if (now - user.start_time >= secs(g.individual_reset) || now - user.start_time >= secs(g.global_rest))
+    user = { id: client, start_time: now, used: 0n };
   const v = ctx.txn.transaction_value;
   const amount = v > 0n && v < g.max_pour_amount ? v : g.pour_amount;
   const faucetBalance = ctx.state.balance(FAUCET_ADDRESS);
   if (faucetBalance === 0n) fail("faucet has no tokens and needs to be refilled");
   if (amount > faucetBalance) fail(`amount asked to be poured (${amount}) exceeds contract's wallet ballance (${faucetBalance})`);
-  if (user.used + amount > g.periodic_limit) fail(`amount asked to be poured (${amount}) plus previous amounts (${user.used}) exceeds allowed periodic limit (${g.periodic_limit}/${hrs(g.individual_reset)}hr)`);
-  if (g.used + amount > g.global_limit) fail(`amount asked to be poured (${amount}) plus global used amount (${g.used}) exceeds allowed global limit (${g.global_limit}/${hrs(g.global_rest)}hr)`);
+  if (user.used + amount > g.periodic_limit)
+    fail(
+      `amount asked to be poured (${amount}) plus previous amounts (${user.used}) exceeds allowed periodic limit (${g.periodic_limit}/${hrs(g.individual_reset)}hr)`,
+    );
+  if (g.used + amount > g.global_limit)
+    fail(
+      `amount asked to be poured (${amount}) plus global used amount (${g.used}) exceeds allowed global limit (${g.global_limit}/${hrs(g.global_rest)}hr)`,
+    );
   ctx.state.transfer(FAUCET_ADDRESS, client, amount, ctx.txn.hash, ctx.round);
   user.used += amount;
   g.used += amount;
@@ -113,10 +121,18 @@ function refill(ctx: ContractContext): string {
 }
 
 function updateLimits(ctx: ContractContext, input: unknown): string {
-  if (ctx.txn.client_id !== ScAddress.owner) throw new CodedError({ code: "unauthorized_access", op: "faucet" }, "only the owner can update the limits");
+  if (ctx.txn.client_id !== ScAddress.owner)
+    throw new CodedError({ code: "unauthorized_access", op: "faucet" }, "only the owner can update the limits");
   const o = (typeof input === "string" ? JSON.parse(input) : input) as Record<string, unknown>;
   const g = loadGlobal(ctx.state);
-  for (const f of ["pour_amount", "max_pour_amount", "periodic_limit", "global_limit", "individual_reset", "global_rest"] as const) {
+  for (const f of [
+    "pour_amount",
+    "max_pour_amount",
+    "periodic_limit",
+    "global_limit",
+    "individual_reset",
+    "global_rest",
+  ] as const) {
     const v = o?.[f];
     if (v !== undefined && v !== 0 && v !== null) g[f] = big(v);
   }
@@ -137,7 +153,10 @@ export const faucetContract: SmartContract = {
       case "updateLimits":
         return updateLimits(ctx, input);
       default:
-        throw new CodedError({ code: "failed execution", op: "faucet" }, `no function with that name: "${fn}" (faucet has pour, refill, updateLimits)`);
+        throw new CodedError(
+          { code: "failed execution", op: "faucet" },
+          `no function with that name: "${fn}" (faucet has pour, refill, updateLimits)`,
+        );
     }
   },
   rest(state, endpoint, params) {
@@ -155,15 +174,32 @@ export const faucetContract: SmartContract = {
           global_reset: g.global_rest,
         };
       case "globalPerodicLimit":
-        return { start: g.start_time, used: g.used, restart: g.start_time + Number(g.global_rest / SECOND), allowed: g.global_limit - g.used };
+        return {
+          start: g.start_time,
+          used: g.used,
+          restart: g.start_time + Number(g.global_rest / SECOND),
+          allowed: g.global_limit - g.used,
+        };
       case "personalPeriodicLimit": {
         const id = params.client_id ?? "";
-        if (!/^[0-9a-f]{64}$/.test(id)) throw new CodedError({ code: "invalid_request", op: "faucet personalPeriodicLimit" }, "client_id must be a 64-character hex id");
+        if (!/^[0-9a-f]{64}$/.test(id))
+          throw new CodedError(
+            { code: "invalid_request", op: "faucet personalPeriodicLimit" },
+            "client_id must be a 64-character hex id",
+          );
         const u = loadUser(state, id) ?? { id, start_time: 0, used: 0n };
-        return { start: u.start_time, used: u.used, restart: u.start_time + Number(g.individual_reset / SECOND), allowed: g.periodic_limit - u.used };
+        return {
+          start: u.start_time,
+          used: u.used,
+          restart: u.start_time + Number(g.individual_reset / SECOND),
+          allowed: g.periodic_limit - u.used,
+        };
       }
       default:
-        throw new CodedError({ code: "resource_not_found", op: "faucet rest" }, `faucet has no endpoint "${endpoint}" (pourAmount, getConfig, globalPerodicLimit, personalPeriodicLimit)`);
+        throw new CodedError(
+          { code: "resource_not_found", op: "faucet rest" },
+          `faucet has no endpoint "${endpoint}" (pourAmount, getConfig, globalPerodicLimit, personalPeriodicLimit)`,
+        );
     }
   },
 };

@@ -1,9 +1,10 @@
 /** The smart contracts by address. */
-import { faucetContract } from "./faucet.js";
+
 import type { SmartContract } from "./context.js";
+import { faucetContract } from "./faucet.js";
 
 export type { ContractContext, SmartContract } from "./context.js";
-export { faucetContract, defaultFaucetConfig, FAUCET_ADDRESS } from "./faucet.js";
+export { defaultFaucetConfig, FAUCET_ADDRESS, faucetContract } from "./faucet.js";
 
 const REGISTRY = new Map<string, SmartContract>([[faucetContract.address, faucetContract]]);
 

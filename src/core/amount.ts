@@ -92,17 +92,24 @@ export function parseZcn(text: string, what = "tokens"): bigint {
 /** Parse a non-negative integer count of SAS (wire/JSON input). */
 export function parseSas(text: string, what = "amount"): bigint {
   if (!/^\d+$/.test(text.trim())) {
-    throw new CodedError({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": expected a non-negative integer number of SAS`);
+    throw new CodedError(
+      { code: "invalid_amount", op: `parse ${what}` },
+      `invalid ${what} "${text}": expected a non-negative integer number of SAS`,
+    );
   }
   const v = BigInt(text.trim());
-  if (v > MAX_SAS) throw new CodedError({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": exceeds int64`);
+  if (v > MAX_SAS)
+    throw new CodedError({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": exceeds int64`);
   return v;
 }
 
 /** Convert a float number of tokens from a config file (e.g. `read_price: 0.01`) to SAS, rounding to the nearest SAS. */
 export function zcnNumberToSas(value: number, what = "amount"): bigint {
   if (!Number.isFinite(value) || value < 0) {
-    throw new CodedError({ code: "invalid_amount", op: `convert ${what}` }, `invalid ${what} ${value}: expected a non-negative number of tokens`);
+    throw new CodedError(
+      { code: "invalid_amount", op: `convert ${what}` },
+      `invalid ${what} ${value}: expected a non-negative number of tokens`,
+    );
   }
   return parseZcn(value.toFixed(10), what);
 }

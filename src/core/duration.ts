@@ -16,8 +16,8 @@ const MAX_INT64 = (1n << 63n) - 1n;
 const UNITS: Record<string, bigint> = {
   ns: NANOSECOND,
   us: MICROSECOND,
-  "µs": MICROSECOND, // U+00B5
-  "μs": MICROSECOND, // U+03BC
+  µs: MICROSECOND, // U+00B5
+  μs: MICROSECOND, // U+03BC
   ms: MILLISECOND,
   s: SECOND,
   m: MINUTE,
@@ -25,7 +25,10 @@ const UNITS: Record<string, bigint> = {
 };
 
 function bad(text: string, why: string, what: string): never {
-  throw new CodedError({ code: "invalid_duration", op: `parse ${what}` }, `invalid duration "${text}" for ${what}: ${why} (examples: 744h, 1h30m, 2m0s, 500ms)`);
+  throw new CodedError(
+    { code: "invalid_duration", op: `parse ${what}` },
+    `invalid duration "${text}" for ${what}: ${why} (examples: 744h, 1h30m, 2m0s, 500ms)`,
+  );
 }
 
 /** Parse a Go duration string into nanoseconds. `what` names the flag or field in errors. */

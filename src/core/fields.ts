@@ -4,8 +4,8 @@
  * `config.yaml: field "min_submit": expected an integer between 1 and 100, found "fifty"`.
  */
 import { parse as parseYamlText } from "yaml";
-import { CodedError } from "./errors.js";
 import { parseDuration } from "./duration.js";
+import { CodedError } from "./errors.js";
 
 /** Short human rendering of a found value. */
 export function describeValue(v: unknown): string {
@@ -28,7 +28,10 @@ export function parseYaml(text: string, file: string, opts: { intAsBigInt?: bool
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc)) {
-    throw new CodedError({ code: "config_invalid", op: "parse config" }, `${file}: expected a mapping of fields at the top level, found ${describeValue(doc)}`);
+    throw new CodedError(
+      { code: "config_invalid", op: "parse config" },
+      `${file}: expected a mapping of fields at the top level, found ${describeValue(doc)}`,
+    );
   }
   return doc as Record<string, unknown>;
 }
@@ -100,7 +103,11 @@ export class FieldReader {
 
   num(field: string, opt?: Opt<number> & { min?: number; max?: number }): number {
     const range =
-      opt?.min !== undefined && opt?.max !== undefined ? ` between ${opt.min} and ${opt.max}` : opt?.min !== undefined ? ` of at least ${opt.min}` : "";
+      opt?.min !== undefined && opt?.max !== undefined
+        ? ` between ${opt.min} and ${opt.max}`
+        : opt?.min !== undefined
+          ? ` of at least ${opt.min}`
+          : "";
     const expected = `a number${range}`;
     const v = this.raw(field, opt, expected);
     if (v === undefined) return opt?.default as number;
@@ -157,7 +164,8 @@ export class FieldReader {
     if (v === undefined) return opt?.default as string[];
     if (!Array.isArray(v)) this.fail(field, expected, v);
     return v.map((item, i) => {
-      if (typeof item !== "string" || (opt?.each && !opt.each(item))) this.fail(`${field}[${i}]`, opt?.expectedEach ?? "a string", item);
+      if (typeof item !== "string" || (opt?.each && !opt.each(item)))
+        this.fail(`${field}[${i}]`, opt?.expectedEach ?? "a string", item);
       return item;
     });
   }

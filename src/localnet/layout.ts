@@ -5,11 +5,11 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify as yamlStringify } from "yaml";
-import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
-import { dealShares } from "../core/threshold.js";
 import { magicBlockHash } from "../chain/magicblock.js";
 import type { MagicBlock, MagicNode } from "../chain/types.js";
 import { ScAddress } from "../chain/types.js";
+import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
+import { dealShares } from "../core/threshold.js";
 import * as sdk from "../sdk/index.js";
 import type { NodeProcessSpec } from "./processes.js";
 
@@ -98,11 +98,25 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   ];
   sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
 
-  const consensus = { soft_timeout: opts.softTimeout ?? "3s", proposal_wait: opts.proposalWait ?? "180ms", restart_mult: 2, max_block_txns: 1000 };
-  const writeNode = (name: string, role: "miner" | "sharder", entry: { node: MagicNode; kp: { publicKey: string; privateKey: string } }, share?: string): NodeProcessSpec => {
+  const consensus = {
+    soft_timeout: opts.softTimeout ?? "3s",
+    proposal_wait: opts.proposalWait ?? "180ms",
+    restart_mult: 2,
+    max_block_txns: 1000,
+  };
+  const writeNode = (
+    name: string,
+    role: "miner" | "sharder",
+    entry: { node: MagicNode; kp: { publicKey: string; privateKey: string } },
+    share?: string,
+  ): NodeProcessSpec => {
     const nd = join(dir, name);
     mkdirSync(nd, { recursive: true });
-    sdk.writeFileAtomic(join(nd, "keys.txt"), `${entry.kp.publicKey}\n${entry.kp.privateKey}\n${host}\n${entry.node.port}\n`, 0o600);
+    sdk.writeFileAtomic(
+      join(nd, "keys.txt"),
+      `${entry.kp.publicKey}\n${entry.kp.privateKey}\n${host}\n${entry.node.port}\n`,
+      0o600,
+    );
     const cfg: Record<string, unknown> = {
       role,
       host,
@@ -116,7 +130,11 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       consensus,
     };
     if (role === "miner") {
-      sdk.writeFileAtomic(join(nd, "dkg.json"), `${JSON.stringify({ id: entry.node.id, starting_round: 0, secret_share: share }, null, 2)}\n`, 0o600);
+      sdk.writeFileAtomic(
+        join(nd, "dkg.json"),
+        `${JSON.stringify({ id: entry.node.id, starting_round: 0, secret_share: share }, null, 2)}\n`,
+        0o600,
+      );
       cfg.dkg_file = "dkg.json";
     }
     sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify(cfg));
@@ -128,9 +146,22 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   mkdirSync(bwDir, { recursive: true });
   sdk.writeFileAtomic(
     join(bwDir, "node.yaml"),
-    yamlStringify({ role: "blockworker", host, port: p.bw, data_dir: "data", chain_id: chainId, magic_block_file: "../genesis/magic_block.json", refresh_seconds: 5 }),
+    yamlStringify({
+      role: "blockworker",
+      host,
+      port: p.bw,
+      data_dir: "data",
+      chain_id: chainId,
+      magic_block_file: "../genesis/magic_block.json",
+      refresh_seconds: 5,
+    }),
   );
-  const blockworker: NodeProcessSpec = { name: "blockworker", role: "blockworker", configFile: join(bwDir, "node.yaml"), url: `http://${host}:${p.bw}` };
+  const blockworker: NodeProcessSpec = {
+    name: "blockworker",
+    role: "blockworker",
+    configFile: join(bwDir, "node.yaml"),
+    url: `http://${host}:${p.bw}`,
+  };
   const clientConfigDir = join(dir, "zcn");
   sdk.writeFileAtomic(join(clientConfigDir, "config.yaml"), sdk.clientConfigYaml(`${blockworker.url}/dns`, "bls0chain", chainId));
   const layout: LocalnetLayout = { dir, chainId, blockworker, sharders: sharderSpecs, miners: minerSpecs, clientConfigDir };

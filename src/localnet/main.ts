@@ -8,7 +8,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
-import { createLocalnetLayout, loadLocalnetLayout, type LocalnetLayout } from "./layout.js";
+import { createLocalnetLayout, type LocalnetLayout, loadLocalnetLayout } from "./layout.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
 
 interface Flags {
@@ -22,7 +22,8 @@ interface Flags {
 function count(min: number, max: number) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected an integer between ${min} and ${max}, found "${v}"`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected an integer between ${min} and ${max}, found "${v}"`);
     return n;
   };
 }
@@ -60,9 +61,15 @@ export async function main(argv: string[]): Promise<void> {
   let layout: LocalnetLayout;
   if (existsSync(join(dir, "localnet.json"))) {
     layout = loadLocalnetLayout(dir);
-    console.log(`Resuming the local network in ${dir} (${layout.miners.length} miners, ${layout.sharders.length} sharders); use --fresh to start a new chain.`);
+    console.log(
+      `Resuming the local network in ${dir} (${layout.miners.length} miners, ${layout.sharders.length} sharders); use --fresh to start a new chain.`,
+    );
   } else {
-    layout = await createLocalnetLayout(dir, { miners: flags.miners, sharders: flags.sharders, ...(flags.basePort ? { basePort: flags.basePort } : {}) });
+    layout = await createLocalnetLayout(dir, {
+      miners: flags.miners,
+      sharders: flags.sharders,
+      ...(flags.basePort ? { basePort: flags.basePort } : {}),
+    });
     console.log(`Created a new chain in ${dir}: ${layout.miners.length} miners, ${layout.sharders.length} sharders.`);
   }
   const logDir = join(dir, "logs");

@@ -3,7 +3,7 @@
  * HTTP polling, clean shutdown on Ctrl-C (SIGTERM to every child, SIGKILL after a grace period).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, openSync, closeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 /** One process of the local network. */
@@ -49,7 +49,8 @@ export async function waitReady(node: RunningNode, path: string, timeoutMs: numb
     exitCode = c;
   });
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
+    if (exitCode !== undefined)
+      throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
     try {
       const res = await fetch(`${node.spec.url}${path}`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) return;

@@ -2,19 +2,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
+import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
+import { parseMagicBlock } from "../chain/magicblock.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
-import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
-import { parseMagicBlock } from "../chain/magicblock.js";
 import * as sdk from "../sdk/index.js";
 import { runBlockWorker } from "./blockworker/run.js";
-import { type NodeConfig, loadNodeConfig } from "./config/node.js";
+import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
 import { MinerNode } from "./miner/miner.js";
 import { minerApp } from "./miner/server.js";
-import { SharderNode } from "./sharder/sharder.js";
 import { sharderApp } from "./sharder/server.js";
+import { SharderNode } from "./sharder/sharder.js";
 import { ChainStore } from "./store/chainstore.js";
 import { LmdbKv } from "./store/kv.js";
 
@@ -22,15 +22,26 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
-    throw new CodedError({ code: "config_missing", op: `read ${what}` }, `cannot read ${what} ${path}: ${(err as Error).message}`);
+    throw new CodedError(
+      { code: "config_missing", op: `read ${what}` },
+      `cannot read ${what} ${path}: ${(err as Error).message}`,
+    );
   }
 }
 
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
   const cfg: NodeConfig = loadNodeConfig(configPath);
-  if (cfg.role !== role) throw new CodedError({ code: "config_invalid", op: "start node" }, `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`);
-  const logger = pino({ level: cfg.logLevel, base: { role: cfg.role, port: cfg.port }, redact: ["private_key", "*.private_key", "mnemonics", "secret_key"] });
+  if (cfg.role !== role)
+    throw new CodedError(
+      { code: "config_invalid", op: "start node" },
+      `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
+    );
+  const logger = pino({
+    level: cfg.logLevel,
+    base: { role: cfg.role, port: cfg.port },
+    redact: ["private_key", "*.private_key", "mnemonics", "secret_key"],
+  });
   const log = (level: "debug" | "info" | "warn" | "error", msg: string): void => logger[level](msg);
   if (cfg.role === "blockworker") return runBlockWorker(cfg, log);
 
@@ -40,8 +51,17 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   const mb = parseMagicBlock(readText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
   const keys = loadKeysFile(cfg.keysFile as string);
   const id = clientIdOf(keys.public_key);
-  if (nodeScheme.publicKeyOf(keys.private_key) !== keys.public_key) throw new CodedError({ code: "config_invalid", op: "start node" }, `${cfg.keysFile}: the private key does not match the public key`);
-  const states = parseInitialStates(parseYaml(readText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, { intAsBigInt: true }), cfg.initialStatesFile as string);
+  if (nodeScheme.publicKeyOf(keys.private_key) !== keys.public_key)
+    throw new CodedError(
+      { code: "config_invalid", op: "start node" },
+      `${cfg.keysFile}: the private key does not match the public key`,
+    );
+  const states = parseInitialStates(
+    parseYaml(readText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, {
+      intAsBigInt: true,
+    }),
+    cfg.initialStatesFile as string,
+  );
   const kv = new LmdbKv(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv);
   const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
@@ -52,7 +72,11 @@ export async function runNode(role: string, configPath: string): Promise<() => P
 
   if (cfg.role === "miner") {
     const dkg = JSON.parse(readText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
-    if (typeof dkg.secret_share !== "string") throw new CodedError({ code: "config_invalid", op: "start miner" }, `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`);
+    if (typeof dkg.secret_share !== "string")
+      throw new CodedError(
+        { code: "config_invalid", op: "start miner" },
+        `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`,
+      );
     const miner = new MinerNode({
       chainId: cfg.chainId,
       magicBlock: mb,
@@ -68,7 +92,10 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     });
     const app = minerApp(miner, me);
     await app.listen({ host: listenHost, port: cfg.port });
-    log("info", `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`);
+    log(
+      "info",
+      `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`,
+    );
     miner.start();
     return async () => {
       miner.stop();
@@ -77,10 +104,23 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       await kv.close();
     };
   }
-  const sharder = new SharderNode({ chainId: cfg.chainId, magicBlock: mb, genesis, selfId: id, scheme, store, transport, maxBlockTxns: cfg.consensus.maxBlockTxns, log });
+  const sharder = new SharderNode({
+    chainId: cfg.chainId,
+    magicBlock: mb,
+    genesis,
+    selfId: id,
+    scheme,
+    store,
+    transport,
+    maxBlockTxns: cfg.consensus.maxBlockTxns,
+    log,
+  });
   const app = sharderApp(sharder, me);
   await app.listen({ host: listenHost, port: cfg.port });
-  log("info", `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`);
+  log(
+    "info",
+    `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`,
+  );
   return async () => {
     await app.close();
     await transport.close();

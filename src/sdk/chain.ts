@@ -3,14 +3,15 @@
  * transaction submission to miners and confirmation from sharders, and queries answered by a quorum of
  * sharders. Every failure names the operation, the nodes involved and each node's reason.
  */
+
+import { verifyConfirmation } from "../chain/block.js";
+import { parseJson } from "../chain/json.js";
+import { encodeTransactionJson, parseConfirmationJson, signTransaction } from "../chain/transaction.js";
+import type { Confirmation, Transaction } from "../chain/types.js";
+import { TxnStatus } from "../chain/types.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
-import { encodeTransactionJson, parseConfirmationJson, signTransaction } from "../chain/transaction.js";
-import { verifyConfirmation } from "../chain/block.js";
-import type { Confirmation, Transaction } from "../chain/types.js";
-import { TxnStatus } from "../chain/types.js";
-import { parseJson } from "../chain/json.js";
 import { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
@@ -99,28 +100,49 @@ export class ChainClient {
       try {
         res = await this.opts.transport.request({ method: "GET", url, timeoutMs: 10_000 });
       } catch (err) {
-        throw new CodedError({ code: "network_unreachable", op: "discover network", node: this.opts.blockWorker }, `block worker unreachable: ${errorMessage(err)}`, { cause: err });
+        throw new CodedError(
+          { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
+          `block worker unreachable: ${errorMessage(err)}`,
+          { cause: err },
+        );
       }
       if (res.status !== 200) {
-        throw new CodedError({ code: "network_unreachable", op: "discover network", node: this.opts.blockWorker }, `block worker ${url} answered HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`);
+        throw new CodedError(
+          { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
+          `block worker ${url} answered HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`,
+        );
       }
       let j: { miners?: unknown; sharders?: unknown };
       try {
         j = res.json();
       } catch {
-        throw new CodedError({ code: "network_invalid", op: "discover network", node: this.opts.blockWorker }, `block worker ${url} returned invalid JSON`);
+        throw new CodedError(
+          { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
+          `block worker ${url} returned invalid JSON`,
+        );
       }
       const list = (v: unknown, what: string): string[] => {
         if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-          throw new CodedError({ code: "network_invalid", op: "discover network", node: this.opts.blockWorker }, `block worker ${url}: "${what}" is not a list of URLs`);
+          throw new CodedError(
+            { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
+            `block worker ${url}: "${what}" is not a list of URLs`,
+          );
         }
         return (v as string[]).map((u) => u.replace(/\/+$/, ""));
       };
       if (miners.length === 0) miners = list(j.miners, "miners");
       if (sharders.length === 0) sharders = list(j.sharders, "sharders");
     }
-    if (miners.length === 0) throw new CodedError({ code: "network_empty", op: "discover network", node: this.opts.blockWorker }, "the network has no miners");
-    if (sharders.length === 0) throw new CodedError({ code: "network_empty", op: "discover network", node: this.opts.blockWorker }, "the network has no sharders");
+    if (miners.length === 0)
+      throw new CodedError(
+        { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
+        "the network has no miners",
+      );
+    if (sharders.length === 0)
+      throw new CodedError(
+        { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
+        "the network has no sharders",
+      );
     this.nodes = { miners, sharders };
     return this.nodes;
   }
@@ -133,7 +155,10 @@ export class ChainClient {
     const ok = results.filter((r) => r.status === 200).length;
     const need = quorumOf(miners.length, 25);
     if (ok < need) {
-      throw new CodedError({ code: "register_failed", op: "register wallet" }, `Register consensus not met: ${ok} of ${miners.length} miners accepted, ${need} needed; ${describeFailures(results)}`);
+      throw new CodedError(
+        { code: "register_failed", op: "register wallet" },
+        `Register consensus not met: ${ok} of ${miners.length} miners accepted, ${need} needed; ${describeFailures(results)}`,
+      );
     }
     this.log(`registered client ${wallet.client_id} with ${ok}/${miners.length} miners`);
   }
@@ -164,7 +189,10 @@ export class ChainClient {
     const { miners } = await this.network();
     const count = Math.min(miners.length, quorumOf(miners.length, this.opts.minSubmit ?? 50));
     const chosen = [...miners].sort(() => Math.random() - 0.5).slice(0, count);
-    const results = await requestAll(this.opts.transport, chosen, "/v1/transaction/put", { method: "POST", body: encodeTransactionJson(txn) });
+    const results = await requestAll(this.opts.transport, chosen, "/v1/transaction/put", {
+      method: "POST",
+      body: encodeTransactionJson(txn),
+    });
     const ok = results.filter((r) => r.status === 200).length;
     if (ok < quorumOf(chosen.length, 25)) {
       const failed = results.filter((r) => r.status !== 200);
@@ -224,7 +252,10 @@ export class ChainClient {
       const chainSec = q.lfbCreation > 0 ? Math.min(q.lfbCreation, nowSec) : nowSec;
       if ((chainSec - creationDateSec) * 1000 > limitMs) {
         const why = describeFailures(q.results);
-        throw new CodedError({ code: "verify_failed", op: "verify transaction" }, `${hash} not confirmed by any sharder within ${limitMs / 1000} s${why ? `; ${why}` : ""}`);
+        throw new CodedError(
+          { code: "verify_failed", op: "verify transaction" },
+          `${hash} not confirmed by any sharder within ${limitMs / 1000} s${why ? `; ${why}` : ""}`,
+        );
       }
       await this.sleep(poll);
     }
@@ -236,7 +267,10 @@ export class ChainClient {
     await this.submit(txn);
     const res = await this.confirm(txn.hash, txn.creation_date);
     if (res.status !== TxnStatus.success) {
-      throw new CodedError({ code: "txn_failed", op: "execute transaction", node: res.confirmation.miner_id }, `transaction ${txn.hash} failed: ${res.output}`);
+      throw new CodedError(
+        { code: "txn_failed", op: "execute transaction", node: res.confirmation.miner_id },
+        `transaction ${txn.hash} failed: ${res.output}`,
+      );
     }
     return res;
   }
@@ -266,7 +300,10 @@ export class ChainClient {
   /** Balance of a client at the latest finalized block; `undefined` when the chain has never seen it. */
   async getBalance(clientId: string): Promise<Balance | undefined> {
     try {
-      const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(`/v1/client/get/balance?client_id=${clientId}`, "get balance");
+      const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(
+        `/v1/client/get/balance?client_id=${clientId}`,
+        "get balance",
+      );
       return { balance: BigInt(j.balance), round: j.round, txn: j.txn };
     } catch (err) {
       if (err instanceof CodedError && err.code === "query_failed" && /value not present/.test(err.message)) return undefined;
@@ -282,8 +319,12 @@ export class ChainClient {
 
   /** The latest finalized magic block, as the sharders agree on it. */
   async latestMagicBlock(): Promise<Record<string, unknown>> {
-    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>("/v1/block/get/latest_finalized_magic_block", "get magic block");
-    if (!j.magic_block) throw new CodedError({ code: "query_failed", op: "get magic block" }, "sharders returned a block without a magic block");
+    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(
+      "/v1/block/get/latest_finalized_magic_block",
+      "get magic block",
+    );
+    if (!j.magic_block)
+      throw new CodedError({ code: "query_failed", op: "get magic block" }, "sharders returned a block without a magic block");
     return j.magic_block;
   }
 
@@ -296,17 +337,28 @@ export class ChainClient {
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`);
       text = res.text();
     } catch (err) {
-      throw new CodedError({ code: "id_not_found", op: "get node id", node: url }, `ID not found: ${target}: ${errorMessage(err)}`, { cause: err });
+      throw new CodedError(
+        { code: "id_not_found", op: "get node id", node: url },
+        `ID not found: ${target}: ${errorMessage(err)}`,
+        { cause: err },
+      );
     }
     const id = text.trim().split(",")[3];
-    if (!id || !/^[0-9a-f]{64}$/.test(id)) throw new CodedError({ code: "id_not_found", op: "get node id", node: url }, `ID not found: ${target} answered "${text.slice(0, 80)}"`);
+    if (!id || !/^[0-9a-f]{64}$/.test(id))
+      throw new CodedError(
+        { code: "id_not_found", op: "get node id", node: url },
+        `ID not found: ${target} answered "${text.slice(0, 80)}"`,
+      );
     return id;
   }
 }
 
 /** A chain client for a loaded config.yaml (+ network.yaml) and a wallet's signature scheme. */
 export function chainClientFor(
-  loaded: { config: { block_worker: string; chain_id: string; min_submit: number; min_confirmation: number }; network?: Partial<NetworkNodes> },
+  loaded: {
+    config: { block_worker: string; chain_id: string; min_submit: number; min_confirmation: number };
+    network?: Partial<NetworkNodes>;
+  },
   scheme: SignatureScheme,
   transport: Transport,
   extra: Partial<Pick<ChainClientOptions, "log" | "nowMs" | "sleep" | "pollMs" | "confirmTimeoutMs">> = {},

@@ -55,7 +55,11 @@ function inDir(dir: string, name: string): string {
 /** Validate the text of a config.yaml. `file` names it in errors. */
 export function parseClientConfig(text: string, file: string): ClientConfig {
   const r = new FieldReader(file, parseYaml(text, file));
-  const scheme = r.str("signature_scheme", { default: "bls0chain", pattern: /^(bls0chain|ed25519)$/, expected: '"bls0chain" or "ed25519"' });
+  const scheme = r.str("signature_scheme", {
+    default: "bls0chain",
+    pattern: /^(bls0chain|ed25519)$/,
+    expected: '"bls0chain" or "ed25519"',
+  });
   return {
     block_worker: r.url("block_worker"),
     signature_scheme: scheme as ClientConfig["signature_scheme"],
@@ -87,9 +91,13 @@ function readText(path: string, missingCode: string, what: string): string | und
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT") {
       if (missingCode === "") return undefined;
-      throw new CodedError({ code: missingCode, op: `read ${what}` }, `Can't read config: ${path} does not exist`, { cause: err });
+      throw new CodedError({ code: missingCode, op: `read ${what}` }, `Can't read config: ${path} does not exist`, {
+        cause: err,
+      });
     }
-    throw new CodedError({ code: "config_unreadable", op: `read ${what}` }, `Can't read config: ${path}: ${e.message}`, { cause: err });
+    throw new CodedError({ code: "config_unreadable", op: `read ${what}` }, `Can't read config: ${path}: ${e.message}`, {
+      cause: err,
+    });
   }
 }
 

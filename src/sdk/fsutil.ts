@@ -1,6 +1,6 @@
 /** Crash-safe file writes: a kill at any moment leaves either the old or the new content, never a mix. */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { dirname, join, basename } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 /** Write `data` to `path` via a temp file in the same directory, fsync, rename, then fsync the directory. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): void {

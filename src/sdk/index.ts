@@ -1,43 +1,61 @@
 /**
  * The client library's public surface. The CLIs import only from here (layer rule: cli → sdk).
  */
-export { CodedError, codedError, errorMessage } from "../core/errors.js";
-export { sha3 } from "../core/hash.js";
-export { isHash } from "../core/hex.js";
-export { initCrypto, getScheme, clientIdOf } from "../core/schemes.js";
-export type { SignatureScheme, SchemeName } from "../core/scheme.js";
-export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
-export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
-export { walletPath, walletExists, readWalletFile, writeWalletFile } from "./walletfile.js";
+
+export type { Confirmation, MagicBlock, MagicNode, Transaction } from "../chain/types.js";
+export { ScAddress, TxnStatus, TxnType } from "../chain/types.js";
 export {
-  resolveConfigDir,
-  loadClientConfig,
-  parseClientConfig,
-  parseNetworkConfig,
-  clientConfigYaml,
-  DEFAULT_CHAIN_ID,
-  type ClientConfig,
-  type NetworkConfig,
-  type LoadedClientConfig,
-} from "./configfiles.js";
-export { writeFileAtomic } from "./fsutil.js";
-export {
-  SAS_PER_ZCN,
-  MAX_SAS,
-  formatBalance,
   autoFormatBalance,
-  parseZcn,
+  type BalanceUnit,
+  formatBalance,
+  MAX_SAS,
   parseSas,
+  parseZcn,
+  SAS_PER_ZCN,
   sasToZcnNumber,
   sasToZcnString,
   zcnNumberToSas,
-  type BalanceUnit,
 } from "../core/amount.js";
-export { parseDuration, formatDuration, durationSeconds, durationMs } from "../core/duration.js";
+export { durationMs, durationSeconds, formatDuration, parseDuration } from "../core/duration.js";
+export { CodedError, codedError, errorMessage } from "../core/errors.js";
+export { sha3 } from "../core/hash.js";
+export { isHash } from "../core/hex.js";
+export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
+export type { SchemeName, SignatureScheme } from "../core/scheme.js";
+export { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
+export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
+export {
+  type Balance,
+  ChainClient,
+  type ChainClientOptions,
+  chainClientFor,
+  type NetworkNodes,
+  quorumOf,
+  type TxnRequest,
+  type TxnResult,
+} from "./chain.js";
+export {
+  type ClientConfig,
+  clientConfigYaml,
+  DEFAULT_CHAIN_ID,
+  type LoadedClientConfig,
+  loadClientConfig,
+  type NetworkConfig,
+  parseClientConfig,
+  parseNetworkConfig,
+  resolveConfigDir,
+} from "./configfiles.js";
+export { writeFileAtomic } from "./fsutil.js";
+export {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+  HttpTransport,
+  type HttpTransportOptions,
+  makeResponse,
+  transportError,
+  transportReason,
+} from "./http-transport.js";
+export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
-export { ChainClient, chainClientFor, quorumOf, type ChainClientOptions, type NetworkNodes, type TxnRequest, type TxnResult, type Balance } from "./chain.js";
-export type { Transport, TransportRequest, TransportResponse, HttpMethod } from "./transport.js";
-export { requestAll, agree, joinUrl, replyError, describeFailures, type NodeResult } from "./multi.js";
-export { TxnType, TxnStatus, ScAddress } from "../chain/types.js";
-export type { Confirmation, Transaction, MagicBlock, MagicNode } from "../chain/types.js";
-export { HttpTransport, makeResponse } from "./http-transport.js";
+export { readWalletFile, walletExists, walletPath, writeWalletFile } from "./walletfile.js";

@@ -31,7 +31,11 @@ export async function requestAll(
     urls.map(async (base): Promise<NodeResult> => {
       const url = joinUrl(base, path);
       try {
-        const req: Parameters<Transport["request"]>[0] = { method: opts.method ?? "GET", url, timeoutMs: opts.timeoutMs ?? 10_000 };
+        const req: Parameters<Transport["request"]>[0] = {
+          method: opts.method ?? "GET",
+          url,
+          timeoutMs: opts.timeoutMs ?? 10_000,
+        };
         if (opts.body !== undefined) {
           req.body = opts.body;
           req.headers = { "content-type": "application/json" };

@@ -22,7 +22,9 @@ export function readWalletFile(path: string): WalletFile {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code === "ENOENT" ? "wallet_missing" : "wallet_unreadable";
-    throw new CodedError({ code, op: "read wallet" }, `cannot read wallet file ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CodedError({ code, op: "read wallet" }, `cannot read wallet file ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return parseWallet(text, path);
 }

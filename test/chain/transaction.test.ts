@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { CodedError } from "../../src/core/errors.js";
-import { EMPTY_HASH, sha3 } from "../../src/core/hash.js";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet } from "../../src/core/wallet.js";
-import { blockFromJson, blockHashOf, computeBlockHash, confirmationOf, decodeBlockJson, encodeBlockJson, receiptMerkleRoot, txnMerkleRoot, verifyConfirmation } from "../../src/chain/block.js";
+import {
+  blockFromJson,
+  blockHashOf,
+  computeBlockHash,
+  confirmationOf,
+  decodeBlockJson,
+  encodeBlockJson,
+  receiptMerkleRoot,
+  txnMerkleRoot,
+  verifyConfirmation,
+} from "../../src/chain/block.js";
 import { parseJson, stringifyJson } from "../../src/chain/json.js";
 import { merklePath, merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
 import {
@@ -16,6 +22,10 @@ import {
   validateTransaction,
 } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
+import { CodedError } from "../../src/core/errors.js";
+import { EMPTY_HASH, sha3 } from "../../src/core/hash.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { createWallet } from "../../src/core/wallet.js";
 
 const CHAIN = "0afc093ffb509f059c55478bc1a60351cef7b4e9c008a53a6cc8241ca8617dfe";
 
@@ -59,27 +69,52 @@ describe("transactions", () => {
     assert.equal(outputHash(""), EMPTY_HASH);
   });
   it("wire round trip keeps every field and big values", () => {
-    const t = { ...txn({ transaction_value: 9_000_000_000_000_000_000n }), public_key: "ab", transaction_output: "ok", txn_output_hash: sha3("ok"), transaction_status: 1 };
+    const t = {
+      ...txn({ transaction_value: 9_000_000_000_000_000_000n }),
+      public_key: "ab",
+      transaction_output: "ok",
+      txn_output_hash: sha3("ok"),
+      transaction_status: 1,
+    };
     assert.deepEqual(decodeTransactionJson(encodeTransactionJson(t)), t);
     assert.match(encodeTransactionJson(t), /"transaction_value":9000000000000000000,/);
   });
   it("decoding names the bad field", () => {
     assert.throws(() => decodeTransactionJson('{"client_id":5}'), /field "client_id": expected a string, found 5/);
-    assert.throws(() => decodeTransactionJson('{"client_id":"x","creation_date":"now"}'), /field "creation_date": expected an integer/);
-    assert.throws(() => decodeTransactionJson("{"), (e: unknown) => e instanceof CodedError && e.code === "invalid_transaction");
+    assert.throws(
+      () => decodeTransactionJson('{"client_id":"x","creation_date":"now"}'),
+      /field "creation_date": expected an integer/,
+    );
+    assert.throws(
+      () => decodeTransactionJson("{"),
+      (e: unknown) => e instanceof CodedError && e.code === "invalid_transaction",
+    );
   });
 
   describe("admission checks with the reference codes", () => {
     for (const schemeName of ["bls0chain", "ed25519"]) {
       const scheme = () => getScheme(schemeName);
-      const ctx = (registered?: string) => ({ chainId: CHAIN, nowSec: 1_700_000_010, scheme: scheme(), registeredKey: (id: string) => (id === registered?.split("|")[0] ? registered?.split("|")[1] : undefined) });
+      const ctx = (registered?: string) => ({
+        chainId: CHAIN,
+        nowSec: 1_700_000_010,
+        scheme: scheme(),
+        registeredKey: (id: string) => (id === registered?.split("|")[0] ? registered?.split("|")[1] : undefined),
+      });
       const signed = (o: Partial<Transaction> = {}) => {
         const w = createWallet(scheme());
-        const t = signTransaction(txn({ client_id: w.client_id, public_key: w.client_key, ...o }), scheme(), w.keys[0]!.private_key);
+        const t = signTransaction(
+          txn({ client_id: w.client_id, public_key: w.client_key, ...o }),
+          scheme(),
+          w.keys[0]!.private_key,
+        );
         return { w, t };
       };
       const code = (f: () => unknown, c: string, re?: RegExp) =>
-        assert.throws(f, (e: unknown) => e instanceof CodedError && e.code === c && (!re || re.test(e.message)), `${schemeName}: expected ${c}`);
+        assert.throws(
+          f,
+          (e: unknown) => e instanceof CodedError && e.code === c && (!re || re.test(e.message)),
+          `${schemeName}: expected ${c}`,
+        );
 
       it(`${schemeName}: a good transaction passes, with its key from the txn or the registry`, () => {
         const { w, t } = signed();
@@ -90,7 +125,11 @@ describe("transactions", () => {
       });
       it(`${schemeName}: each refusal`, () => {
         code(() => validateTransaction(signed({ transaction_value: -1n }).t, ctx()), "invalid_value");
-        code(() => validateTransaction(signed({ to_client_id: "xyz" }).t, ctx()), "invalid_request", /not a 64-character hex hash/);
+        code(
+          () => validateTransaction(signed({ to_client_id: "xyz" }).t, ctx()),
+          "invalid_request",
+          /not a 64-character hex hash/,
+        );
         code(() => validateTransaction(signed({ chain_id: sha3("other") }).t, ctx()), "invalid_chain");
         code(() => validateTransaction(signed({ creation_date: 1_700_000_010 - 31 }).t, ctx()), "past_transaction");
         code(() => validateTransaction(signed({ creation_date: 1_700_000_010 + 31 }).t, ctx()), "future_transaction");
@@ -131,7 +170,13 @@ describe("Merkle tree", () => {
 describe("blocks and confirmations", () => {
   const txns = [1, 2, 3].map((i) => {
     const t = txn({ transaction_data: `t${i}` });
-    return { ...t, hash: transactionHash(t), transaction_output: i === 2 ? "insufficient balance" : "", transaction_status: i === 2 ? 3 : 1, txn_output_hash: outputHash(i === 2 ? "insufficient balance" : "") };
+    return {
+      ...t,
+      hash: transactionHash(t),
+      transaction_output: i === 2 ? "insufficient balance" : "",
+      transaction_status: i === 2 ? 3 : 1,
+      txn_output_hash: outputHash(i === 2 ? "insufficient balance" : ""),
+    };
   });
   const block: Block = {
     version: "1.0",
@@ -156,7 +201,12 @@ describe("blocks and confirmations", () => {
   block.hash = computeBlockHash(block);
 
   it("block hash is the reference formula", () => {
-    assert.equal(block.hash, sha3(`${block.miner_id}:${block.prev_hash}:1700000001:42:-8765432109876543210:${txnMerkleRoot(txns)}:${receiptMerkleRoot(txns)}`));
+    assert.equal(
+      block.hash,
+      sha3(
+        `${block.miner_id}:${block.prev_hash}:1700000001:42:-8765432109876543210:${txnMerkleRoot(txns)}:${receiptMerkleRoot(txns)}`,
+      ),
+    );
     assert.equal(blockHashOf(block, txnMerkleRoot(txns), receiptMerkleRoot(txns)), block.hash);
   });
   it("codec round trip", () => {

@@ -48,7 +48,12 @@ describe("token amounts", () => {
       ["1000000000000", /exceeds the maximum/],
     ];
     for (const [text, re] of cases) {
-      assert.throws(() => parseZcn(text, "--tokens"), (e: unknown) => e instanceof CodedError && e.code === "invalid_amount" && re.test(e.message) && e.message.includes("--tokens"), text);
+      assert.throws(
+        () => parseZcn(text, "--tokens"),
+        (e: unknown) =>
+          e instanceof CodedError && e.code === "invalid_amount" && re.test(e.message) && e.message.includes("--tokens"),
+        text,
+      );
     }
   });
   it("converts config token numbers without float drift", () => {
@@ -90,7 +95,11 @@ describe("durations", () => {
   });
   it("rejects bad strings naming the field", () => {
     for (const bad of ["", "10", "h", "1x", "1h-2m", "abc", "1.h.5"]) {
-      assert.throws(() => parseDuration(bad, "--lock"), (e: unknown) => e instanceof CodedError && e.code === "invalid_duration" && e.message.includes("--lock"), bad);
+      assert.throws(
+        () => parseDuration(bad, "--lock"),
+        (e: unknown) => e instanceof CodedError && e.code === "invalid_duration" && e.message.includes("--lock"),
+        bad,
+      );
     }
   });
 });

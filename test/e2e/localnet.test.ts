@@ -15,7 +15,9 @@ const BASE = 20000 + Math.floor(Math.random() * 300) * 100;
 
 function zwallet(cfgDir: string, args: string[], wallet = "wallet.json"): Promise<{ code: number; out: string; err: string }> {
   return new Promise((res) => {
-    const c = spawn(process.execPath, [ZWALLET, ...args, "--configDir", cfgDir, "--wallet", wallet], { env: { ...process.env, FORCE_COLOR: "0" } });
+    const c = spawn(process.execPath, [ZWALLET, ...args, "--configDir", cfgDir, "--wallet", wallet], {
+      env: { ...process.env, FORCE_COLOR: "0" },
+    });
     let out = "";
     let err = "";
     c.stdout.on("data", (d: Buffer) => {
@@ -106,11 +108,22 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
   });
 
   it("failures name the cause and exit non-zero", async () => {
-    const poor = await zwallet(cfg, ["send", "--to_client_id", "6dba10422e368813802877a85039d3985d96760ed844092319743fb3a76712d3", "--tokens", "1000", "--desc", "x"]);
+    const poor = await zwallet(cfg, [
+      "send",
+      "--to_client_id",
+      "6dba10422e368813802877a85039d3985d96760ed844092319743fb3a76712d3",
+      "--tokens",
+      "1000",
+      "--desc",
+      "x",
+    ]);
     assert.equal(poor.code, 1);
     assert.match(poor.err, /^Send tokens failed\. .*insufficient balance/);
     assert.equal((await zwallet(cfg, ["send", "--tokens", "1", "--desc", "x"])).err, "Error: to_client_id flag is missing\n");
-    assert.match((await zwallet(cfg, ["send", "--to_client_id", "a".repeat(64), "--tokens", "-1", "--desc", "x"])).err, /invalid 'tokens' flag.*negative/);
+    assert.match(
+      (await zwallet(cfg, ["send", "--to_client_id", "a".repeat(64), "--tokens", "-1", "--desc", "x"])).err,
+      /invalid 'tokens' flag.*negative/,
+    );
     assert.equal((await zwallet(cfg, ["faucet", "--input", "{}"])).err, "Error: Methodname flag is missing\n");
     const badFn = await zwallet(cfg, ["faucet", "--methodName", "steal", "--input", "{}"]);
     assert.equal(badFn.code, 1);
@@ -135,7 +148,10 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     assert.equal((JSON.parse(lj.out) as { Nodes: unknown[] }).Nodes.length, 3);
     const ls = await zwallet(cfg, ["ls-sharders", "--all"]);
     assert.equal(ls.code, 0, ls.err);
-    assert.match(ls.out, /^MagicBlock Sharders\nID: [0-9a-f]{64}\n {2}- N2NHost: 127\.0\.0\.1\n {2}- Host: 127\.0\.0\.1\n {2}- Port: \d+\n\nRegistered Sharders\n/);
+    assert.match(
+      ls.out,
+      /^MagicBlock Sharders\nID: [0-9a-f]{64}\n {2}- N2NHost: 127\.0\.0\.1\n {2}- Host: 127\.0\.0\.1\n {2}- Port: \d+\n\nRegistered Sharders\n/,
+    );
     const id = await zwallet(cfg, ["getid", "--url", sharder]);
     assert.equal(id.code, 0, id.err);
     assert.match(id.out, /^\nURL: http:\/\/127\.0\.0\.1:\d+ \nID: [0-9a-f]{64}\n$/);
@@ -147,7 +163,17 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     assert.equal(d.is_active_in_chain, true);
     assert.ok((d.latest_finalized_round as number) > 0);
     const html = await (await fetch(`${sharder}/_diagnostics`)).text();
-    for (const label of ["Current Round", "LFB", "Latest finalized round", "Deterministic finalized round", "Rollbacks", "Timeouts", "Round Timeout Count", "State missing nodes", "State Health"]) {
+    for (const label of [
+      "Current Round",
+      "LFB",
+      "Latest finalized round",
+      "Deterministic finalized round",
+      "Rollbacks",
+      "Timeouts",
+      "Round Timeout Count",
+      "State missing nodes",
+      "State Health",
+    ]) {
       assert.ok(html.includes(label), label);
     }
   });
@@ -164,7 +190,11 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     nodes[nodes.indexOf(victim)] = restarted;
     await waitReady(restarted, "/_nh/whoami", 30_000);
     const target = await lfbRound(sharder);
-    await waitFor("the restarted miner to catch up", async () => (await json<{ lfb: number }>(`${victim.spec.url}/_nh/status`)).lfb >= target, 90_000);
+    await waitFor(
+      "the restarted miner to catch up",
+      async () => (await json<{ lfb: number }>(`${victim.spec.url}/_nh/status`)).lfb >= target,
+      90_000,
+    );
     const f = await zwallet(cfg, ["faucet", "--methodName", "pour", "--input", "{}", "--tokens", "0.1"]);
     assert.equal(f.code, 0, f.err);
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CodedError } from "../../src/core/errors.js";
 import { HOUR, MINUTE } from "../../src/core/duration.js";
+import { CodedError } from "../../src/core/errors.js";
 import { parseBlobberConfig, parseKeysFile, parseValidatorConfig } from "../../src/nodes/config/operator.js";
 
 const BLOBBER = `version: 1.0
@@ -65,37 +65,80 @@ describe("blobber yaml", () => {
     assert.equal(parseBlobberConfig(BLOBBER.replace(/delegate_wallet: .*/, "delegate_wallet: ''"), "b").delegate_wallet, "");
   });
   it("capacity must be a positive integer", () =>
-    fails(BLOBBER.replace("capacity: 1073741824", "capacity: 1GB"), '0chain_blobber.yaml: field "capacity": expected an integer of at least 1, found "1GB"'));
+    fails(
+      BLOBBER.replace("capacity: 1073741824", "capacity: 1GB"),
+      '0chain_blobber.yaml: field "capacity": expected an integer of at least 1, found "1GB"',
+    ));
   it("read_price must be a non-negative number", () =>
-    fails(BLOBBER.replace("read_price: 0.01", "read_price: -1"), '0chain_blobber.yaml: field "read_price": expected a number of at least 0, found -1'));
+    fails(
+      BLOBBER.replace("read_price: 0.01", "read_price: -1"),
+      '0chain_blobber.yaml: field "read_price": expected a number of at least 0, found -1',
+    ));
   it("min_lock_demand within [0, 1]", () =>
-    fails(BLOBBER.replace("min_lock_demand: 0.1", "min_lock_demand: 1.5"), '0chain_blobber.yaml: field "min_lock_demand": expected a number between 0 and 1, found 1.5'));
+    fails(
+      BLOBBER.replace("min_lock_demand: 0.1", "min_lock_demand: 1.5"),
+      '0chain_blobber.yaml: field "min_lock_demand": expected a number between 0 and 1, found 1.5',
+    ));
   it("max_offer_duration must be a duration", () =>
-    fails(BLOBBER.replace("max_offer_duration: 744h", "max_offer_duration: 31days"), '0chain_blobber.yaml: field "max_offer_duration": expected a duration such as 744h, 1m or 1h30m, found "31days"'));
+    fails(
+      BLOBBER.replace("max_offer_duration: 744h", "max_offer_duration: 31days"),
+      '0chain_blobber.yaml: field "max_offer_duration": expected a duration such as 744h, 1m or 1h30m, found "31days"',
+    ));
   it("challenge_completion_time must be a duration string", () =>
-    fails(BLOBBER.replace("challenge_completion_time: 2m", "challenge_completion_time: 120"), '0chain_blobber.yaml: field "challenge_completion_time": expected a duration such as 744h, 1m or 1h30m, found 120'));
+    fails(
+      BLOBBER.replace("challenge_completion_time: 2m", "challenge_completion_time: 120"),
+      '0chain_blobber.yaml: field "challenge_completion_time": expected a duration such as 744h, 1m or 1h30m, found 120',
+    ));
   it("delegate_wallet must be a client id", () =>
-    fails(BLOBBER.replace(/delegate_wallet: .*/, "delegate_wallet: bob"), '0chain_blobber.yaml: field "delegate_wallet": expected a 64-character lower-case hex id, found "bob"'));
-  it("block_worker is required", () => fails(BLOBBER.replace(/block_worker: .*\n/, ""), '0chain_blobber.yaml: field "block_worker": expected an http:// or https:// URL, found nothing'));
+    fails(
+      BLOBBER.replace(/delegate_wallet: .*/, "delegate_wallet: bob"),
+      '0chain_blobber.yaml: field "delegate_wallet": expected a 64-character lower-case hex id, found "bob"',
+    ));
+  it("block_worker is required", () =>
+    fails(
+      BLOBBER.replace(/block_worker: .*\n/, ""),
+      '0chain_blobber.yaml: field "block_worker": expected an http:// or https:// URL, found nothing',
+    ));
   it("max_stake not below min_stake", () =>
-    fails(BLOBBER.replace("max_stake: 100.0", "max_stake: 0.5"), '0chain_blobber.yaml: field "max_stake": expected a number of at least min_stake (1), found 0.5'));
+    fails(
+      BLOBBER.replace("max_stake: 100.0", "max_stake: 0.5"),
+      '0chain_blobber.yaml: field "max_stake": expected a number of at least min_stake (1), found 0.5',
+    ));
   it("nested fields are named with their path", () =>
-    fails(BLOBBER.replace("  num_workers: 5", "  num_workers: 0"), '0chain_blobber.yaml: field "writemarker_redeem.num_workers": expected an integer of at least 1, found 0'));
+    fails(
+      BLOBBER.replace("  num_workers: 5", "  num_workers: 0"),
+      '0chain_blobber.yaml: field "writemarker_redeem.num_workers": expected an integer of at least 1, found 0',
+    ));
   it("server_chain.signature_scheme", () =>
-    fails(BLOBBER.replace('signature_scheme: "bls0chain"', 'signature_scheme: "rsa"'), '0chain_blobber.yaml: field "server_chain.signature_scheme": expected "bls0chain" or "ed25519", found "rsa"'));
+    fails(
+      BLOBBER.replace('signature_scheme: "bls0chain"', 'signature_scheme: "rsa"'),
+      '0chain_blobber.yaml: field "server_chain.signature_scheme": expected "bls0chain" or "ed25519", found "rsa"',
+    ));
 });
 
 describe("validator yaml and keys file", () => {
   it("loads a validator config", () => {
-    const v = parseValidatorConfig("block_worker: http://127.0.0.1:9091/dns\nserver_chain:\n  network:\n    relay_time: 100\n", "v.yaml");
+    const v = parseValidatorConfig(
+      "block_worker: http://127.0.0.1:9091/dns\nserver_chain:\n  network:\n    relay_time: 100\n",
+      "v.yaml",
+    );
     assert.equal(v.rate_limit, 10);
     assert.equal(v.server_chain.relay_time_ms, 100);
-    assert.throws(() => parseValidatorConfig("block_worker: http://x\nservice_charge: 2\n", "v.yaml"), /v\.yaml: field "service_charge": expected a number between 0 and 1, found 2/);
+    assert.throws(
+      () => parseValidatorConfig("block_worker: http://x\nservice_charge: 2\n", "v.yaml"),
+      /v\.yaml: field "service_charge": expected a number between 0 and 1, found 2/,
+    );
   });
   it("parses the 4-line keys file and hides the private key in errors", () => {
     const k = parseKeysFile("ab01\ncd02\nlocalhost\n5051\n", "keys.txt");
     assert.deepEqual(k, { public_key: "ab01", private_key: "cd02", hostname: "localhost", port: 5051 });
-    assert.throws(() => parseKeysFile("ab01\nsecretzz\n", "keys.txt"), (e: unknown) => e instanceof Error && /keys\.txt: line 2/.test(e.message) && !e.message.includes("secretzz"));
-    assert.throws(() => parseKeysFile("ab01\ncd02\nh\n99999\n", "keys.txt"), /line 4: expected a port between 1 and 65535, found "99999"/);
+    assert.throws(
+      () => parseKeysFile("ab01\nsecretzz\n", "keys.txt"),
+      (e: unknown) => e instanceof Error && /keys\.txt: line 2/.test(e.message) && !e.message.includes("secretzz"),
+    );
+    assert.throws(
+      () => parseKeysFile("ab01\ncd02\nh\n99999\n", "keys.txt"),
+      /line 4: expected a port between 1 and 65535, found "99999"/,
+    );
   });
 });

@@ -34,20 +34,43 @@ describe("config.yaml", () => {
     assert.equal(minimal.block_worker, "https://beta.0chain.net/dns");
     assert.equal(minimal.min_submit, 50);
   });
-  it("missing block_worker", () => fails("signature_scheme: bls0chain\n", '/x/config.yaml: field "block_worker": expected an http:// or https:// URL, found nothing'));
-  it("block_worker not a URL", () => fails("block_worker: localhost:9091\n", '/x/config.yaml: field "block_worker": expected an http:// or https:// URL, found "localhost:9091"'));
+  it("missing block_worker", () =>
+    fails(
+      "signature_scheme: bls0chain\n",
+      '/x/config.yaml: field "block_worker": expected an http:// or https:// URL, found nothing',
+    ));
+  it("block_worker not a URL", () =>
+    fails(
+      "block_worker: localhost:9091\n",
+      '/x/config.yaml: field "block_worker": expected an http:// or https:// URL, found "localhost:9091"',
+    ));
   it("unknown signature scheme", () =>
-    fails(`${GOOD}signature_scheme: rsa\n`.replace("signature_scheme: bls0chain\n", ""), '/x/config.yaml: field "signature_scheme": expected "bls0chain" or "ed25519", found "rsa"'));
+    fails(
+      `${GOOD}signature_scheme: rsa\n`.replace("signature_scheme: bls0chain\n", ""),
+      '/x/config.yaml: field "signature_scheme": expected "bls0chain" or "ed25519", found "rsa"',
+    ));
   it("min_submit out of range", () =>
-    fails(GOOD.replace("min_submit: 50", "min_submit: 150"), '/x/config.yaml: field "min_submit": expected an integer between 1 and 100, found 150'));
+    fails(
+      GOOD.replace("min_submit: 50", "min_submit: 150"),
+      '/x/config.yaml: field "min_submit": expected an integer between 1 and 100, found 150',
+    ));
   it("min_confirmation not a number", () =>
-    fails(GOOD.replace("min_confirmation: 50", "min_confirmation: fifty"), '/x/config.yaml: field "min_confirmation": expected an integer between 1 and 100, found "fifty"'));
+    fails(
+      GOOD.replace("min_confirmation: 50", "min_confirmation: fifty"),
+      '/x/config.yaml: field "min_confirmation": expected an integer between 1 and 100, found "fifty"',
+    ));
   it("preferred_blobbers entry not a URL", () =>
-    fails(`${GOOD}preferred_blobbers:\n  - http://a:5051\n  - nope\n`, '/x/config.yaml: field "preferred_blobbers[1]": expected an http(s) URL, found "nope"'));
+    fails(
+      `${GOOD}preferred_blobbers:\n  - http://a:5051\n  - nope\n`,
+      '/x/config.yaml: field "preferred_blobbers[1]": expected an http(s) URL, found "nope"',
+    ));
   it("YAML syntax error names the file", () =>
     assert.throws(() => parseClientConfig("block_worker: [\n", "/x/config.yaml"), /\/x\/config\.yaml: not valid YAML/));
   it("top level not a mapping", () =>
-    assert.throws(() => parseClientConfig("- a\n- b\n", "/x/config.yaml"), /expected a mapping of fields at the top level, found a list of 2/));
+    assert.throws(
+      () => parseClientConfig("- a\n- b\n", "/x/config.yaml"),
+      /expected a mapping of fields at the top level, found a list of 2/,
+    ));
   it("missing file is config_missing and names the path", () => {
     const dir = mkdtempSync(join(tmpdir(), "cairn-cfg-"));
     assert.throws(
@@ -62,7 +85,13 @@ describe("config.yaml", () => {
     writeFileSync(join(dir, "network.yaml"), "miners:\n  - http://127.0.0.1:7071/\nsharders:\n  - http://127.0.0.1:7171\n");
     const l = loadClientConfig({ configDir: dir });
     assert.deepEqual(l.network, { miners: ["http://127.0.0.1:7071"], sharders: ["http://127.0.0.1:7171"] });
-    assert.throws(() => parseNetworkConfig("miners: http://a\n", "/n.yaml"), /\/n\.yaml: field "miners": expected a list of an http\(s\) URL, found "http:\/\/a"/);
-    assert.throws(() => loadClientConfig({ configDir: dir, network: "other.yaml" }), (e: unknown) => e instanceof CodedError && e.code === "config_missing");
+    assert.throws(
+      () => parseNetworkConfig("miners: http://a\n", "/n.yaml"),
+      /\/n\.yaml: field "miners": expected a list of an http\(s\) URL, found "http:\/\/a"/,
+    );
+    assert.throws(
+      () => loadClientConfig({ configDir: dir, network: "other.yaml" }),
+      (e: unknown) => e instanceof CodedError && e.code === "config_missing",
+    );
   });
 });

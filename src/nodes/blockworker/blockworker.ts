@@ -92,7 +92,9 @@ export class BlockWorker {
    */
   async refresh(): Promise<void> {
     const { sharders } = this.network();
-    const results = await sdk.requestAll(this.opts.transport, sharders, "/v1/block/get/latest_finalized_magic_block", { timeoutMs: 5000 });
+    const results = await sdk.requestAll(this.opts.transport, sharders, "/v1/block/get/latest_finalized_magic_block", {
+      timeoutMs: 5000,
+    });
     const votes = new Map<string, { n: number; mb: MagicBlockLike }>();
     for (const r of results) {
       if (r.status !== 200) continue;
@@ -113,9 +115,16 @@ export class BlockWorker {
       this.opts.log?.("warn", `magic block refresh failed: ${this.lastRefresh.detail}`);
       return;
     }
-    this.lastRefresh = { at: Date.now(), ok: true, detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}` };
+    this.lastRefresh = {
+      at: Date.now(),
+      ok: true,
+      detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}`,
+    };
     if (best.mb.magic_block_number > this.current.magic_block_number) {
-      sdk.writeFileAtomic(join(this.opts.dataDir, `magic_block_${best.mb.magic_block_number}.json`), JSON.stringify(best.mb, null, 2));
+      sdk.writeFileAtomic(
+        join(this.opts.dataDir, `magic_block_${best.mb.magic_block_number}.json`),
+        JSON.stringify(best.mb, null, 2),
+      );
       this.current = best.mb;
       this.opts.log?.("info", `switched to magic block ${best.mb.magic_block_number} (${best.mb.hash})`);
     }

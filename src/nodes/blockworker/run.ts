@@ -7,12 +7,18 @@ import { BlockWorker, type MagicBlockLike } from "./blockworker.js";
 import { blockWorkerApp } from "./server.js";
 
 /** Start the block worker; resolves to a stop function once it listens. */
-export async function runBlockWorker(cfg: NodeConfig, log: (level: "info" | "warn" | "error", msg: string) => void): Promise<() => Promise<void>> {
+export async function runBlockWorker(
+  cfg: NodeConfig,
+  log: (level: "info" | "warn" | "error", msg: string) => void,
+): Promise<() => Promise<void>> {
   let genesis: MagicBlockLike;
   try {
     genesis = JSON.parse(readFileSync(cfg.magicBlockFile, "utf8")) as MagicBlockLike;
   } catch (err) {
-    throw new CodedError({ code: "config_invalid", op: "start block worker" }, `cannot read the magic block file ${cfg.magicBlockFile}: ${(err as Error).message}`);
+    throw new CodedError(
+      { code: "config_invalid", op: "start block worker" },
+      `cannot read the magic block file ${cfg.magicBlockFile}: ${(err as Error).message}`,
+    );
   }
   const transport = new sdk.HttpTransport();
   const bw = new BlockWorker({ genesis, dataDir: cfg.dataDir, transport, log });

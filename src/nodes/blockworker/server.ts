@@ -22,7 +22,8 @@ export function blockWorkerApp(bw: BlockWorker): FastifyInstance {
     const net = bw.network();
     const mb = bw.magicBlock();
     const last = bw.lastRefresh;
-    const li = (urls: string[]): string => urls.map((u) => `<li><a href="${escapeHtml(u)}/_diagnostics">${escapeHtml(u)}</a></li>`).join("");
+    const li = (urls: string[]): string =>
+      urls.map((u) => `<li><a href="${escapeHtml(u)}/_diagnostics">${escapeHtml(u)}</a></li>`).join("");
     return `<!doctype html><html><head><title>Cairn block worker</title></head><body>
 <h1>Cairn block worker</h1>
 <p>Magic block ${mb.magic_block_number} (starting round ${mb.starting_round}), hash <code>${escapeHtml(mb.hash)}</code></p>
@@ -37,7 +38,10 @@ export function blockWorkerApp(bw: BlockWorker): FastifyInstance {
   app.get("/dns/", status);
   app.setNotFoundHandler(async (req, reply) => {
     reply.code(404);
-    return { code: "resource_not_found", error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on the block worker` };
+    return {
+      code: "resource_not_found",
+      error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on the block worker`,
+    };
   });
   return app;
 }

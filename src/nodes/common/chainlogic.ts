@@ -2,15 +2,16 @@
  * Block building and checking shared by miners (proposals, votes) and sharders (re-execution of finalized
  * blocks): transactions are executed against the parent's state and the result must match exactly.
  */
+
+import { computeBlockHash } from "../../chain/block.js";
+import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "../../chain/transaction.js";
+import { Trie } from "../../chain/trie.js";
+import type { Block, Transaction } from "../../chain/types.js";
+import { applyTransactions } from "../../contracts/execute.js";
 import { CodedError } from "../../core/errors.js";
 import { sha3 } from "../../core/hash.js";
 import { fromHex, isHex } from "../../core/hex.js";
 import type { SignatureScheme } from "../../core/scheme.js";
-import { computeBlockHash } from "../../chain/block.js";
-import { MAX_TXN_PAYLOAD, TXN_TIME_TOLERANCE_SEC, outputHash, transactionHash } from "../../chain/transaction.js";
-import { Trie } from "../../chain/trie.js";
-import type { Block, Transaction } from "../../chain/types.js";
-import { applyTransactions } from "../../contracts/execute.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 function reject(msg: string): never {
@@ -19,7 +20,8 @@ function reject(msg: string): never {
 
 /** Key that verifies a transaction: its own public key when it hashes to the client id, else the registered one. */
 export function txnKey(t: Transaction, store: ChainStore): string | undefined {
-  if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id) return t.public_key;
+  if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id)
+    return t.public_key;
   return store.clientKey(t.client_id);
 }
 
@@ -27,7 +29,12 @@ export function txnKey(t: Transaction, store: ChainStore): string | undefined {
  * Execute `txns` on `parentState` and return the new root (state nodes persisted) and the executed
  * transactions.
  */
-export function executeOn(store: ChainStore, parentState: string, txns: Transaction[], round: number): { root: string; executed: Transaction[] } {
+export function executeOn(
+  store: ChainStore,
+  parentState: string,
+  txns: Transaction[],
+  round: number,
+): { root: string; executed: Transaction[] } {
   const trie = new Trie(parentState, store.nodeDb());
   const executed = applyTransactions(trie, txns, round);
   const { root, nodes } = trie.commit();
@@ -48,7 +55,8 @@ export function verifyBlockContent(
   if (block.prev_hash !== parent.hash) reject(`block ${block.hash} does not link to ${parent.hash}`);
   if (block.round <= parent.round) reject(`block round ${block.round} is not after its parent's ${parent.round}`);
   if (block.creation_date < parent.creation_date) reject(`block ${block.hash} is older than its parent`);
-  if (block.transactions.length > opts.maxTxns) reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
+  if (block.transactions.length > opts.maxTxns)
+    reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
   const inBlock = new Set<string>();
   const input: Transaction[] = [];
   for (const t of block.transactions) {
@@ -56,7 +64,8 @@ export function verifyBlockContent(
     if (inBlock.has(t.hash) || opts.seen(t.hash)) reject(`transaction ${t.hash} is already on the chain`);
     inBlock.add(t.hash);
     if (t.chain_id !== opts.chainId) reject(`transaction ${t.hash} is for another chain`);
-    if (Math.abs(t.creation_date - block.creation_date) > TXN_TIME_TOLERANCE_SEC) reject(`transaction ${t.hash} is outside the block's time window`);
+    if (Math.abs(t.creation_date - block.creation_date) > TXN_TIME_TOLERANCE_SEC)
+      reject(`transaction ${t.hash} is outside the block's time window`);
     if (Buffer.byteLength(t.transaction_data, "utf8") > MAX_TXN_PAYLOAD) reject(`transaction ${t.hash} payload too large`);
     if (t.transaction_value < 0n || t.transaction_fee < 0n) reject(`transaction ${t.hash} has a negative amount`);
     const key = txnKey(t, opts.store);
@@ -67,8 +76,14 @@ export function verifyBlockContent(
   const { root, executed } = executeOn(opts.store, parent.state_hash, input, block.round);
   for (const [i, e] of executed.entries()) {
     const t = block.transactions[i] as Transaction;
-    if (t.transaction_status !== e.transaction_status || (t.transaction_output ?? "") !== e.transaction_output || (t.txn_output_hash ?? outputHash(t.transaction_output ?? "")) !== e.txn_output_hash) {
-      reject(`transaction ${t.hash} result differs on re-execution (block says status ${t.transaction_status}, got ${e.transaction_status}: ${e.transaction_output})`);
+    if (
+      t.transaction_status !== e.transaction_status ||
+      (t.transaction_output ?? "") !== e.transaction_output ||
+      (t.txn_output_hash ?? outputHash(t.transaction_output ?? "")) !== e.txn_output_hash
+    ) {
+      reject(
+        `transaction ${t.hash} result differs on re-execution (block says status ${t.transaction_status}, got ${e.transaction_status}: ${e.transaction_output})`,
+      );
     }
   }
   if (root !== block.state_hash) reject(`state hash ${block.state_hash} differs from re-execution (${root})`);

@@ -30,7 +30,12 @@ export function createNodeApp(node: string, bodyLimit = 4 * 1024 * 1024): Fastif
     reply.code(500).send({ code: "internal_error", error: `internal_error: ${node}: ${e.message}` });
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ code: "resource_not_found", error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on ${node}` });
+    reply
+      .code(404)
+      .send({
+        code: "resource_not_found",
+        error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on ${node}`,
+      });
   });
   return app;
 }
@@ -44,7 +49,10 @@ export function sendJson(reply: FastifyReply, text: string, status = 200): Fasti
 export function queryHash(q: unknown, name: string): string {
   const v = (q as Record<string, unknown> | undefined)?.[name];
   if (typeof v !== "string" || !/^[0-9a-f]{64}$/.test(v)) {
-    throw new CodedError({ code: "invalid_request", op: "read query" }, `query parameter "${name}" must be a 64-character hex hash, found ${v === undefined ? "nothing" : JSON.stringify(String(v).slice(0, 70))}`);
+    throw new CodedError(
+      { code: "invalid_request", op: "read query" },
+      `query parameter "${name}" must be a 64-character hex hash, found ${v === undefined ? "nothing" : JSON.stringify(String(v).slice(0, 70))}`,
+    );
   }
   return v;
 }
@@ -53,6 +61,10 @@ export function queryHash(q: unknown, name: string): string {
 export function queryInt(q: unknown, name: string): number | undefined {
   const v = (q as Record<string, unknown> | undefined)?.[name];
   if (v === undefined || v === "") return undefined;
-  if (typeof v !== "string" || !/^\d{1,15}$/.test(v)) throw new CodedError({ code: "invalid_request", op: "read query" }, `query parameter "${name}" must be a non-negative integer, found ${JSON.stringify(String(v).slice(0, 30))}`);
+  if (typeof v !== "string" || !/^\d{1,15}$/.test(v))
+    throw new CodedError(
+      { code: "invalid_request", op: "read query" },
+      `query parameter "${name}" must be a non-negative integer, found ${JSON.stringify(String(v).slice(0, 30))}`,
+    );
   return Number(v);
 }

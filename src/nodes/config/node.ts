@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { CodedError } from "../../core/errors.js";
 import { MILLISECOND, SECOND } from "../../core/duration.js";
+import { CodedError } from "../../core/errors.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
 
 export type NodeRole = "miner" | "sharder" | "blockworker";
@@ -49,7 +49,10 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
   const r = new FieldReader(file, parseYaml(text, file));
   const base = dirname(resolve(file));
   const path = (p: string): string => (isAbsolute(p) ? p : resolve(base, p));
-  const role = r.str("role", { pattern: /^(miner|sharder|blockworker)$/, expected: "one of miner, sharder, blockworker" }) as NodeRole;
+  const role = r.str("role", {
+    pattern: /^(miner|sharder|blockworker)$/,
+    expected: "one of miner, sharder, blockworker",
+  }) as NodeRole;
   const c = r.sub("consensus");
   const softTimeout = c.duration("soft_timeout", { default: 3n * SECOND });
   const proposalWait = c.duration("proposal_wait", { default: 180n * MILLISECOND });
@@ -60,7 +63,11 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
     host: r.str("host", { default: "127.0.0.1", nonEmpty: true }),
     port: r.int("port", { min: 1, max: 65535 }),
     dataDir: path(r.str("data_dir", { nonEmpty: true })),
-    logLevel: r.str("log_level", { default: "info", pattern: /^(trace|debug|info|warn|error|fatal|silent)$/, expected: "one of debug, info, warn, error, silent" }),
+    logLevel: r.str("log_level", {
+      default: "info",
+      pattern: /^(trace|debug|info|warn|error|fatal|silent)$/,
+      expected: "one of debug, info, warn, error, silent",
+    }),
     chainId: r.hash("chain_id"),
     magicBlockFile: path(r.str("magic_block_file", { nonEmpty: true })),
     consensus: {
@@ -86,7 +93,11 @@ export function loadNodeConfig(file: string): NodeConfig {
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new CodedError({ code: "config_missing", op: "load node config" }, `cannot read node config ${file}: ${(err as Error).message}`, { cause: err });
+    throw new CodedError(
+      { code: "config_missing", op: "load node config" },
+      `cannot read node config ${file}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return parseNodeConfig(text, file);
 }

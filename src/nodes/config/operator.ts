@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { zcnNumberToSas } from "../../core/amount.js";
-import { CodedError } from "../../core/errors.js";
 import { HOUR, MINUTE } from "../../core/duration.js";
+import { CodedError } from "../../core/errors.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
 import { isHex } from "../../core/hex.js";
 
@@ -89,7 +89,10 @@ function tokens(r: FieldReader, field: string, def: number, min = 0): bigint {
 
 function logging(r: FieldReader): { level: string; console: boolean } {
   const l = r.sub("logging");
-  return { level: l.str("level", { default: "error", pattern: LEVELS, expected: "one of debug, info, warn, error" }), console: l.bool("console", { default: true }) };
+  return {
+    level: l.str("level", { default: "error", pattern: LEVELS, expected: "one of debug, info, warn, error" }),
+    console: l.bool("console", { default: true }),
+  };
 }
 
 function delegate(r: FieldReader): string {
@@ -126,7 +129,10 @@ export function parseBlobberConfig(text: string, file: string): BlobberConfig {
   const capacity = r.int("capacity", { default: 1073741824, min: 1 });
   const worker = (name: string, freq: number, workers: number): WorkerConfig => {
     const w = r.sub(name);
-    return { frequency: w.int("frequency", { default: freq, min: 1 }), num_workers: w.int("num_workers", { default: workers, min: 1 }) };
+    return {
+      frequency: w.int("frequency", { default: freq, min: 1 }),
+      num_workers: w.int("num_workers", { default: workers, min: 1 }),
+    };
   };
   const cleaner = (name: string): { frequency: number; tolerance: number } => {
     const w = r.sub(name);
@@ -192,7 +198,11 @@ function readConfigFile(path: string, what: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
-    throw new CodedError({ code: "config_missing", op: `load ${what} config` }, `cannot read ${what} config ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CodedError(
+      { code: "config_missing", op: `load ${what} config` },
+      `cannot read ${what} config ${path}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 

@@ -3,18 +3,26 @@
  * notarization, finalization) with its peers over HTTP, builds and verifies blocks by executing
  * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
  */
-import { CodedError, errorMessage } from "../../core/errors.js";
-import type { SignatureScheme } from "../../core/scheme.js";
-import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
+
 import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
 import { vrfHash } from "../../chain/consensus/rules.js";
-import type { Action, BlockLogic, ConsensusCrypto, ConsensusMessage, MinerInfo, RestoredState } from "../../chain/consensus/types.js";
+import type {
+  Action,
+  BlockLogic,
+  ConsensusCrypto,
+  ConsensusMessage,
+  MinerInfo,
+  RestoredState,
+} from "../../chain/consensus/types.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
-import * as sdk from "../../sdk/index.js";
+import { CodedError, errorMessage } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
+import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
+import type * as sdk from "../../sdk/index.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -56,10 +64,18 @@ export class MinerNode {
     this.now = opts.now ?? Date.now;
     this.miners = minersOf(opts.magicBlock);
     const mb = opts.magicBlock;
-    this.peers = new Map(Object.values(mb.miners.nodes).filter((m) => m.id !== opts.selfId).map((m) => [m.id, nodeUrl(m)]));
+    this.peers = new Map(
+      Object.values(mb.miners.nodes)
+        .filter((m) => m.id !== opts.selfId)
+        .map((m) => [m.id, nodeUrl(m)]),
+    );
     this.sharders = Object.values(mb.sharders.nodes).map(nodeUrl);
     const self = this.miners.find((m) => m.id === opts.selfId);
-    if (!self) throw new CodedError({ code: "config_invalid", op: "start miner" }, `this miner (${opts.selfId}) is not in the magic block`);
+    if (!self)
+      throw new CodedError(
+        { code: "config_invalid", op: "start miner" },
+        `this miner (${opts.selfId}) is not in the magic block`,
+      );
     const byId = new Map(this.miners.map((m) => [m.id, m]));
     const gpk = groupPublicKey(mb);
     const crypto: ConsensusCrypto = {
@@ -68,7 +84,11 @@ export class MinerNode {
         const m = byId.get(minerId);
         return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
       },
-      recoverGroupSig: (round, shares) => recoverSignature(shares.map((s) => ({ id: s.minerId, sig: s.share })), mb.t),
+      recoverGroupSig: (round, shares) =>
+        recoverSignature(
+          shares.map((s) => ({ id: s.minerId, sig: s.share })),
+          mb.t,
+        ),
       verifyGroupSig: (round, sig) => verifyGroup(gpk, sig, vrfHash(opts.chainId, round)),
       signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
       verifyBlockSig: (minerId, hash, sig) => {
@@ -95,7 +115,11 @@ export class MinerNode {
       genesis: opts.genesis,
       crypto,
       logic,
-      config: { softTimeoutMs: opts.consensus.softTimeoutMs, proposalWaitMs: opts.consensus.proposalWaitMs, restartMult: opts.consensus.restartMult },
+      config: {
+        softTimeoutMs: opts.consensus.softTimeoutMs,
+        proposalWaitMs: opts.consensus.proposalWaitMs,
+        restartMult: opts.consensus.restartMult,
+      },
       restored: this.restore(),
       lookupFinalized: (h) => opts.store.getBlock(h),
     });
@@ -104,7 +128,10 @@ export class MinerNode {
   /** What the store remembers from before a restart. */
   private restore(): RestoredState {
     const store = this.opts.store;
-    const vote = JSON.parse(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0}') as { lastVotedRound: number; lockedHeight: number };
+    const vote = JSON.parse(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0}') as {
+      lastVotedRound: number;
+      lockedHeight: number;
+    };
     const all = store.kv.scan("r:");
     if (all.length === 0) {
       store.finalize([this.opts.genesis]);
@@ -112,7 +139,12 @@ export class MinerNode {
     }
     const keep = all.slice(-64);
     const finalized = keep.map(([, h]) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
-    return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized, firstHeight: all.length - keep.length };
+    return {
+      lastVotedRound: vote.lastVotedRound,
+      lockedHeight: vote.lockedHeight,
+      finalized,
+      firstHeight: all.length - keep.length,
+    };
   }
 
   /** Whether a transaction is already in the chain ending at `tip` (unfinalized ancestors, then the index). */
@@ -226,7 +258,13 @@ export class MinerNode {
   private post(baseUrl: string, msg: ConsensusMessage): void {
     const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg) });
     this.opts.transport
-      .request({ method: "POST", url: `${baseUrl}/v1/_n2n/consensus`, headers: { "content-type": "application/json" }, body, timeoutMs: 5000 })
+      .request({
+        method: "POST",
+        url: `${baseUrl}/v1/_n2n/consensus`,
+        headers: { "content-type": "application/json" },
+        body,
+        timeoutMs: 5000,
+      })
       .catch((err: unknown) => this.opts.log("debug", `send ${msg.type} to ${baseUrl}: ${errorMessage(err)}`));
   }
 
@@ -234,7 +272,13 @@ export class MinerNode {
     const body = stringifyJson({ block: blockToJson(block) });
     for (const url of this.sharders) {
       this.opts.transport
-        .request({ method: "POST", url: `${url}/v1/_m2s/block`, headers: { "content-type": "application/json" }, body, timeoutMs: 10_000 })
+        .request({
+          method: "POST",
+          url: `${url}/v1/_m2s/block`,
+          headers: { "content-type": "application/json" },
+          body,
+          timeoutMs: 10_000,
+        })
         .then((res) => {
           if (res.status === 200) this.stats.blocksPushed++;
           else {
@@ -252,7 +296,11 @@ export class MinerNode {
   /** A consensus message from a peer (HTTP body text). */
   receive(body: string): void {
     const v = parseJson(body) as { from?: unknown; msg?: unknown };
-    if (typeof v?.from !== "string" || !this.peers.has(v.from)) throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, "sender is not a miner of the magic block");
+    if (typeof v?.from !== "string" || !this.peers.has(v.from))
+      throw new CodedError(
+        { code: "invalid_request", op: "receive consensus message" },
+        "sender is not a miner of the magic block",
+      );
     const msg = decodeMsg(v.msg);
     const from = v.from;
     this.serial(() => this.engine.onMessage(from, msg, this.now()));
@@ -277,7 +325,8 @@ export class MinerNode {
         throw new CodedError({ code: "duplicate_transaction", op: "put transaction" }, `transaction ${txn.hash} already exists`);
       }
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
-      if (this.pool.size >= 100_000) throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+      if (this.pool.size >= 100_000)
+        throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
       const { transaction_output: _o, txn_output_hash: _h, transaction_status: _s, ...clean } = txn;
       this.pool.set(txn.hash, { txn: clean, received: this.now() });
       return clean;
@@ -298,7 +347,8 @@ export class MinerNode {
 
 function encodeMsg(msg: ConsensusMessage): unknown {
   if (msg.type === "proposal" || msg.type === "notarized") return { ...msg, block: blockToJson(msg.block) };
-  if (msg.type === "block") return { ...msg, block: blockToJson(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToJson) } : {}) };
+  if (msg.type === "block")
+    return { ...msg, block: blockToJson(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToJson) } : {}) };
   return msg;
 }
 
@@ -310,11 +360,24 @@ function decodeMsg(v: unknown): ConsensusMessage {
   if (typeof m !== "object" || m === null || typeof m.type !== "string") bad("message has no type");
   switch (m.type) {
     case "vrf_share":
-      if (typeof m.round !== "number" || typeof m.miner_id !== "string" || typeof m.share !== "string") bad("malformed vrf_share");
+      if (typeof m.round !== "number" || typeof m.miner_id !== "string" || typeof m.share !== "string")
+        bad("malformed vrf_share");
       return { type: "vrf_share", round: m.round as number, miner_id: m.miner_id as string, share: m.share as string };
     case "ticket":
-      if (typeof m.round !== "number" || typeof m.block_id !== "string" || typeof m.verifier_id !== "string" || typeof m.signature !== "string") bad("malformed ticket");
-      return { type: "ticket", round: m.round as number, block_id: m.block_id as string, verifier_id: m.verifier_id as string, signature: m.signature as string };
+      if (
+        typeof m.round !== "number" ||
+        typeof m.block_id !== "string" ||
+        typeof m.verifier_id !== "string" ||
+        typeof m.signature !== "string"
+      )
+        bad("malformed ticket");
+      return {
+        type: "ticket",
+        round: m.round as number,
+        block_id: m.block_id as string,
+        verifier_id: m.verifier_id as string,
+        signature: m.signature as string,
+      };
     case "proposal":
       if (typeof m.vrf_sig !== "string") bad("malformed proposal");
       return { type: "proposal", block: blockFromJson(m.block), vrf_sig: m.vrf_sig as string };
@@ -322,9 +385,17 @@ function decodeMsg(v: unknown): ConsensusMessage {
       return { type: "notarized", block: blockFromJson(m.block) };
     case "get_block":
       if (typeof m.hash !== "string") bad("malformed get_block");
-      return { type: "get_block", hash: m.hash as string, ...(typeof m.ancestors === "number" ? { ancestors: m.ancestors } : {}) };
+      return {
+        type: "get_block",
+        hash: m.hash as string,
+        ...(typeof m.ancestors === "number" ? { ancestors: m.ancestors } : {}),
+      };
     case "block":
-      return { type: "block", block: blockFromJson(m.block), ...(Array.isArray(m.ancestors) ? { ancestors: (m.ancestors as unknown[]).map(blockFromJson) } : {}) };
+      return {
+        type: "block",
+        block: blockFromJson(m.block),
+        ...(Array.isArray(m.ancestors) ? { ancestors: (m.ancestors as unknown[]).map(blockFromJson) } : {}),
+      };
     default:
       return bad(`unknown message type ${String(m.type)}`);
   }

@@ -1,12 +1,12 @@
 /** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
-import { CodedError } from "../../core/errors.js";
-import { clientIdOf } from "../../core/schemes.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { decodeTransactionJson, transactionToJson } from "../../chain/transaction.js";
-import { createNodeApp, queryHash, sendJson } from "../common/http.js";
+import { CodedError } from "../../core/errors.js";
+import { clientIdOf } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
+import { createNodeApp, queryHash, sendJson } from "../common/http.js";
 import type { MinerNode } from "./miner.js";
 
 export interface NodeIdentity {
@@ -65,16 +65,24 @@ export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
 
   app.post("/v1/client/put", async (req, reply) => {
     const v = parseJson(String(req.body ?? "")) as { id?: unknown; public_key?: unknown };
-    if (typeof v?.id !== "string" || typeof v.public_key !== "string") throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
+    if (typeof v?.id !== "string" || typeof v.public_key !== "string")
+      throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
     let id: string;
     try {
       id = clientIdOf(v.public_key);
     } catch {
       throw new CodedError({ code: "invalid_request", op: "register client" }, "public_key is not hex");
     }
-    if (id !== v.id) throw new CodedError({ code: "invalid_request", op: "register client" }, `id ${v.id} is not sha3-256 of the public key (${id})`);
+    if (id !== v.id)
+      throw new CodedError(
+        { code: "invalid_request", op: "register client" },
+        `id ${v.id} is not sha3-256 of the public key (${id})`,
+      );
     miner.registerClient(id, v.public_key);
-    return sendJson(reply, JSON.stringify({ id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key }));
+    return sendJson(
+      reply,
+      JSON.stringify({ id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key }),
+    );
   });
   app.get("/v1/client/get", async (req, reply) => {
     const id = queryHash(req.query, "id");
@@ -90,7 +98,11 @@ export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
   app.get("/v1/transaction/get", async (req, reply) => {
     const h = queryHash(req.query, "hash");
     const t = miner.poolTxn(h);
-    if (!t) throw new CodedError({ code: "resource_not_found", op: "get transaction" }, `transaction ${h} is not in the pool of ${node}`);
+    if (!t)
+      throw new CodedError(
+        { code: "resource_not_found", op: "get transaction" },
+        `transaction ${h} is not in the pool of ${node}`,
+      );
     return sendJson(reply, stringifyJson(transactionToJson(t)));
   });
   app.post("/v1/_n2n/consensus", async (req) => {
@@ -103,13 +115,26 @@ export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
     if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
     return sendJson(reply, stringifyJson({ block: blockToJson(b), header: blockSummary(b) }));
   });
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, stringifyJson(blockSummary(miner.engine.latestFinalized()))));
-  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) => sendJson(reply, stringifyJson({ magic_block: miner.opts.magicBlock })));
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) =>
+    sendJson(reply, stringifyJson(blockSummary(miner.engine.latestFinalized()))),
+  );
+  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
+    sendJson(reply, stringifyJson({ magic_block: miner.opts.magicBlock })),
+  );
   app.get("/_nh/whoami", async () => whoami("miner", me));
-  app.get("/_nh/status", async () => ({ id: me.id, round: miner.engine.currentRound(), lfb: miner.engine.latestFinalized().round }));
+  app.get("/_nh/status", async () => ({
+    id: me.id,
+    round: miner.engine.currentRound(),
+    lfb: miner.engine.latestFinalized().round,
+  }));
   app.get("/v1/chain/get/stats", async () => {
     const s = miner.engine.status();
-    return { current_round: s.round, latest_finalized_round: s.lfb.round, count: s.counts.finalized, total_txns: miner.engine.latestFinalized().running_txn_count };
+    return {
+      current_round: s.round,
+      latest_finalized_round: s.lfb.round,
+      count: s.counts.finalized,
+      total_txns: miner.engine.latestFinalized().running_txn_count,
+    };
   });
   app.get("/v1/miner/get/stats", async () => ({ ...miner.stats, ...miner.engine.status().counts, pool: miner.poolSize() }));
   app.get("/_diagnostics/json", async () => minerDiagnostics(miner, me));

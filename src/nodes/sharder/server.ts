@@ -1,10 +1,10 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
-import { CodedError } from "../../core/errors.js";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
 import { stringifyJson } from "../../chain/json.js";
-import { ScAddress, type MagicNode } from "../../chain/types.js";
+import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
+import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { createNodeApp, queryHash, queryInt, sendJson } from "../common/http.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
@@ -76,17 +76,28 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     return { ok: true };
   });
 
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, stringifyJson(blockSummary(sh.latestFinalized()))));
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) =>
+    sendJson(reply, stringifyJson(blockSummary(sh.latestFinalized()))),
+  );
   app.get("/v1/block/get", async (req, reply) => {
     const q = req.query as Record<string, string>;
     let hash: string | undefined;
     if (q.block !== undefined) hash = queryHash(q, "block");
     else {
       const round = queryInt(q, "round");
-      if (round === undefined) throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
-      if (round > sh.latestFinalized().round) throw new CodedError({ code: "resource_not_found", op: "get block" }, `Block not available: round ${round} is after the latest finalized round ${sh.latestFinalized().round}`);
+      if (round === undefined)
+        throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
+      if (round > sh.latestFinalized().round)
+        throw new CodedError(
+          { code: "resource_not_found", op: "get block" },
+          `Block not available: round ${round} is after the latest finalized round ${sh.latestFinalized().round}`,
+        );
       hash = store.hashAtRound(round);
-      if (!hash) throw new CodedError({ code: "resource_not_found", op: "get block" }, `no finalized block at round ${round} (the round timed out)`);
+      if (!hash)
+        throw new CodedError(
+          { code: "resource_not_found", op: "get block" },
+          `no finalized block at round ${round} (the round timed out)`,
+        );
     }
     const b = store.getBlock(hash);
     if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
@@ -99,11 +110,22 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     const b = bh ? store.getBlock(bh) : undefined;
     const c = b ? confirmationOf(b, h) : undefined;
     if ((q.content ?? "confirmation") === "confirmation") {
-      if (!c) throw new CodedError({ code: "resource_not_found", op: "get confirmation" }, `transaction ${h} is not in a finalized block on ${node}`);
+      if (!c)
+        throw new CodedError(
+          { code: "resource_not_found", op: "get confirmation" },
+          `transaction ${h} is not in a finalized block on ${node}`,
+        );
       return sendJson(reply, stringifyJson(c));
     }
     const lfb = blockSummary(sh.latestFinalized());
-    return sendJson(reply, stringifyJson(c ? { confirmation: c, latest_finalized_block: lfb } : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb }));
+    return sendJson(
+      reply,
+      stringifyJson(
+        c
+          ? { confirmation: c, latest_finalized_block: lfb }
+          : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb },
+      ),
+    );
   });
   app.get("/v1/client/get/balance", async (req, reply) => {
     const id = queryHash(req.query, "client_id");
@@ -116,19 +138,30 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     const q = req.query as Record<string, string>;
     const mb = sh.opts.magicBlock;
     if (address === ScAddress.miner) {
-      if (endpoint === "getMinerList") return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) }));
-      if (endpoint === "getSharderList") return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) }));
+      if (endpoint === "getMinerList")
+        return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) }));
+      if (endpoint === "getSharderList")
+        return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) }));
       if (endpoint === "getMagicBlock") return sendJson(reply, stringifyJson(mb));
-      throw new CodedError({ code: "resource_not_found", op: "miner sc rest" }, `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`);
+      throw new CodedError(
+        { code: "resource_not_found", op: "miner sc rest" },
+        `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`,
+      );
     }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, stringifyJson(sc.rest(sh.lfbState(), endpoint, q)));
   });
-  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) => sendJson(reply, stringifyJson({ ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock })));
+  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
+    sendJson(reply, stringifyJson({ ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock })),
+  );
   app.get("/v1/block/magic/get", async (req, reply) => {
     const n = queryInt(req.query, "magic_block_number") ?? 1;
-    if (n !== sh.opts.magicBlock.magic_block_number) throw new CodedError({ code: "resource_not_found", op: "get magic block" }, `magic block ${n} is not known (latest: ${sh.opts.magicBlock.magic_block_number})`);
+    if (n !== sh.opts.magicBlock.magic_block_number)
+      throw new CodedError(
+        { code: "resource_not_found", op: "get magic block" },
+        `magic block ${n} is not known (latest: ${sh.opts.magicBlock.magic_block_number})`,
+      );
     return sendJson(reply, stringifyJson({ block: blockToJson(sh.opts.genesis) }));
   });
   app.get("/v1/chain/get/stats", async () => {

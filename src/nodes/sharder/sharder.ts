@@ -4,8 +4,7 @@
  * (three notarized blocks of consecutive rounds finalize up to the middle one), and stores the finalized
  * chain. Missing parents are fetched from the miners, so a restarted or lagging sharder catches up.
  */
-import { CodedError, errorMessage } from "../../core/errors.js";
-import type { SignatureScheme } from "../../core/scheme.js";
+
 import { blockFromJson } from "../../chain/block.js";
 import { quorum } from "../../chain/consensus/rules.js";
 import { parseJson } from "../../chain/json.js";
@@ -13,7 +12,9 @@ import { nodeUrl } from "../../chain/magicblock.js";
 import { StateView } from "../../chain/state.js";
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock } from "../../chain/types.js";
-import * as sdk from "../../sdk/index.js";
+import { CodedError, errorMessage } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
+import type * as sdk from "../../sdk/index.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -36,7 +37,15 @@ export class SharderNode {
   private readonly minerKeys: Map<string, string>;
   private readonly minerUrls: string[];
   private readonly Q: number;
-  readonly stats = { received: 0, rejected: 0, fetched: 0, finalized: 0, lastError: "", finalizeTimes: [] as number[], deterministicRound: 0 };
+  readonly stats = {
+    received: 0,
+    rejected: 0,
+    fetched: 0,
+    finalized: 0,
+    lastError: "",
+    finalizeTimes: [] as number[],
+    deterministicRound: 0,
+  };
   private fetching = 0;
   private queue: Promise<void> = Promise.resolve();
 
@@ -51,7 +60,11 @@ export class SharderNode {
       this.lfb = opts.genesis;
     } else {
       const b = opts.store.getBlock(lfbHash);
-      if (!b) throw new CodedError({ code: "store_corrupt", op: "start sharder" }, `latest finalized block ${lfbHash} is missing from the store`);
+      if (!b)
+        throw new CodedError(
+          { code: "store_corrupt", op: "start sharder" },
+          `latest finalized block ${lfbHash} is missing from the store`,
+        );
       this.lfb = b;
     }
   }
@@ -85,9 +98,17 @@ export class SharderNode {
       const pk = this.minerKeys.get(t.verifier_id);
       if (pk && !ok.has(t.verifier_id) && this.opts.scheme.verify(pk, b.hash, t.signature)) ok.add(t.verifier_id);
     }
-    if (ok.size < this.Q) throw new CodedError({ code: "not_notarized", op: "receive block" }, `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets, ${this.Q} needed`);
+    if (ok.size < this.Q)
+      throw new CodedError(
+        { code: "not_notarized", op: "receive block" },
+        `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets, ${this.Q} needed`,
+      );
     const gk = this.minerKeys.get(b.miner_id);
-    if (!gk || !this.opts.scheme.verify(gk, b.hash, b.signature)) throw new CodedError({ code: "invalid_block", op: "receive block" }, `block ${b.hash}: generator signature does not verify`);
+    if (!gk || !this.opts.scheme.verify(gk, b.hash, b.signature))
+      throw new CodedError(
+        { code: "invalid_block", op: "receive block" },
+        `block ${b.hash}: generator signature does not verify`,
+      );
   }
 
   private parentOf(b: Block): Block | undefined {
@@ -100,7 +121,11 @@ export class SharderNode {
     try {
       for (const url of this.minerUrls) {
         try {
-          const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get?block=${hash}`, timeoutMs: 5000 });
+          const res = await this.opts.transport.request({
+            method: "GET",
+            url: `${url}/v1/block/get?block=${hash}`,
+            timeoutMs: 5000,
+          });
           if (res.status !== 200) continue;
           const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
           if (b.hash === hash) {
@@ -132,13 +157,29 @@ export class SharderNode {
       this.checkTickets(block);
       let parent = this.parentOf(block);
       if (!parent) {
-        if (depth > 200) throw new CodedError({ code: "catch_up_failed", op: "receive block" }, `gave up fetching ancestors of block ${block.hash}`);
+        if (depth > 200)
+          throw new CodedError(
+            { code: "catch_up_failed", op: "receive block" },
+            `gave up fetching ancestors of block ${block.hash}`,
+          );
         const p = this.opts.store.getBlock(block.prev_hash) ?? (await this.fetchBlock(block.prev_hash));
-        if (!p) throw new CodedError({ code: "parent_missing", op: "receive block" }, `parent ${block.prev_hash} of block ${block.hash} is not available from any miner`);
-        if (p.round <= this.lfb.round) throw new CodedError({ code: "fork_rejected", op: "receive block" }, `block ${block.hash} does not extend the finalized chain`);
+        if (!p)
+          throw new CodedError(
+            { code: "parent_missing", op: "receive block" },
+            `parent ${block.prev_hash} of block ${block.hash} is not available from any miner`,
+          );
+        if (p.round <= this.lfb.round)
+          throw new CodedError(
+            { code: "fork_rejected", op: "receive block" },
+            `block ${block.hash} does not extend the finalized chain`,
+          );
         await this.add(p, depth + 1);
         parent = this.parentOf(block);
-        if (!parent) throw new CodedError({ code: "parent_missing", op: "receive block" }, `parent ${block.prev_hash} of block ${block.hash} could not be verified`);
+        if (!parent)
+          throw new CodedError(
+            { code: "parent_missing", op: "receive block" },
+            `parent ${block.prev_hash} of block ${block.hash} could not be verified`,
+          );
       }
       const par = parent;
       verifyBlockContent(block, par, {
@@ -181,7 +222,8 @@ export class SharderNode {
     // drop blocks that are now finalized or cannot extend the new LFB
     for (const [h, b] of this.tree) {
       let x: Block | undefined = b;
-      while (x && x.round > this.lfb.round) x = this.tree.get(x.prev_hash) ?? (x.prev_hash === this.lfb.hash ? this.lfb : undefined);
+      while (x && x.round > this.lfb.round)
+        x = this.tree.get(x.prev_hash) ?? (x.prev_hash === this.lfb.hash ? this.lfb : undefined);
       if (b.round <= this.lfb.round || x !== this.lfb) this.tree.delete(h);
     }
     this.updateDeterministic();

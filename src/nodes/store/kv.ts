@@ -75,7 +75,9 @@ export class MemoryKv implements Kv {
 
   batch(ops: KvOp[]): void {
     // validate first so a bad op leaves nothing half-applied
-    for (const op of ops) if (typeof op.key !== "string" || (op.type === "put" && typeof op.value !== "string")) throw new TypeError("kv: keys and values must be strings");
+    for (const op of ops)
+      if (typeof op.key !== "string" || (op.type === "put" && typeof op.value !== "string"))
+        throw new TypeError("kv: keys and values must be strings");
     for (const op of ops) {
       if (op.type === "put") this.map.set(op.key, op.value);
       else this.map.delete(op.key);
