@@ -40,6 +40,8 @@ export interface MinerOptions {
   transport: sdk.Transport;
   consensus: { softTimeoutMs: number; proposalWaitMs: number; restartMult: number; maxBlockTxns: number };
   now?: () => number;
+  /** Timer functions (tests pass a manual clock's). */
+  timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -55,13 +57,15 @@ export class MinerNode {
   private readonly pool = new Map<string, PoolEntry>();
   private readonly peers: Map<string, string>;
   private readonly sharders: string[];
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
+  private readonly timers: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   private stopped = false;
   private readonly now: () => number;
   readonly stats = { txnsReceived: 0, txnsRejected: 0, blocksPushed: 0, pushFailures: 0, vrfs: 0, lastPushError: "" };
 
   constructor(readonly opts: MinerOptions) {
     this.now = opts.now ?? Date.now;
+    this.timers = opts.timers ?? { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
     this.miners = minersOf(opts.magicBlock);
     const mb = opts.magicBlock;
     this.peers = new Map(
@@ -199,7 +203,7 @@ export class MinerNode {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.timers.clear(this.timer);
   }
 
   /** Serialize engine calls (HTTP handlers and timers interleave). */
@@ -213,10 +217,11 @@ export class MinerNode {
   }
 
   private arm(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.timer = undefined;
     const due = this.engine.nextDeadline();
     if (due === undefined || this.stopped) return;
-    this.timer = setTimeout(() => this.serial(() => this.engine.onTimer(this.now())), Math.max(0, due - this.now()));
+    this.timer = this.timers.set(() => this.serial(() => this.engine.onTimer(this.now())), Math.max(0, due - this.now()));
   }
 
   private apply(actions: Action[]): void {
