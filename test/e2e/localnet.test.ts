@@ -128,6 +128,13 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     const badFn = await zwallet(cfg, ["faucet", "--methodName", "steal", "--input", "{}"]);
     assert.equal(badFn.code, 1);
     assert.match(badFn.err, /Execute faucet smart contract failed\..*no function with that name/);
+    const failedHash = /transaction ([0-9a-f]{64}) failed/.exec(badFn.err)?.[1];
+    assert.ok(failedHash, badFn.err);
+    const vf = await zwallet(cfg, ["verify", "--hash", failedHash]);
+    assert.equal(vf.code, 1);
+    assert.match(vf.err, /Verification failed\. transaction [0-9a-f]{64} is in block [0-9a-f]{64} \(round \d+\) with status 3 \(failed\): .*no function with that name/);
+    const refill = await zwallet(cfg, ["faucet", "--methodName", "refill", "--input", "{}", "--tokens", "0.1"]);
+    assert.equal(refill.code, 0, refill.err);
     const fresh = await zwallet(cfg, ["getbalance"], "empty.json");
     assert.equal(fresh.code, 1);
     assert.match(fresh.err, /Get balance failed\. value not present/);
