@@ -4,10 +4,6 @@
  * throw rolls every write back — the same observable behaviour as lmdb's `transactionSync`.
  */
 import {
-  type KV,
-  type KVEntry,
-  type KVRange,
-  type KVTxn,
   bytesToJson,
   bytesToString,
   checkRange,
@@ -16,6 +12,10 @@ import {
   encodeKey,
   isThenable,
   jsonToBytes,
+  type KV,
+  type KVEntry,
+  type KVRange,
+  type KVTxn,
   kvErrors,
   stringToBytes,
 } from "./kv.js";
@@ -61,7 +61,9 @@ export class MemoryKV implements KV {
     const from = lo === undefined ? 0 : this.lowerBound((k) => compareKeys(k, lo) >= 0, 0);
     // first index past the range: keys beyond the prefix block or at/after `end` (monotone over sorted keys >= lo)
     const to = this.lowerBound(
-      (k) => (prefix !== undefined && !k.startsWith(prefix) && compareKeys(k, prefix) > 0) || (end !== undefined && compareKeys(k, end) >= 0),
+      (k) =>
+        (prefix !== undefined && !k.startsWith(prefix) && compareKeys(k, prefix) > 0) ||
+        (end !== undefined && compareKeys(k, end) >= 0),
       from,
     );
     const limit = range.limit ?? Number.POSITIVE_INFINITY;
@@ -98,7 +100,7 @@ export class MemoryKV implements KV {
     this.undo = undo;
     let active = true;
     const guard = (op: string): void => {
-      if (!active) throw kvErrors.closed(`${op} (transaction already finished)`);
+      if (!active) throw kvErrors.finished(op);
     };
     const tx: KVTxn = {
       get: (k) => this.get(k),

@@ -1,22 +1,21 @@
 /**
- * The real-HTTP `Transport` on undici: keep-alive connection pooling, per-request timeouts, and errors that
- * name the URL and the cause (connection refused, timeout, DNS failure).
+ * The real-HTTP `Transport` on undici 7: a keep-alive connection pool, a per-request deadline covering connect,
+ * headers and body, an optional caller abort signal, a cap on response size, and failures as `CodedError`s that
+ * name the request (`op`: "METHOD url"), the node (`node`: host:port) and the cause (the message). The in-process twin (nodes' `MemoryTransport`) raises the same codes through
+ * {@link transportError}, and both pass one compliance suite (test/nodes/transport.test.ts).
+ *
+ * Error codes: `connection_refused`, `timeout`, `dns_failed`, `connection_reset`, `aborted` (the caller's signal),
+ * `response_too_large`, `transport_closed`, `request_failed` (anything else, including an invalid URL).
  */
 import { Agent, request } from "undici";
 import { CodedError } from "../core/errors.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 
-function describeCause(err: unknown, timeoutMs: number): { code: string; why: string } {
-  const e = err as { code?: string; message?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code ?? "";
-  if (code === "ECONNREFUSED") return { code: "connection_refused", why: "connection refused (is the node running?)" };
-  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT" || code === "ABORT_ERR" || e.message?.includes("aborted")) {
-    return { code: "timeout", why: `no answer within ${timeoutMs} ms` };
-  }
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return { code: "dns_failed", why: "host name not found" };
-  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return { code: "connection_reset", why: "connection closed by the node" };
-  return { code: "request_failed", why: e.message ?? String(err) };
-}
+/** Default per-request deadline. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Default cap on a response body. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 /** A response wrapper over fully read bytes. */
 export function makeResponse(status: number, headers: Record<string, string>, body: Uint8Array): TransportResponse {
@@ -24,41 +23,163 @@ export function makeResponse(status: number, headers: Record<string, string>, bo
     status,
     headers,
     body,
-    text: () => Buffer.from(body).toString("utf8"),
-    json: <T>() => JSON.parse(Buffer.from(body).toString("utf8")) as T,
+    text: () => Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"),
+    json: <T>() => JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8")) as T,
   };
 }
 
+/** The standard human reason for each transport error code. */
+export function transportReason(code: string, timeoutMs: number): string {
+  switch (code) {
+    case "connection_refused":
+      return "connection refused (is the node running?)";
+    case "timeout":
+      return `no answer within ${timeoutMs} ms`;
+    case "dns_failed":
+      return "host name not found";
+    case "connection_reset":
+      return "connection closed by the node";
+    case "aborted":
+      return "aborted by the caller";
+    case "transport_closed":
+      return "the transport is closed";
+    default:
+      return "request failed";
+  }
+}
+
+/**
+ * The error every `Transport` throws: code as listed above, `op` = "METHOD url", `node` = the URL's host:port,
+ * message = the cause alone, so `errorMessage(err)` (CodedError.describe) reads
+ * "GET http://127.0.0.1:7071/v1/x failed on 127.0.0.1:7071: connection refused (is the node running?)".
+ */
+export function transportError(
+  req: Pick<TransportRequest, "method" | "url">,
+  code: string,
+  why: string,
+  cause?: unknown,
+): CodedError {
+  let node: string | undefined;
+  try {
+    node = new URL(req.url).host;
+  } catch {
+    node = undefined;
+  }
+  const fields = node === undefined ? { code, op: `${req.method} ${req.url}` } : { code, op: `${req.method} ${req.url}`, node };
+  return new CodedError(fields, why, cause === undefined ? undefined : { cause });
+}
+
+function classify(err: unknown): string {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  const code = e?.code ?? e?.cause?.code ?? "";
+  if (code === "ECONNREFUSED") return "connection_refused";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") return "dns_failed";
+  if (
+    code === "UND_ERR_CONNECT_TIMEOUT" ||
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT" ||
+    code === "ETIMEDOUT"
+  )
+    return "timeout";
+  if (code === "ECONNRESET" || code === "EPIPE" || code === "UND_ERR_SOCKET" || code === "UND_ERR_CLOSED")
+    return "connection_reset";
+  if (code === "UND_ERR_DESTROYED" || code === "UND_ERR_CLOSED_CLIENT") return "transport_closed";
+  return "request_failed";
+}
+
+/** Options of {@link HttpTransport}. */
+export interface HttpTransportOptions {
+  /** Connections per origin (default 64). */
+  connections?: number;
+  /** How long an idle keep-alive connection is kept (default 10 s). */
+  keepAliveMs?: number;
+  /** Deadline for requests that do not set `timeoutMs` (default 30 s). */
+  defaultTimeoutMs?: number;
+  /** Largest response body accepted (default 256 MiB); larger ones fail with `response_too_large`. */
+  maxResponseBytes?: number;
+}
+
+/** `Transport` over real HTTP. */
 export class HttpTransport implements Transport {
   private readonly agent: Agent;
+  private readonly defaultTimeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private closed = false;
 
-  constructor(opts: { connections?: number; keepAliveMs?: number } = {}) {
+  constructor(opts: HttpTransportOptions = {}) {
     this.agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: opts.keepAliveMs ?? 10_000 });
+    this.defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
+  /**
+   * Send one request and read the whole response. Any HTTP status is a response (check `status`); only a
+   * failure to get one throws.
+   * @throws CodedError with one of the transport error codes
+   */
   async request(req: TransportRequest): Promise<TransportResponse> {
-    const timeoutMs = req.timeoutMs ?? 30_000;
+    const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
+    if (this.closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
+    if (req.signal?.aborted) throw transportError(req, "aborted", transportReason("aborted", timeoutMs), req.signal.reason);
+    let url: URL;
     try {
-      const res = await request(req.url, {
+      url = new URL(req.url);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported protocol ${url.protocol}`);
+    } catch (err) {
+      throw transportError(req, "request_failed", `invalid URL: ${(err as Error).message}`, err);
+    }
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort(new Error(`deadline of ${timeoutMs} ms passed`));
+    }, timeoutMs);
+    const signal = req.signal ? AbortSignal.any([deadline.signal, req.signal]) : deadline.signal;
+    try {
+      const res = await request(url, {
         method: req.method,
         headers: req.headers ?? {},
-        body: req.body ?? null,
+        body:
+          req.body === undefined
+            ? null
+            : typeof req.body === "string"
+              ? req.body
+              : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength),
         dispatcher: this.agent,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal,
       });
-      const body = new Uint8Array(await res.body.arrayBuffer());
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.maxResponseBytes) {
+          res.body.destroy();
+          throw transportError(req, "response_too_large", `response body exceeds ${this.maxResponseBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      const buf = Buffer.concat(chunks, size);
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
-      return makeResponse(res.statusCode, headers, body);
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);
+      return makeResponse(res.statusCode, headers, new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
     } catch (err) {
-      const { code, why } = describeCause(err, timeoutMs);
-      throw new CodedError({ code, op: `${req.method} ${req.url}`, node: new URL(req.url).host }, why, { cause: err });
+      if (err instanceof CodedError) throw err;
+      const code = timedOut ? "timeout" : req.signal?.aborted ? "aborted" : this.closed ? "transport_closed" : classify(err);
+      const why =
+        code === "request_failed" ? `request failed: ${(err as Error).message ?? String(err)}` : transportReason(code, timeoutMs);
+      throw transportError(req, code, why, err);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
+  /** Close the connection pool; later requests fail with `transport_closed`. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.agent.close();
   }
 }

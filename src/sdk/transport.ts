@@ -1,17 +1,24 @@
 /**
  * The HTTP transport every client-side call goes through. Nodes use the same interface to talk to each
- * other. Two implementations pass one compliance suite: real HTTP (undici) and an in-process network.
+ * other. Two implementations pass one compliance suite: real HTTP (undici, `HttpTransport`) and an in-process
+ * network (nodes' `MemoryTransport`, which routes to fastify apps with `inject`).
  */
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
+/** One request. */
 export interface TransportRequest {
   method: HttpMethod;
+  /** Absolute `http://host:port/path?query` URL. */
   url: string;
   headers?: Record<string, string>;
   body?: string | Uint8Array;
+  /** Deadline for the whole exchange (connect, headers, body); the transport's default when absent. */
   timeoutMs?: number;
+  /** Abort the request (fails with code `aborted`). */
+  signal?: AbortSignal;
 }
 
+/** A complete response (any HTTP status). Header names are lower-case. */
 export interface TransportResponse {
   status: number;
   headers: Record<string, string>;
@@ -20,6 +27,11 @@ export interface TransportResponse {
   json<T = unknown>(): T;
 }
 
+/**
+ * Sends requests. `request` resolves for every HTTP status and rejects only when no response was obtained, with
+ * a `CodedError` whose code is one of `connection_refused`, `timeout`, `dns_failed`, `connection_reset`,
+ * `aborted`, `response_too_large`, `transport_closed`, `request_failed`, and whose message names the request.
+ */
 export interface Transport {
   request(req: TransportRequest): Promise<TransportResponse>;
   close?(): Promise<void>;

@@ -1,0 +1,243 @@
+/**
+ * Node HTTP servers on fastify 5, with the reference's conventions (0chain `common.Respond`): CORS allowed, and
+ * every error answered as `{"code":"<code>","error":"<code>: <msg>"}` — HTTP 404 for `resource_not_found`, 500
+ * for `internal_error` (any error that is not a `CodedError`), 413 for an oversized body, 400 otherwise. A handler
+ * that returns nothing answers 204 No Content, as the reference does.
+ *
+ * JSON request bodies are parsed with exact int64 (integers beyond 2^53 become `bigint`) and replies are
+ * serialised the same way, so handlers can return objects holding `bigint` amounts. `application/octet-stream`
+ * bodies arrive as a `Buffer`; any other content type as a string.
+ */
+
+import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
+import { parseJson, stringifyJson } from "../chain/json.js";
+import { CodedError, errorMessage } from "../core/errors.js";
+import { isHash } from "../core/hex.js";
+import type { Logger } from "./logger.js";
+
+/** The app type node servers use. */
+export type NodeApp = FastifyInstance;
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** Names this node in internal-error messages and logs (e.g. `miner-1` or `127.0.0.1:7071`). */
+  node: string;
+  logger: Logger;
+  /** Largest request body in bytes (default 4 MiB). */
+  bodyLimit?: number;
+}
+
+/** HTTP status for an error code, as the reference's `common.Respond` chooses it. */
+export function statusForCode(code: string): number {
+  if (code === "resource_not_found") return 404;
+  if (code === "internal_error") return 500;
+  return 400;
+}
+
+/** The uniform error body. */
+export function errorBody(code: string, message: string): { code: string; error: string } {
+  return { code, error: `${code}: ${message}` };
+}
+
+/** A fastify app with the node conventions installed; add routes, then {@link listen}. */
+export function createServer(opts: ServerOptions): NodeApp {
+  const { node, logger } = opts;
+  const app = Fastify({
+    loggerInstance: logger.child({ component: "http" }),
+    // no per-request info lines: the error handler logs failures, at error level for 5xx and debug for 4xx
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: opts.bodyLimit ?? 4 * 1024 * 1024,
+    return503OnClosing: true,
+  }) as unknown as NodeApp;
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === "") {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, parseJson(text));
+    } catch (err) {
+      done(
+        new CodedError(
+          { code: "invalid_request", op: "read request body" },
+          `request body is not valid JSON: ${errorMessage(err)}`,
+        ),
+        undefined,
+      );
+    }
+  });
+  app.addContentTypeParser("application/octet-stream", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+  app.setReplySerializer((payload) => stringifyJson(payload));
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("access-control-allow-origin", "*");
+    if (req.method === "OPTIONS") {
+      reply
+        .code(204)
+        .header("access-control-allow-methods", "GET, POST, PUT, DELETE, OPTIONS")
+        .header("access-control-allow-headers", req.headers["access-control-request-headers"] ?? "content-type")
+        .header("access-control-max-age", "600")
+        .send();
+      return reply;
+    }
+    return undefined;
+  });
+
+  // the reference answers 204 No Content when a handler returns nothing
+  app.addHook("onSend", async (_req, reply, payload) => {
+    if (reply.statusCode === 200 && (payload === undefined || payload === null)) reply.code(204);
+    return payload;
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    if (err instanceof CodedError) {
+      const status = statusForCode(err.code);
+      if (status >= 500) req.log.error({ err, url: req.url }, `${req.method} ${req.url} failed: ${err.message}`);
+      else req.log.debug({ code: err.code, url: req.url }, `${req.method} ${req.url}: ${err.message}`);
+      void reply.code(status).send(errorBody(err.code, err.message));
+      return;
+    }
+    const e = err as { statusCode?: number; code?: string; message?: string };
+    if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+      const code = e.code === "FST_ERR_CTP_BODY_TOO_LARGE" ? "request_too_large" : "invalid_request";
+      void reply.code(e.statusCode).send(errorBody(code, e.message ?? "bad request"));
+      return;
+    }
+    req.log.error({ err, url: req.url }, `${req.method} ${req.url} failed: ${errorMessage(err)}`);
+    void reply.code(500).send(errorBody("internal_error", `${node}: ${errorMessage(err)}`));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send(errorBody("resource_not_found", `no route ${req.method} ${req.url.split("?")[0]} on ${node}`));
+  });
+  return app;
+}
+
+/** Send `value` as JSON (exact int64) with `status` (default 200). */
+export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
+  return reply.code(status).header("content-type", "application/json; charset=utf-8").send(stringifyJson(value));
+}
+
+/** Send a coded error in the uniform form, with the status {@link statusForCode} gives its code. */
+export function sendError(reply: FastifyReply, err: CodedError): FastifyReply {
+  return reply.code(statusForCode(err.code)).send(errorBody(err.code, err.message));
+}
+
+function invalid(name: string, what: string, found: unknown): CodedError {
+  const shown = found === undefined ? "nothing" : JSON.stringify(String(found).slice(0, 70));
+  return new CodedError(
+    { code: "invalid_request", op: "read query" },
+    `query parameter "${name}" must be ${what}, found ${shown}`,
+  );
+}
+
+function param(query: unknown, name: string): unknown {
+  const v = (query as Record<string, unknown> | null | undefined)?.[name];
+  return Array.isArray(v) ? v[0] : v; // ?a=1&a=2: the first value, as Go's url.Values.Get
+}
+
+/** A required query parameter holding a 64-character lowercase hex hash. @throws CodedError `invalid_request` */
+export function requireHash(query: unknown, name: string): string {
+  const v = param(query, name);
+  if (typeof v !== "string" || !isHash(v)) throw invalid(name, "a 64-character hex hash", v);
+  return v;
+}
+
+/** An optional hash parameter (absent or empty → undefined). @throws CodedError `invalid_request` */
+export function optionalHash(query: unknown, name: string): string | undefined {
+  const v = param(query, name);
+  if (v === undefined || v === "") return undefined;
+  return requireHash(query, name);
+}
+
+/** Bounds for integer parameters (defaults: 0 … Number.MAX_SAFE_INTEGER). */
+export interface IntBounds {
+  min?: number;
+  max?: number;
+}
+
+/** A required decimal integer parameter within bounds. @throws CodedError `invalid_request` */
+export function requireInt(query: unknown, name: string, bounds: IntBounds = {}): number {
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const v = param(query, name);
+  const what = `an integer from ${min} to ${max}`;
+  if (typeof v !== "string" || !/^-?\d{1,16}$/.test(v)) throw invalid(name, what, v);
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw invalid(name, what, v);
+  return n;
+}
+
+/** An optional integer parameter (absent or empty → undefined). @throws CodedError `invalid_request` */
+export function optionalInt(query: unknown, name: string, bounds: IntBounds = {}): number | undefined {
+  const v = param(query, name);
+  if (v === undefined || v === "") return undefined;
+  return requireInt(query, name, bounds);
+}
+
+/** A required non-empty string parameter of at most `maxLength` characters (default 1024). @throws CodedError `invalid_request` */
+export function requireString(query: unknown, name: string, maxLength = 1024): string {
+  const v = param(query, name);
+  if (typeof v !== "string" || v.length === 0 || v.length > maxLength)
+    throw invalid(name, `a non-empty string of at most ${maxLength} characters`, v);
+  return v;
+}
+
+/** A listening server. */
+export interface Listening {
+  /** Base URL, e.g. `http://127.0.0.1:7071` (a wildcard listen address is shown as 127.0.0.1). */
+  url: string;
+  host: string;
+  port: number;
+  /**
+   * Stop accepting connections, let requests in progress finish (up to `graceMs`, default 5000), then drop
+   * whatever connections remain. Idempotent.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Listen on `host:port` (port 0 picks a free port). @throws CodedError `listen_failed` naming the address and cause */
+export async function listen(app: NodeApp, host: string, port: number): Promise<Listening> {
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    const why =
+      code === "EADDRINUSE" ? "the port is already in use" : code === "EACCES" ? "permission denied" : errorMessage(err);
+    throw new CodedError({ code: "listen_failed", op: "start HTTP server" }, `cannot listen on ${host}:${port}: ${why}`, {
+      cause: err,
+    });
+  }
+  const addr = app.server.address() as AddressInfo;
+  const shownHost = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${addr.port}`,
+    host,
+    port: addr.port,
+    close(graceMs = 5000): Promise<void> {
+      closing ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const force = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            app.server.closeAllConnections();
+            resolve();
+          }, graceMs);
+        });
+        try {
+          const closed = app.close();
+          await Promise.race([closed, force]);
+          await closed; // after a forced drop this settles at once
+        } finally {
+          clearTimeout(timer);
+        }
+      })();
+      return closing;
+    },
+  };
+}

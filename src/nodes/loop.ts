@@ -1,0 +1,202 @@
+/**
+ * `Loop`: a periodic background task on a `Clock` (block proposal, finalisation, challenge generation…) that tests
+ * can pause and drive by hand, in the manner of storj's chores: `pause()` stops the schedule, `trigger()` runs the
+ * task now and resolves when that run has finished.
+ *
+ * Runs never overlap. The schedule is fixed-delay: the next scheduled run starts `intervalMs` after the previous
+ * run (scheduled or triggered) ended. A task that throws is logged and the loop carries on; nothing a task does
+ * can reject a promise the caller did not ask for.
+ */
+import { CodedError, errorMessage } from "../core/errors.js";
+import type { Clock } from "./clock.js";
+import { isAborted } from "./clock.js";
+import { type Logger, silentLogger } from "./logger.js";
+
+/** Options of {@link Loop}. */
+export interface LoopOptions {
+  /** Name used in logs and errors. */
+  name: string;
+  /** Delay between the end of one run and the start of the next scheduled one, in ms. */
+  intervalMs: number;
+  clock: Clock;
+  /** The work; `signal` aborts when the loop is stopped. */
+  task: (signal: AbortSignal) => Promise<void> | void;
+  /** Where failures are logged (default: silent). */
+  logger?: Logger;
+  /** Delay before the first scheduled run after `start()` (default `intervalMs`; 0 runs at once). */
+  firstDelayMs?: number;
+}
+
+/** Outcome of one run, as `trigger()` reports it. */
+export interface LoopRunResult {
+  ok: boolean;
+  /** The task's error (or `loop_stopped`) when `ok` is false. */
+  error?: unknown;
+}
+
+interface Waiter {
+  promise: Promise<LoopRunResult>;
+  resolve: (r: LoopRunResult) => void;
+}
+
+function waiter(): Waiter {
+  let resolve!: (r: LoopRunResult) => void;
+  const promise = new Promise<LoopRunResult>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** A pausable, triggerable periodic task. */
+export class Loop {
+  readonly name: string;
+  private readonly opts: LoopOptions;
+  private readonly logger: Logger;
+  private readonly abort = new AbortController();
+  private started = false;
+  private isPaused = false;
+  private stopped = false;
+  private cancelTimer: (() => void) | undefined;
+  private current: Promise<LoopRunResult> | undefined;
+  private queued: Waiter | undefined;
+  private runCount = 0;
+  private failureCount = 0;
+  private lastErr: unknown;
+
+  constructor(opts: LoopOptions) {
+    if (!Number.isFinite(opts.intervalMs) || opts.intervalMs < 0) {
+      throw new CodedError(
+        { code: "loop_invalid_options", op: `create loop ${opts.name}` },
+        `intervalMs must be a finite number >= 0, found ${opts.intervalMs}`,
+      );
+    }
+    this.name = opts.name;
+    this.opts = opts;
+    this.logger = opts.logger ?? silentLogger();
+  }
+
+  /** Completed runs (successful or not). */
+  get runs(): number {
+    return this.runCount;
+  }
+
+  /** Runs whose task threw. */
+  get failures(): number {
+    return this.failureCount;
+  }
+
+  /** The most recent task error, if any run failed. */
+  get lastError(): unknown {
+    return this.lastErr;
+  }
+
+  /** Whether the schedule is paused. */
+  get paused(): boolean {
+    return this.isPaused;
+  }
+
+  /** Whether a run is in progress. */
+  get running(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** Start the schedule (idempotent; a loop created and never started only runs when triggered). */
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.schedule(this.opts.firstDelayMs ?? this.opts.intervalMs);
+  }
+
+  /** Stop scheduling runs; a run in progress finishes. `trigger()` still works while paused. */
+  pause(): void {
+    this.isPaused = true;
+    this.clearTimer();
+  }
+
+  /** Resume the schedule: the next run comes `intervalMs` from now (or after the run in progress). */
+  resume(): void {
+    if (!this.isPaused) return;
+    this.isPaused = false;
+    this.schedule(this.opts.intervalMs);
+  }
+
+  /**
+   * Run the task now — or, when a run is in progress, once more right after it (concurrent triggers share that
+   * one extra run) — and resolve with the outcome of that run. Never rejects: after `stop()` it resolves with
+   * `{ok: false}` and a `loop_stopped` error.
+   */
+  trigger(): Promise<LoopRunResult> {
+    if (this.stopped) return Promise.resolve({ ok: false, error: this.stoppedError() });
+    if (this.current === undefined) return this.run();
+    this.queued ??= waiter();
+    return this.queued.promise;
+  }
+
+  /** Stop for good: cancel the schedule, abort the task's signal, and wait for a run in progress to end. */
+  async stop(): Promise<void> {
+    if (this.stopped) {
+      await this.current;
+      return;
+    }
+    this.stopped = true;
+    this.clearTimer();
+    this.abort.abort(this.stoppedError());
+    const queued = this.queued;
+    this.queued = undefined;
+    queued?.resolve({ ok: false, error: this.stoppedError() });
+    await this.current;
+  }
+
+  private run(): Promise<LoopRunResult> {
+    this.clearTimer();
+    const signal = this.abort.signal;
+    const p = (async (): Promise<LoopRunResult> => {
+      try {
+        await this.opts.task(signal);
+        return { ok: true };
+      } catch (err) {
+        this.failureCount++;
+        this.lastErr = err;
+        if (this.stopped && (signal.aborted || isAborted(err)))
+          this.logger.debug({ loop: this.name }, `loop ${this.name}: run aborted by stop`);
+        else this.logger.error({ loop: this.name, err }, `loop ${this.name}: run failed: ${errorMessage(err)}`);
+        return { ok: false, error: err };
+      } finally {
+        this.runCount++;
+      }
+    })();
+    this.current = p;
+    void p.then(() => this.afterRun());
+    return p;
+  }
+
+  private afterRun(): void {
+    this.current = undefined;
+    if (this.stopped) return;
+    const queued = this.queued;
+    if (queued !== undefined) {
+      this.queued = undefined;
+      void this.run().then(queued.resolve);
+      return;
+    }
+    this.schedule(this.opts.intervalMs);
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.started || this.isPaused || this.stopped || this.current !== undefined) return;
+    this.clearTimer();
+    this.cancelTimer = this.opts.clock.setTimer(delayMs, () => {
+      this.cancelTimer = undefined;
+      if (this.current === undefined && !this.stopped && !this.isPaused) void this.run();
+    });
+  }
+
+  private clearTimer(): void {
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
+  }
+
+  private stoppedError(): CodedError {
+    return new CodedError({ code: "loop_stopped", op: `loop ${this.name}` }, `loop ${this.name} is stopped`);
+  }
+}
