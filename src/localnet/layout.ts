@@ -5,12 +5,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify as yamlStringify } from "yaml";
-import { magicBlockHash } from "../chain/magicblock.js";
-import type { MagicBlock, MagicNode } from "../chain/types.js";
-import { ScAddress } from "../chain/types.js";
-import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
-import { dealShares } from "../core/threshold.js";
+import type { MagicNode } from "../chain/types.js";
 import * as sdk from "../sdk/index.js";
+import { generateGenesis } from "./genesis.js";
 import type { NodeProcessSpec } from "./processes.js";
 
 export interface LocalnetLayout {
@@ -42,60 +39,23 @@ export function ports(opts: LayoutOptions): { bw: number; miner: (i: number) => 
 
 /** Create every file of a new local network under `dir` and return its layout. */
 export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Promise<LocalnetLayout> {
-  await initCrypto();
-  const scheme = getScheme("bls0chain");
   const host = opts.host ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
-  const now = Math.floor(Date.now() / 1000);
-  const make = (type: 0 | 1, i: number) => {
-    const kp = scheme.generateKeys();
-    const id = clientIdOf(kp.publicKey);
-    const port = type === 0 ? p.miner(i) : p.sharder(i);
-    const node: MagicNode = {
-      id,
-      version: "1.0",
-      creation_date: now,
-      public_key: kp.publicKey,
-      n2n_host: host,
-      host,
-      port,
-      path: "",
-      type,
-      description: `${type === 0 ? "miner" : "sharder"}${i + 1}`,
-      set_index: i,
-      status: 0,
-      info: {},
-    };
-    return { node, kp };
-  };
-  const miners = Array.from({ length: opts.miners }, (_, i) => make(0, i));
-  const sharders = Array.from({ length: opts.sharders }, (_, i) => make(1, i));
-  const t = Math.max(1, Math.ceil(0.51 * opts.miners));
-  const dealt = dealShares(
-    t,
-    miners.map((m) => m.node.id),
-  );
-  const mbNoHash: Omit<MagicBlock, "hash"> = {
-    previous_hash: "",
-    magic_block_number: 1,
-    starting_round: 0,
-    miners: { type: 0, nodes: Object.fromEntries(miners.map((m) => [m.node.id, m.node])) },
-    sharders: { type: 1, nodes: Object.fromEntries(sharders.map((s) => [s.node.id, s.node])) },
-    mpks: { mpks: Object.fromEntries(miners.map((m) => [m.node.id, { ID: m.node.id, Mpk: dealt.mpk }])) },
-    share_or_signs: { shares: {} },
-    t,
-    k: t,
-    n: opts.miners,
-  };
-  const mb: MagicBlock = { hash: magicBlockHash(mbNoHash), ...mbNoHash };
+  const g = await generateGenesis({
+    miners: opts.miners,
+    sharders: opts.sharders,
+    host,
+    minerPort: p.miner,
+    sharderPort: p.sharder,
+    nowSec: Math.floor(Date.now() / 1000),
+  });
+  const { miners, sharders } = g;
+  const mb = g.magicBlock;
   const genesisDir = join(dir, "genesis");
   mkdirSync(genesisDir, { recursive: true });
   sdk.writeFileAtomic(join(genesisDir, "magic_block.json"), `${JSON.stringify(mb, null, 2)}\n`);
-  const initialStates = [
-    { id: ScAddress.faucet, tokens: 20_000_000_000_000_000 },
-    ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000 })),
-  ];
+  const initialStates = g.initialStates.map((s) => ({ id: s.id, tokens: s.tokens }));
   sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
 
   const consensus = {
@@ -140,7 +100,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify(cfg));
     return { name, role, configFile: join(nd, "node.yaml"), url: `http://${host}:${entry.node.port}` };
   };
-  const minerSpecs = miners.map((m, i) => writeNode(`miner${i + 1}`, "miner", m, dealt.shares[i]?.secretKey));
+  const minerSpecs = miners.map((m, i) => writeNode(`miner${i + 1}`, "miner", m, m.share));
   const sharderSpecs = sharders.map((s, i) => writeNode(`sharder${i + 1}`, "sharder", s));
   const bwDir = join(dir, "blockworker");
   mkdirSync(bwDir, { recursive: true });
