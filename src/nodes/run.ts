@@ -16,7 +16,7 @@ import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
 import { SharderNode } from "./sharder/sharder.js";
 import { ChainStore } from "./store/chainstore.js";
-import { LmdbKv } from "./store/kv.js";
+import { LmdbKV } from "./kv-lmdb.js";
 
 function readText(path: string, what: string): string {
   try {
@@ -62,7 +62,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     }),
     cfg.initialStatesFile as string,
   );
-  const kv = new LmdbKv(join(cfg.dataDir, "db"));
+  const kv = new LmdbKV(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv);
   const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
   store.putStateNodes(nodes);

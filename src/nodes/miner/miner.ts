@@ -136,13 +136,13 @@ export class MinerNode {
       lastVotedRound: number;
       lockedHeight: number;
     };
-    const all = store.kv.scan("r:");
+    const all = store.finalizedHashes();
     if (all.length === 0) {
       store.finalize([this.opts.genesis]);
       return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [] };
     }
     const keep = all.slice(-64);
-    const finalized = keep.map(([, h]) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
+    const finalized = keep.map((h) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
     return {
       lastVotedRound: vote.lastVotedRound,
       lockedHeight: vote.lockedHeight,

@@ -5,88 +5,91 @@
 import { decodeBlockJson, encodeBlockJson } from "../../chain/block.js";
 import type { NodeDb } from "../../chain/trie.js";
 import type { Block } from "../../chain/types.js";
-import type { Kv, KvOp } from "./kv.js";
+import type { KV } from "../kv.js";
 
 const roundKey = (r: number): string => `r:${String(r).padStart(12, "0")}`;
 
 export class ChainStore {
   private readonly nodeCache = new Map<string, string>();
 
-  constructor(readonly kv: Kv) {}
+  constructor(readonly kv: KV) {}
 
   /** Trie nodes: pending writes first, then the store. */
   nodeDb(): NodeDb {
-    return { get: (h: string) => this.nodeCache.get(h) ?? this.kv.get(`n:${h}`) };
+    return { get: (h: string) => this.nodeCache.get(h) ?? this.kv.getString(`n:${h}`) };
   }
 
   /** Persist state nodes (and keep them readable at once). */
   putStateNodes(nodes: Map<string, string>): void {
-    const ops: KvOp[] = [];
-    for (const [h, v] of nodes) {
-      ops.push({ type: "put", key: `n:${h}`, value: v });
-    }
-    this.kv.batch(ops);
+    if (nodes.size === 0) return;
+    this.kv.transaction((tx) => {
+      for (const [h, v] of nodes) tx.putString(`n:${h}`, v);
+    });
   }
 
   saveBlock(b: Block): void {
-    this.kv.put(`b:${b.hash}`, encodeBlockJson(b));
+    this.kv.putString(`b:${b.hash}`, encodeBlockJson(b));
   }
 
   getBlock(hash: string): Block | undefined {
-    const v = this.kv.get(`b:${hash}`);
+    const v = this.kv.getString(`b:${hash}`);
     return v === undefined ? undefined : decodeBlockJson(v);
   }
 
   /** Record `blocks` (chain order) as finalized, in one batch: blocks, round index, txn index, LFB. */
   finalize(blocks: Block[]): void {
     if (blocks.length === 0) return;
-    const ops: KvOp[] = [];
-    for (const b of blocks) {
-      ops.push({ type: "put", key: `b:${b.hash}`, value: encodeBlockJson(b) });
-      ops.push({ type: "put", key: roundKey(b.round), value: b.hash });
-      for (const t of b.transactions) ops.push({ type: "put", key: `t:${t.hash}`, value: b.hash });
-    }
-    ops.push({ type: "put", key: "meta:lfb", value: (blocks[blocks.length - 1] as Block).hash });
-    this.kv.batch(ops);
+    this.kv.transaction((tx) => {
+      for (const b of blocks) {
+        tx.putString(`b:${b.hash}`, encodeBlockJson(b));
+        tx.putString(roundKey(b.round), b.hash);
+        for (const t of b.transactions) tx.putString(`t:${t.hash}`, b.hash);
+      }
+      tx.putString("meta:lfb", (blocks[blocks.length - 1] as Block).hash);
+    });
   }
 
   lfbHash(): string | undefined {
-    return this.kv.get("meta:lfb");
+    return this.kv.getString("meta:lfb");
   }
 
   hashAtRound(round: number): string | undefined {
-    return this.kv.get(roundKey(round));
+    return this.kv.getString(roundKey(round));
   }
 
   /** Finalized blocks after `round` (ascending), at most `limit`. */
   finalizedAfter(round: number, limit: number): Block[] {
     const out: Block[] = [];
-    for (const [k, h] of this.kv.scan("r:")) {
-      if (Number(k.slice(2)) <= round) continue;
-      const b = this.getBlock(h);
+    for (const e of this.kv.range({ start: roundKey(round + 1), end: "r;", limit })) {
+      const b = this.getBlock(Buffer.from(e.value).toString("utf8"));
       if (b) out.push(b);
       if (out.length >= limit) break;
     }
     return out;
   }
 
+  /** Hashes of all finalized blocks in round order (round index entries). */
+  finalizedHashes(): string[] {
+    return this.kv.range({ prefix: "r:" }).map((e) => Buffer.from(e.value).toString("utf8"));
+  }
+
   txnBlock(txnHash: string): string | undefined {
-    return this.kv.get(`t:${txnHash}`);
+    return this.kv.getString(`t:${txnHash}`);
   }
 
   clientKey(id: string): string | undefined {
-    return this.kv.get(`c:${id}`);
+    return this.kv.getString(`c:${id}`);
   }
 
   putClient(id: string, publicKey: string): void {
-    this.kv.put(`c:${id}`, publicKey);
+    this.kv.putString(`c:${id}`, publicKey);
   }
 
   getMeta(key: string): string | undefined {
-    return this.kv.get(`meta:${key}`);
+    return this.kv.getString(`meta:${key}`);
   }
 
   putMeta(key: string, value: string): void {
-    this.kv.put(`meta:${key}`, value);
+    this.kv.putString(`meta:${key}`, value);
   }
 }
