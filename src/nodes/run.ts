@@ -1,7 +1,6 @@
 /** Boot a chain process from its node.yaml: keys, genesis, store, HTTP server, loops; returns a stop function. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import pino from "pino";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
 import { CodedError } from "../core/errors.js";
@@ -11,12 +10,13 @@ import * as sdk from "../sdk/index.js";
 import { runBlockWorker } from "./blockworker/run.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
+import { LmdbKV } from "./kv-lmdb.js";
+import { createLogger, type LogLevel } from "./logger.js";
 import { MinerNode } from "./miner/miner.js";
 import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
 import { SharderNode } from "./sharder/sharder.js";
 import { ChainStore } from "./store/chainstore.js";
-import { LmdbKV } from "./kv-lmdb.js";
 
 function readText(path: string, what: string): string {
   try {
@@ -37,11 +37,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       { code: "config_invalid", op: "start node" },
       `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
     );
-  const logger = pino({
-    level: cfg.logLevel,
-    base: { role: cfg.role, port: cfg.port },
-    redact: ["private_key", "*.private_key", "mnemonics", "secret_key"],
-  });
+  const logger = createLogger({ name: cfg.role, level: cfg.logLevel as LogLevel, base: { port: cfg.port } });
   const log = (level: "debug" | "info" | "warn" | "error", msg: string): void => logger[level](msg);
   if (cfg.role === "blockworker") return runBlockWorker(cfg, log);
 
@@ -90,7 +86,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       consensus: cfg.consensus,
       log,
     });
-    const app = minerApp(miner, me);
+    const app = minerApp(miner, me, logger);
     await app.listen({ host: listenHost, port: cfg.port });
     log(
       "info",
@@ -115,7 +111,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     maxBlockTxns: cfg.consensus.maxBlockTxns,
     log,
   });
-  const app = sharderApp(sharder, me);
+  const app = sharderApp(sharder, me, logger);
   await app.listen({ host: listenHost, port: cfg.port });
   log(
     "info",

@@ -15,7 +15,7 @@ import type {
   MinerInfo,
   RestoredState,
 } from "../../chain/consensus/types.js";
-import { parseJson, stringifyJson } from "../../chain/json.js";
+import { stringifyJson } from "../../chain/json.js";
 import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
@@ -298,9 +298,9 @@ export class MinerNode {
     }
   }
 
-  /** A consensus message from a peer (HTTP body text). */
-  receive(body: string): void {
-    const v = parseJson(body) as { from?: unknown; msg?: unknown };
+  /** A consensus message from a peer (parsed HTTP body). */
+  receive(body: unknown): void {
+    const v = body as { from?: unknown; msg?: unknown } | undefined;
     if (typeof v?.from !== "string" || !this.peers.has(v.from))
       throw new CodedError(
         { code: "invalid_request", op: "receive consensus message" },

@@ -1,12 +1,12 @@
 /** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson } from "../../chain/block.js";
-import { parseJson, stringifyJson } from "../../chain/json.js";
-import { decodeTransactionJson, transactionToJson } from "../../chain/transaction.js";
+import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
 import { CodedError } from "../../core/errors.js";
 import { clientIdOf } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createNodeApp, queryHash, sendJson } from "../common/http.js";
+import { createServer, requireHash, sendJson } from "../http.js";
+import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
 
 export interface NodeIdentity {
@@ -59,12 +59,12 @@ export function minerDiagnostics(miner: MinerNode, me: NodeIdentity): Diagnostic
 }
 
 /** Build the miner's HTTP app. */
-export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
-  const app = createNodeApp(`miner ${me.host}:${me.port}`);
+export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): FastifyInstance {
+  const app = createServer({ node: `miner ${me.host}:${me.port}`, logger });
   const node = `miner ${me.host}:${me.port}`;
 
   app.post("/v1/client/put", async (req, reply) => {
-    const v = parseJson(String(req.body ?? "")) as { id?: unknown; public_key?: unknown };
+    const v = req.body as { id?: unknown; public_key?: unknown } | undefined;
     if (typeof v?.id !== "string" || typeof v.public_key !== "string")
       throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
     let id: string;
@@ -79,47 +79,42 @@ export function minerApp(miner: MinerNode, me: NodeIdentity): FastifyInstance {
         `id ${v.id} is not sha3-256 of the public key (${id})`,
       );
     miner.registerClient(id, v.public_key);
-    return sendJson(
-      reply,
-      JSON.stringify({ id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key }),
-    );
+    return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key });
   });
   app.get("/v1/client/get", async (req, reply) => {
-    const id = queryHash(req.query, "id");
+    const id = requireHash(req.query, "id");
     const pk = miner.opts.store.clientKey(id);
     if (!pk) throw new CodedError({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
-    return sendJson(reply, JSON.stringify({ id, version: "1.0", public_key: pk }));
+    return sendJson(reply, { id, version: "1.0", public_key: pk });
   });
   app.post("/v1/transaction/put", async (req, reply) => {
-    const txn = decodeTransactionJson(String(req.body ?? ""));
+    const txn = transactionFromJson(req.body);
     const admitted = miner.admit(txn);
-    return sendJson(reply, stringifyJson({ async: true, entity: transactionToJson(admitted) }));
+    return sendJson(reply, { async: true, entity: transactionToJson(admitted) });
   });
   app.get("/v1/transaction/get", async (req, reply) => {
-    const h = queryHash(req.query, "hash");
+    const h = requireHash(req.query, "hash");
     const t = miner.poolTxn(h);
     if (!t)
       throw new CodedError(
         { code: "resource_not_found", op: "get transaction" },
         `transaction ${h} is not in the pool of ${node}`,
       );
-    return sendJson(reply, stringifyJson(transactionToJson(t)));
+    return sendJson(reply, transactionToJson(t));
   });
   app.post("/v1/_n2n/consensus", async (req) => {
-    miner.receive(String(req.body ?? ""));
+    miner.receive(req.body);
     return { ok: true };
   });
   app.get("/v1/block/get", async (req, reply) => {
-    const h = queryHash(req.query, "block");
+    const h = requireHash(req.query, "block");
     const b = miner.engine.getBlock(h) ?? miner.opts.store.getBlock(h);
     if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
-    return sendJson(reply, stringifyJson({ block: blockToJson(b), header: blockSummary(b) }));
+    return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) =>
-    sendJson(reply, stringifyJson(blockSummary(miner.engine.latestFinalized()))),
-  );
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, stringifyJson({ magic_block: miner.opts.magicBlock })),
+    sendJson(reply, { magic_block: miner.opts.magicBlock }),
   );
   app.get("/_nh/whoami", async () => whoami("miner", me));
   app.get("/_nh/status", async () => ({

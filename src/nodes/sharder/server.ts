@@ -1,12 +1,12 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
-import { stringifyJson } from "../../chain/json.js";
 import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createNodeApp, queryHash, queryInt, sendJson } from "../common/http.js";
+import { createServer, optionalInt, requireHash, sendJson } from "../http.js";
+import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
 import type { SharderNode } from "./sharder.js";
 
@@ -66,25 +66,23 @@ function simpleNode(n: MagicNode, type: "miner" | "sharder"): Record<string, unk
   };
 }
 
-export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
+export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): FastifyInstance {
   const node = `sharder ${me.host}:${me.port}`;
-  const app = createNodeApp(node, 64 * 1024 * 1024);
+  const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024 });
   const store = sh.opts.store;
 
   app.post("/v1/_m2s/block", async (req) => {
-    await sh.receive(String(req.body ?? ""));
+    await sh.receive(req.body);
     return { ok: true };
   });
 
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) =>
-    sendJson(reply, stringifyJson(blockSummary(sh.latestFinalized()))),
-  );
+  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
   app.get("/v1/block/get", async (req, reply) => {
     const q = req.query as Record<string, string>;
     let hash: string | undefined;
-    if (q.block !== undefined) hash = queryHash(q, "block");
+    if (q.block !== undefined) hash = requireHash(q, "block");
     else {
-      const round = queryInt(q, "round");
+      const round = optionalInt(q, "round");
       if (round === undefined)
         throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
       if (round > sh.latestFinalized().round)
@@ -101,11 +99,11 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     }
     const b = store.getBlock(hash);
     if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
-    return sendJson(reply, stringifyJson({ header: blockSummary(b), block: blockToJson(b) }));
+    return sendJson(reply, { header: blockSummary(b), block: blockToJson(b) });
   });
   app.get("/v1/transaction/get/confirmation", async (req, reply) => {
     const q = req.query as Record<string, string>;
-    const h = queryHash(q, "hash");
+    const h = requireHash(q, "hash");
     const bh = store.txnBlock(h);
     const b = bh ? store.getBlock(bh) : undefined;
     const c = b ? confirmationOf(b, h) : undefined;
@@ -115,23 +113,21 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
           { code: "resource_not_found", op: "get confirmation" },
           `transaction ${h} is not in a finalized block on ${node}`,
         );
-      return sendJson(reply, stringifyJson(c));
+      return sendJson(reply, c);
     }
     const lfb = blockSummary(sh.latestFinalized());
     return sendJson(
       reply,
-      stringifyJson(
-        c
-          ? { confirmation: c, latest_finalized_block: lfb }
-          : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb },
-      ),
+      c
+        ? { confirmation: c, latest_finalized_block: lfb }
+        : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb },
     );
   });
   app.get("/v1/client/get/balance", async (req, reply) => {
-    const id = queryHash(req.query, "client_id");
+    const id = requireHash(req.query, "client_id");
     const a = sh.lfbState().account(id);
     if (!a) throw new CodedError({ code: "value not present", op: "get balance" }, "value not present");
-    return sendJson(reply, stringifyJson({ txn: a.txn, round: a.round, balance: a.balance }));
+    return sendJson(reply, { txn: a.txn, round: a.round, balance: a.balance });
   });
   app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
@@ -139,10 +135,10 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     const mb = sh.opts.magicBlock;
     if (address === ScAddress.miner) {
       if (endpoint === "getMinerList")
-        return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) }));
+        return sendJson(reply, { Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) });
       if (endpoint === "getSharderList")
-        return sendJson(reply, stringifyJson({ Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) }));
-      if (endpoint === "getMagicBlock") return sendJson(reply, stringifyJson(mb));
+        return sendJson(reply, { Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) });
+      if (endpoint === "getMagicBlock") return sendJson(reply, mb);
       throw new CodedError(
         { code: "resource_not_found", op: "miner sc rest" },
         `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`,
@@ -150,19 +146,19 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity): FastifyInstance {
     }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
-    return sendJson(reply, stringifyJson(sc.rest(sh.lfbState(), endpoint, q)));
+    return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q));
   });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, stringifyJson({ ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock })),
+    sendJson(reply, { ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock }),
   );
   app.get("/v1/block/magic/get", async (req, reply) => {
-    const n = queryInt(req.query, "magic_block_number") ?? 1;
+    const n = optionalInt(req.query, "magic_block_number") ?? 1;
     if (n !== sh.opts.magicBlock.magic_block_number)
       throw new CodedError(
         { code: "resource_not_found", op: "get magic block" },
         `magic block ${n} is not known (latest: ${sh.opts.magicBlock.magic_block_number})`,
       );
-    return sendJson(reply, stringifyJson({ block: blockToJson(sh.opts.genesis) }));
+    return sendJson(reply, { block: blockToJson(sh.opts.genesis) });
   });
   app.get("/v1/chain/get/stats", async () => {
     const t = [...sh.stats.finalizeTimes].sort((a, b) => a - b);

@@ -82,9 +82,9 @@ export class SharderNode {
     return new StateView(new Trie(this.lfb.state_hash, this.opts.store.nodeDb()));
   }
 
-  /** A block pushed by a miner (HTTP body `{"block": {...}}`); processed in arrival order. */
-  receive(body: string): Promise<void> {
-    const v = parseJson(body) as { block?: unknown };
+  /** A block pushed by a miner (parsed HTTP body `{"block": {...}}`); processed in arrival order. */
+  receive(body: unknown): Promise<void> {
+    const v = body as { block?: unknown } | undefined;
     const block = blockFromJson(v?.block);
     this.stats.received++;
     const run = this.queue.then(() => this.add(block, 0));
