@@ -1,5 +1,7 @@
 /** HTTP routes of the block worker: `/network`, `/dns/network`, `/magic_block`, `/` (status page). */
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { createServer } from "../http.js";
+import { type Logger, silentLogger } from "../logger.js";
 import type { BlockWorker } from "./blockworker.js";
 
 function escapeHtml(s: string): string {
@@ -7,12 +9,8 @@ function escapeHtml(s: string): string {
 }
 
 /** Build the block worker's HTTP app (GET only, CORS `*`, as the reference 0dns). */
-export function blockWorkerApp(bw: BlockWorker): FastifyInstance {
-  const app = Fastify({ logger: false });
-  app.addHook("onSend", async (_req, reply, payload) => {
-    reply.header("access-control-allow-origin", "*");
-    return payload;
-  });
+export function blockWorkerApp(bw: BlockWorker, logger: Logger = silentLogger()): FastifyInstance {
+  const app = createServer({ node: "block worker", logger });
   for (const prefix of ["", "/dns"]) {
     app.get(`${prefix}/network`, async () => bw.network());
     app.get(`${prefix}/magic_block`, async () => bw.magicBlock());
@@ -36,12 +34,5 @@ export function blockWorkerApp(bw: BlockWorker): FastifyInstance {
   app.get("/", status);
   app.get("/dns", status);
   app.get("/dns/", status);
-  app.setNotFoundHandler(async (req, reply) => {
-    reply.code(404);
-    return {
-      code: "resource_not_found",
-      error: `resource_not_found: no route ${req.method} ${req.url.split("?")[0]} on the block worker`,
-    };
-  });
   return app;
 }
