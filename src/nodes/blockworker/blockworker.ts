@@ -20,8 +20,8 @@ export interface MagicBlockLike {
 export interface BlockWorkerOptions {
   /** Genesis magic block (JSON text already parsed). */
   genesis: MagicBlockLike;
-  /** Directory where fetched magic blocks are saved (`magic_block_<n>.json`). */
-  dataDir: string;
+  /** Directory where fetched magic blocks are saved (`magic_block_<n>.json`); none: kept in memory only. */
+  dataDir?: string;
   transport: sdk.Transport;
   /** `https://` instead of `http://` in derived URLs (reference `use_https`). */
   useHttps?: boolean;
@@ -59,14 +59,16 @@ export class BlockWorker {
   lastRefresh: { at: number; ok: boolean; detail: string } | undefined;
 
   constructor(readonly opts: BlockWorkerOptions) {
-    mkdirSync(opts.dataDir, { recursive: true });
     this.current = opts.genesis;
+    const dir = opts.dataDir;
+    if (dir === undefined) return;
+    mkdirSync(dir, { recursive: true });
     // resume from the newest saved magic block
-    for (const f of readdirSync(opts.dataDir)) {
+    for (const f of readdirSync(dir)) {
       const m = /^magic_block_(\d+)\.json$/.exec(f);
       if (!m) continue;
       try {
-        const mb = JSON.parse(readFileSync(join(opts.dataDir, f), "utf8")) as unknown;
+        const mb = JSON.parse(readFileSync(join(dir, f), "utf8")) as unknown;
         if (isMagicBlockLike(mb) && mb.magic_block_number > this.current.magic_block_number) this.current = mb;
       } catch {
         opts.log?.("warn", `ignoring unreadable saved magic block ${f}`);
@@ -121,10 +123,11 @@ export class BlockWorker {
       detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}`,
     };
     if (best.mb.magic_block_number > this.current.magic_block_number) {
-      sdk.writeFileAtomic(
-        join(this.opts.dataDir, `magic_block_${best.mb.magic_block_number}.json`),
-        JSON.stringify(best.mb, null, 2),
-      );
+      if (this.opts.dataDir !== undefined)
+        sdk.writeFileAtomic(
+          join(this.opts.dataDir, `magic_block_${best.mb.magic_block_number}.json`),
+          JSON.stringify(best.mb, null, 2),
+        );
       this.current = best.mb;
       this.opts.log?.("info", `switched to magic block ${best.mb.magic_block_number} (${best.mb.hash})`);
     }

@@ -1,0 +1,139 @@
+/**
+ * The whole local network in one process — the same genesis, miners, sharders and block worker as
+ * `npm start`, but on the in-memory twins: `MemoryTransport` instead of sockets, `MemoryKV` instead of lmdb and
+ * an injected clock (a `ManualClock` in tests, so every timer and timeout moves only when the test says so).
+ */
+
+import { genesisBlock } from "../chain/genesis.js";
+import type { Block, MagicBlock } from "../chain/types.js";
+import { clientVerifier, getScheme } from "../core/schemes.js";
+import { BlockWorker } from "../nodes/blockworker/blockworker.js";
+import { blockWorkerApp } from "../nodes/blockworker/server.js";
+import type { Clock } from "../nodes/clock.js";
+import type { NodeApp } from "../nodes/http.js";
+import { MemoryKV } from "../nodes/kv-memory.js";
+import { silentLogger } from "../nodes/logger.js";
+import { MemoryTransport } from "../nodes/memory-transport.js";
+import { MinerNode } from "../nodes/miner/miner.js";
+import { minerApp } from "../nodes/miner/server.js";
+import { sharderApp } from "../nodes/sharder/server.js";
+import { SharderNode } from "../nodes/sharder/sharder.js";
+import { ChainStore } from "../nodes/store/chainstore.js";
+import * as sdk from "../sdk/index.js";
+import { generateGenesis } from "./genesis.js";
+
+export interface InProcessOptions {
+  miners?: number;
+  sharders?: number;
+  clock: Clock;
+  softTimeoutMs?: number;
+  proposalWaitMs?: number;
+}
+
+/** A running in-process network. */
+export interface InProcessNetwork {
+  transport: MemoryTransport;
+  magicBlock: MagicBlock;
+  genesis: Block;
+  blockWorkerUrl: string;
+  miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
+  sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
+  /** Take a miner off the network (its timers stop and requests to it are refused). */
+  stopMiner(i: number): void;
+  /** Stop everything. */
+  close(): Promise<void>;
+}
+
+const HOST = "127.0.0.1";
+
+/** Assemble and start a network (block worker on 9091, miners 7071.., sharders 7171..). */
+export async function startInProcessNetwork(opts: InProcessOptions): Promise<InProcessNetwork> {
+  const clock = opts.clock;
+  const chainId = sdk.DEFAULT_CHAIN_ID;
+  const g = await generateGenesis({
+    miners: opts.miners ?? 3,
+    sharders: opts.sharders ?? 1,
+    host: HOST,
+    minerPort: (i) => 7071 + i,
+    sharderPort: (i) => 7171 + i,
+    nowSec: Math.floor(clock.now() / 1000),
+  });
+  const transport = new MemoryTransport({ clock });
+  const scheme = clientVerifier(getScheme("bls0chain"));
+  const logger = silentLogger();
+  const log = (): void => {};
+  const timers = { set: (fn: () => void, ms: number) => clock.setTimer(ms, fn), clear: (h: unknown) => (h as () => void)() };
+  let genesis: Block | undefined;
+  const storeFor = (): ChainStore => {
+    const store = new ChainStore(new MemoryKV());
+    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb());
+    store.putStateNodes(gb.nodes);
+    genesis = gb.block;
+    return store;
+  };
+  const sharders = g.sharders.map((s) => {
+    const store = storeFor();
+    const node = new SharderNode({
+      chainId,
+      magicBlock: g.magicBlock,
+      genesis: genesis as Block,
+      selfId: s.node.id,
+      scheme,
+      store,
+      transport: transport.from(`${HOST}:${s.node.port}`),
+      maxBlockTxns: 1000,
+      log,
+    });
+    const app = sharderApp(node, { id: s.node.id, publicKey: s.kp.publicKey, host: HOST, port: s.node.port }, logger);
+    transport.register(`${HOST}:${s.node.port}`, app);
+    return { id: s.node.id, url: `http://${HOST}:${s.node.port}`, node, app };
+  });
+  const miners = g.miners.map((m) => {
+    const store = storeFor();
+    const node = new MinerNode({
+      chainId,
+      magicBlock: g.magicBlock,
+      genesis: genesis as Block,
+      selfId: m.node.id,
+      privateKey: m.kp.privateKey,
+      shareSecretKey: m.share as string,
+      scheme,
+      store,
+      transport: transport.from(`${HOST}:${m.node.port}`),
+      consensus: {
+        softTimeoutMs: opts.softTimeoutMs ?? 1000,
+        proposalWaitMs: opts.proposalWaitMs ?? 50,
+        restartMult: 2,
+        maxBlockTxns: 1000,
+      },
+      now: () => clock.now(),
+      timers,
+      log,
+    });
+    const app = minerApp(node, { id: m.node.id, publicKey: m.kp.publicKey, host: HOST, port: m.node.port }, logger);
+    transport.register(`${HOST}:${m.node.port}`, app);
+    return { id: m.node.id, url: `http://${HOST}:${m.node.port}`, node, app, up: true };
+  });
+  const bw = new BlockWorker({ genesis: g.magicBlock, transport });
+  transport.register(`${HOST}:9091`, blockWorkerApp(bw, logger));
+  for (const m of miners) m.node.start();
+  return {
+    transport,
+    magicBlock: g.magicBlock,
+    genesis: genesis as Block,
+    blockWorkerUrl: `http://${HOST}:9091/dns`,
+    miners,
+    sharders,
+    stopMiner(i: number) {
+      const m = miners[i];
+      if (!m) return;
+      m.node.stop();
+      m.up = false;
+      transport.unregister(`${HOST}:${7071 + i}`);
+    },
+    async close() {
+      for (const m of miners) m.node.stop();
+      await transport.close();
+    },
+  };
+}
