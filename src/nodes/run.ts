@@ -93,6 +93,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`,
     );
     miner.start();
+    void miner.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${String(err)}`));
     return async () => {
       miner.stop();
       await app.close();

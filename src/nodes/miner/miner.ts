@@ -15,7 +15,7 @@ import type {
   MinerInfo,
   RestoredState,
 } from "../../chain/consensus/types.js";
-import { stringifyJson } from "../../chain/json.js";
+import { parseJson, stringifyJson } from "../../chain/json.js";
 import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
@@ -199,6 +199,45 @@ export class MinerNode {
   /** Start consensus. */
   start(): void {
     this.apply(this.engine.start(this.now()));
+  }
+
+  /**
+   * Catch up from the sharders: fetch the finalized blocks after this miner's latest finalized round, in
+   * order, and hand them to the engine as notarized blocks (their tickets and content are verified as for
+   * any block). Returns the number of blocks added. Peers still serve anything newer via `get_block`.
+   */
+  async syncFromSharders(maxBlocks = 10_000): Promise<number> {
+    let added = 0;
+    for (const url of this.sharders) {
+      let target: number;
+      try {
+        const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get/latest_finalized`, timeoutMs: 5000 });
+        if (res.status !== 200) continue;
+        target = (parseJson(res.text()) as { round: number }).round;
+      } catch (err) {
+        this.opts.log("debug", `sync: ${url} unreachable: ${errorMessage(err)}`);
+        continue;
+      }
+      let round = this.engine.latestFinalized().round;
+      while (round < target && added < maxBlocks && !this.stopped) {
+        round++;
+        try {
+          const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get?round=${round}`, timeoutMs: 5000 });
+          if (res.status === 404) continue; // a round without a block
+          if (res.status !== 200) break;
+          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
+          if (this.engine.getBlock(b.hash)) continue;
+          this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
+          added++;
+        } catch (err) {
+          this.opts.log("warn", `sync from ${url} stopped at round ${round}: ${errorMessage(err)}`);
+          break;
+        }
+      }
+      if (added > 0) break;
+    }
+    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks from the sharders`);
+    return added;
   }
 
   stop(): void {
