@@ -55,7 +55,8 @@ export class Rng {
 
   /** Seed through splitmix64. A number seed must be a safe integer. */
   static fromSeed(seed: Seed): Rng {
-    if (typeof seed === "number" && !Number.isSafeInteger(seed)) throw new RangeError(`Rng seed must be a safe integer, got ${seed}`);
+    if (typeof seed === "number" && !Number.isSafeInteger(seed))
+      throw new RangeError(`Rng seed must be a safe integer, got ${seed}`);
     const sm = new SplitMix64(BigInt(seed));
     const a = sm.next();
     const b = sm.next();
@@ -83,7 +84,8 @@ export class Rng {
 
   /** Uniform integer in [0, bound), unbiased (rejection of the low `2^32 mod bound` outputs). 1 ≤ bound ≤ 2^32. */
   int(bound: number): number {
-    if (!Number.isInteger(bound) || bound < 1 || bound > 0x1_0000_0000) throw new RangeError(`Rng.int bound must be in [1, 2^32], got ${bound}`);
+    if (!Number.isInteger(bound) || bound < 1 || bound > 0x1_0000_0000)
+      throw new RangeError(`Rng.int bound must be in [1, 2^32], got ${bound}`);
     const threshold = (0x1_0000_0000 - bound) % bound;
     for (;;) {
       const x = this.nextU32();

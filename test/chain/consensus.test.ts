@@ -51,7 +51,11 @@ describe("voting", () => {
     d.start(0);
     const worse = fx.block(1, fx.genesis, g1);
     const best = fx.block(1, fx.genesis, g0);
-    assert.deepEqual(d.deliver(g1, fx.proposal(worse)).filter((a) => a.kind !== "log"), [], "no immediate vote");
+    assert.deepEqual(
+      d.deliver(g1, fx.proposal(worse)).filter((a) => a.kind !== "log"),
+      [],
+      "no immediate vote",
+    );
     assert.equal(d.engine.nextDeadline(), WAIT);
     d.now = WAIT - 1;
     d.deliver(g0, fx.proposal(best));
@@ -62,7 +66,7 @@ describe("voting", () => {
     const persistAt = out.findIndex((a) => a.kind === "persist");
     const ticketAt = out.findIndex((a) => a.kind === "broadcast" && a.msg.type === "ticket");
     assert.ok(persistAt >= 0 && persistAt < ticketAt, "persist precedes the ticket");
-    assert.deepEqual(out[persistAt], { kind: "persist", lastVotedRound: 1, lockedHeight: 0 });
+    assert.deepEqual(out[persistAt], { kind: "persist", lastVotedRound: 1, lockedHeight: 0, lockedChain: [] });
   });
 
   test("votes at most once per round, even after a restart", () => {
@@ -122,7 +126,10 @@ describe("voting", () => {
     const badVrf = { ...fx.proposal(good), vrf_sig: fx.vrfSig(2) };
     for (const msg of [fx.proposal(notGen), fx.proposal(badSeed), fx.proposal(badSig), badVrf]) {
       const out = d.deliver(other, msg);
-      assert.ok(out.some((a) => a.kind === "log" && a.level === "warn"), "rejection is logged");
+      assert.ok(
+        out.some((a) => a.kind === "log" && a.level === "warn"),
+        "rejection is logged",
+      );
     }
     assert.equal(tickets(d.runUntil(S - 1)).length, 0);
     assert.equal(d.engine.status().counts.invalidMessages, 4);
@@ -149,6 +156,49 @@ describe("voting", () => {
     assert.deepEqual(
       tickets(d.runUntil(S - 1)).map((t) => t.block_id),
       [ok.hash],
+    );
+  });
+});
+
+describe("restart persistence", () => {
+  test("the persisted locked chain lets a restarted miner vote again when no peer still holds it", () => {
+    const fx = new Fixture();
+    const b1 = fx.block(1, fx.genesis);
+    const b2 = fx.block(2, b1);
+    const me = fx.nonGenerator(3);
+    const d = fx.engine(me);
+    d.start(0);
+    d.deliver(0, fx.notarized(b1));
+    d.deliver(0, fx.notarized(b2)); // genesis, b1, b2: b1 is final
+    const g = fx.generators(3)[0] as number;
+    d.deliver(g, fx.proposal(fx.block(3, b2, g)));
+    const out = d.runUntil(d.now + WAIT);
+    const persist = out.find((a) => a.kind === "persist");
+    assert.ok(persist?.kind === "persist");
+    assert.equal(persist.lockedHeight, 2);
+    assert.deepEqual(
+      persist.lockedChain.map((b) => b.hash),
+      [b2.hash],
+      "the notarized blocks above the LFB up to the voted block's parent",
+    );
+    assert.equal(persist.lockedChain[0]?.verification_tickets.length, fx.Q, "with the tickets that prove them");
+
+    // Every miner restarted: nobody rebroadcasts b2. With only the vote record the lock (height 2) is above
+    // the restored LFB b1 for good; with the locked chain the miner votes on b2 again.
+    const record = { lastVotedRound: persist.lastVotedRound, lockedHeight: persist.lockedHeight, finalized: [b1] };
+    const g4 = fx.generators(4).find((x) => x !== me) as number;
+    const next = fx.block(4, b2, g4);
+    const bare = fx.engine(me, record);
+    bare.start(0);
+    bare.deliver(g4, fx.proposal(next));
+    assert.equal(tickets(bare.runUntil(S - 1)).length, 0, "locked above everything it knows");
+    const full = fx.engine(me, { ...record, notarized: persist.lockedChain });
+    full.start(0);
+    assert.equal(full.engine.status().notarizedTip.hash, b2.hash);
+    full.deliver(g4, fx.proposal(next));
+    assert.deepEqual(
+      tickets(full.runUntil(S - 1)).map((t) => t.block_id),
+      [next.hash],
     );
   });
 });
@@ -325,6 +375,51 @@ describe("rollbacks, timeouts, catch-up", () => {
     assert.equal(st.longestRollback, 1, "a1 (height 1) back to genesis");
   });
 
+  test("a fork that loses: the miner that voted on it counts a rollback once the other branch finalizes", () => {
+    const fx = new Fixture();
+    const a = fx.block(1, fx.genesis, 0);
+    const b = fx.block(2, fx.genesis, 1);
+    const [loser, winner] = a.hash < b.hash ? [a, b] : [b, a]; // equal heights: the lowest hash is the tip
+    const me = fx.nonGenerator(3);
+    const d = fx.engine(me);
+    d.start(0);
+    d.deliver(0, fx.notarized(a));
+    d.deliver(1, fx.notarized(b));
+    assert.equal(d.engine.notarizedTip().hash, loser.hash);
+    const g = fx.generators(3)[0] as number;
+    const onLoser = fx.block(3, loser, g);
+    d.deliver(g, fx.proposal(onLoser));
+    assert.deepEqual(
+      tickets(d.runUntil(d.now + WAIT)).map((t) => t.block_id),
+      [onLoser.hash],
+    );
+    // The other branch grows with rounds 4, 5, 6: the longest chain switches (no rollback yet: this miner has
+    // not worked on it), then three consecutive rounds finalize it.
+    const w1 = fx.block(4, winner, 2);
+    const w2 = fx.block(5, w1, 0);
+    const w3 = fx.block(6, w2, 1);
+    d.deliver(2, fx.notarized(w1));
+    d.deliver(2, fx.notarized(w2));
+    assert.equal(d.engine.notarizedTip().hash, w2.hash);
+    assert.equal(d.engine.status().rollbacks, 0);
+    const out = d.deliver(2, fx.notarized(w3));
+    assert.deepEqual(
+      finalizedIn(out).map((x) => x.hash),
+      [winner.hash, w1.hash, w2.hash],
+    );
+    const st = d.engine.status();
+    assert.equal(st.rollbacks, 1);
+    assert.equal(st.longestRollback, 1, "the losing fork had one block above genesis");
+    assert.ok(out.some((x) => x.kind === "log" && x.msg.startsWith("rollback")));
+    assert.equal(d.engine.getBlock(loser.hash), undefined, "the losing fork is pruned");
+    assert.equal(d.engine.getBlock(onLoser.hash), undefined);
+    // Later work on the finalized chain is no further rollback.
+    const g7 = fx.generators(7)[0] as number;
+    if (g7 !== me) d.deliver(g7, fx.proposal(fx.block(7, w3, g7)));
+    d.runUntil(d.now + WAIT);
+    assert.equal(d.engine.status().rollbacks, 1);
+  });
+
   test("round timeout: two soft timeouts with the round's beacon move to the next round, with backoff", () => {
     const fx = new Fixture();
     const me = fx.generators(2)[0] as number; // proposes in round 2
@@ -356,6 +451,57 @@ describe("rollbacks, timeouts, catch-up", () => {
     assert.equal(st.roundTimeoutCount, 0);
   });
 
+  test("consecutive round timeouts raise the timeout count and back off up to the cap; proposals carry the count; progress resets it", () => {
+    const fx = new Fixture();
+    const me = fx.generators(5)[0] as number; // proposes in round 5
+    const d = fx.engine(me, undefined, { ...TEST_CONFIG, maxBackoff: 4 });
+    d.start(0);
+    const others = [0, 1, 2, 3].filter((x) => x !== me).slice(0, fx.T - 1);
+    let enteredAt = 0;
+    for (const [r, factor] of [
+      [1, 1],
+      [2, 2],
+      [3, 4],
+      [4, 4], // capped at maxBackoff = 4
+    ] as const) {
+      assert.equal(d.engine.currentRound(), r);
+      assert.equal(d.engine.status().roundTimeoutCount, r - 1);
+      for (const i of others) d.deliver(i, fx.share(i, r)); // the round's beacon: the round can time out
+      const soft = S * factor;
+      const softBefore = d.engine.status().softTimeouts;
+      d.runUntil(enteredAt + soft - 1);
+      assert.equal(d.engine.status().softTimeouts, softBefore, `round ${r}: no soft timeout before ${soft} ms`);
+      const first = d.runUntil(enteredAt + 2 * soft - 1);
+      assert.equal(d.engine.status().softTimeouts, softBefore + 1, `round ${r}: soft timeout after ${soft} ms`);
+      assert.equal(d.engine.currentRound(), r, "one soft timeout re-sends but stays in the round");
+      assert.deepEqual(sent(first, "vrf_share"), [fx.share(me, r)]);
+      const second = d.runUntil(enteredAt + 2 * soft);
+      assert.equal(d.engine.currentRound(), r + 1, `round ${r} times out after restartMult = 2 soft timeouts`);
+      assert.deepEqual(sent(second, "vrf_share").at(-1), fx.share(me, r + 1), "enters the next round with its share");
+      enteredAt += 2 * soft;
+    }
+    let st = d.engine.status();
+    assert.equal(st.timeouts, 4);
+    assert.equal(st.roundTimeoutCount, 4);
+    assert.equal(st.softTimeouts, 8);
+    let out: Action[] = [];
+    for (const i of others) out = out.concat(d.deliver(i, fx.share(i, 5)));
+    const block = sent(out, "proposal")[0]?.block as Block;
+    assert.equal(block.round, 5);
+    assert.equal(block.round_timeout_count, 4, "the proposal stamps the consecutive round timeouts");
+    // A notarized block of an older round is no progress for the current round.
+    const old = fx.block(3, fx.genesis, fx.generators(3)[0]);
+    d.deliver(others[0] as number, fx.notarized(old));
+    assert.equal(d.engine.status().roundTimeoutCount, 4);
+    // A notarized block of a later round: jump past it, reset the count and the backoff.
+    const later = fx.block(8, old, fx.generators(8)[0]);
+    d.deliver(others[0] as number, fx.notarized(later));
+    st = d.engine.status();
+    assert.equal(st.round, 9);
+    assert.equal(st.roundTimeoutCount, 0);
+    assert.equal(d.engine.nextDeadline(), d.now + S);
+  });
+
   test("a miner alone in its round waits for the others instead of running ahead", () => {
     const fx = new Fixture();
     const d = fx.engine(0);
@@ -364,6 +510,22 @@ describe("rollbacks, timeouts, catch-up", () => {
     assert.equal(d.engine.currentRound(), 1);
     assert.equal(d.engine.status().timeouts, 0);
     assert.ok(d.engine.status().softTimeouts >= 9);
+  });
+
+  test("a round whose beacon completes late gets its full soft timeouts from then on", () => {
+    const fx = new Fixture();
+    const d = fx.engine(0);
+    d.start(0);
+    d.runUntil(1.5 * S);
+    assert.equal(d.engine.status().softTimeouts, 1, "waited one soft timeout without a beacon");
+    // The others join round 1 now; without the restart of its soft timeouts it would leave the round at 2S,
+    // just as the round became able to produce a block.
+    for (const i of [1, 2, 3].slice(0, fx.T - 1)) d.deliver(i, fx.share(i, 1));
+    d.runUntil(3.5 * S - 1);
+    assert.equal(d.engine.currentRound(), 1);
+    d.runUntil(3.5 * S);
+    assert.equal(d.engine.currentRound(), 2, "times out restartMult soft timeouts after the beacon");
+    assert.equal(d.engine.status().timeouts, 1);
   });
 
   test("T shares of a higher round make it jump there at once", () => {

@@ -165,7 +165,8 @@ export class ConsensusEngine {
     this.byId = new Map(opts.miners.map((m) => [m.id, m]));
     if (this.byId.size !== this.n) throw codedError("consensus_config_invalid", "duplicate miner ids", { op });
     const indexes = opts.miners.map((m) => m.set_index).sort((a, b) => a - b);
-    if (indexes.some((v, i) => v !== i)) throw codedError("consensus_config_invalid", `set indexes must be 0..${this.n - 1}`, { op });
+    if (indexes.some((v, i) => v !== i))
+      throw codedError("consensus_config_invalid", `set indexes must be 0..${this.n - 1}`, { op });
     if (!this.byId.has(this.selfId)) throw codedError("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
     if (!Number.isInteger(opts.T) || opts.T < 1 || opts.T > this.n)
       throw codedError("consensus_config_invalid", `threshold T=${opts.T} must be in 1..${this.n}`, { op });
@@ -259,7 +260,8 @@ export class ConsensusEngine {
           this.receiveBlock(msg.block, from);
           break;
         case "block":
-          if (Array.isArray(msg.ancestors)) for (let i = msg.ancestors.length - 1; i >= 0; i--) this.receiveBlock(msg.ancestors[i] as Block, from);
+          if (Array.isArray(msg.ancestors))
+            for (let i = msg.ancestors.length - 1; i >= 0; i--) this.receiveBlock(msg.ancestors[i] as Block, from);
           this.receiveBlock(msg.block, from);
           break;
         case "get_block":
@@ -471,6 +473,13 @@ export class ConsensusEngine {
     const seed = seedFromGroupSig(sig);
     const beacon: Beacon = { sig, seed, perm: rankPermutation(seed, this.n) };
     this.beacons.set(round, beacon);
+    if (this.started && round === this.round) {
+      // The current round can produce a block from now on (at entry, or when the others join it later): its
+      // soft timeouts count from here. Otherwise a miner that waited in the round could time out of it just as
+      // the others arrive, and two groups one round apart can keep missing each other (seed 3716).
+      this.softCount = 0;
+      this.softAt = this.now + this.softTimeoutMs();
+    }
     return beacon;
   }
 
@@ -524,16 +533,22 @@ export class ConsensusEngine {
       return;
     }
     const beacon = this.beaconFromSig(round, msg.vrf_sig);
-    if (!beacon) return this.invalidMsg("proposal with an invalid group signature", { round, from });
-    if (block.round_random_seed !== beacon.seed) return this.invalidMsg("proposal with a wrong round random seed", { round, from });
-    const rank = this.rankOf(beacon, block.miner_id);
-    if (rank >= this.G) return this.invalidMsg("proposal from a non-generator", { round, miner: block.miner_id });
-    if (!this.crypto.verifyBlockSig(block.miner_id, block.hash, block.signature))
-      return this.invalidMsg("proposal with an invalid generator signature", { round, miner: block.miner_id });
+    const rank = beacon ? this.rankOf(beacon, block.miner_id) : Number.POSITIVE_INFINITY;
+    let problem: string | undefined;
+    if (!beacon) problem = "proposal with an invalid group signature";
+    else if (block.round_random_seed !== beacon.seed) problem = "proposal with a wrong round random seed";
+    else if (rank >= this.G) problem = "proposal from a non-generator";
+    else if (!this.crypto.verifyBlockSig(block.miner_id, block.hash, block.signature))
+      problem = "proposal with an invalid generator signature";
+    if (problem !== undefined) {
+      this.invalidMsg(problem, { round, miner: block.miner_id, from });
+      return;
+    }
     if (round > this.round) this.enterRound(round, false); // σ_r proves T shares of round r
     const existing = [...this.candidates.values()].find((c) => c.rank === rank);
     if (existing) {
-      if (existing.hash !== block.hash) this.log("info", "second proposal of a generator in one round ignored", { round, miner: block.miner_id });
+      if (existing.hash !== block.hash)
+        this.log("info", "second proposal of a generator in one round ignored", { round, miner: block.miner_id });
       return;
     }
     this.candidates.set(block.hash, { hash: block.hash, rank });
@@ -556,7 +571,12 @@ export class ConsensusEngine {
       this.log("error", `build block failed: ${errorMessage(err)}`, { round });
       return;
     }
-    if (built.prev_hash !== parent.block.hash || built.round !== round || built.miner_id !== this.selfId || built.round_random_seed !== beacon.seed) {
+    if (
+      built.prev_hash !== parent.block.hash ||
+      built.round !== round ||
+      built.miner_id !== this.selfId ||
+      built.round_random_seed !== beacon.seed
+    ) {
       this.log("error", "BlockLogic.build returned a block with wrong header fields", { round });
       return;
     }
@@ -612,7 +632,12 @@ export class ConsensusEngine {
     this.noteWorkTip(parent);
     this.lastVotedRound = this.round;
     this.lockedHeight = Math.max(this.lockedHeight, parent.height);
-    this.out.push({ kind: "persist", lastVotedRound: this.lastVotedRound, lockedHeight: this.lockedHeight });
+    // The notarized blocks from the LFB up to the parent: after a restart they let this miner vote again even
+    // when no peer still holds them (e.g. every miner restarted), since its lock needs a chain that high.
+    const lockedChain: Block[] = [];
+    for (let x: TreeNode | undefined = parent; x && !x.finalized; x = x.parent) lockedChain.push(this.withTickets(x.block));
+    lockedChain.reverse();
+    this.out.push({ kind: "persist", lastVotedRound: this.lastVotedRound, lockedHeight: this.lockedHeight, lockedChain });
     const signature = this.crypto.signBlock(hash);
     this.ticketSet(hash, best.block.round).sigs.set(this.selfId, signature);
     this.myTicket = { type: "ticket", round: best.block.round, block_id: hash, verifier_id: this.selfId, signature };
@@ -660,7 +685,8 @@ export class ConsensusEngine {
   }
 
   private refreshNotarization(node: TreeNode): void {
-    if (!node.notarized && !node.pruned && (this.tickets.get(node.block.hash)?.sigs.size ?? 0) >= this.Q) this.markNotarized(node);
+    if (!node.notarized && !node.pruned && (this.tickets.get(node.block.hash)?.sigs.size ?? 0) >= this.Q)
+      this.markNotarized(node);
   }
 
   private markNotarized(node: TreeNode): void {
@@ -739,7 +765,11 @@ export class ConsensusEngine {
     }
     if (block.round <= parent.block.round) {
       this.invalid.set(hash, block.round);
-      this.invalidMsg("block round does not exceed its parent's", { block: hash, round: block.round, parentRound: parent.block.round });
+      this.invalidMsg("block round does not exceed its parent's", {
+        block: hash,
+        round: block.round,
+        parentRound: parent.block.round,
+      });
       return undefined;
     }
     try {
@@ -747,7 +777,11 @@ export class ConsensusEngine {
     } catch (err) {
       this.invalid.set(hash, block.round);
       this.dropPendingChildren(hash);
-      this.invalidMsg(`invalid block: ${errorMessage(err)}`, { block: hash, round: block.round, code: err instanceof CodedError ? err.code : undefined });
+      this.invalidMsg(`invalid block: ${errorMessage(err)}`, {
+        block: hash,
+        round: block.round,
+        code: err instanceof CodedError ? err.code : undefined,
+      });
       return undefined;
     }
     const node: TreeNode = {
@@ -822,7 +856,8 @@ export class ConsensusEngine {
       if (req.at + wait <= this.now && peers.length > 0) {
         req.at = this.now;
         const to = peers[this.retryCounter++ % peers.length] as string;
-        const msg: ConsensusMessage = req.ancestors > 0 ? { type: "get_block", hash, ancestors: req.ancestors } : { type: "get_block", hash };
+        const msg: ConsensusMessage =
+          req.ancestors > 0 ? { type: "get_block", hash, ancestors: req.ancestors } : { type: "get_block", hash };
         this.out.push({ kind: "send", to, msg });
       }
       this.retryAt = Math.min(this.retryAt ?? Number.POSITIVE_INFINITY, req.at + wait);
@@ -842,7 +877,11 @@ export class ConsensusEngine {
       list.push(parent);
       b = parent;
     }
-    this.out.push({ kind: "send", to: from, msg: list.length > 0 ? { type: "block", block, ancestors: list } : { type: "block", block } });
+    this.out.push({
+      kind: "send",
+      to: from,
+      msg: list.length > 0 ? { type: "block", block, ancestors: list } : { type: "block", block },
+    });
   }
 
   // ---------------------------------------------------------------- notarization and finalization
@@ -850,14 +889,14 @@ export class ConsensusEngine {
   /** Process consequences of state changes until stable, then propose / arm the vote if due. */
   private settle(): void {
     for (;;) {
-      const batch = this.newlyNotarized;
-      if (batch.length === 0) break;
-      this.newlyNotarized = [];
-      for (const node of batch) this.onNotarizedNode(node);
+      for (let batch = this.newlyNotarized; batch.length > 0; batch = this.newlyNotarized) {
+        this.newlyNotarized = [];
+        for (const node of batch) this.onNotarizedNode(node);
+      }
+      if (!this.started) return;
+      this.maybePropose(); // may add its own block to the tree: settle what that changed
+      if (this.newlyNotarized.length === 0) break;
     }
-    if (!this.started) return;
-    this.maybePropose();
-    if (this.newlyNotarized.length > 0) return this.settle();
     this.armVote();
   }
 
@@ -867,7 +906,8 @@ export class ConsensusEngine {
     this.counts.notarized++;
     const full = this.withTickets(block);
     this.out.push({ kind: "notarized", block: full });
-    if (this.started && !node.arrivedNotarized && block.round >= this.round - 1) this.broadcast({ type: "notarized", block: full });
+    if (this.started && !node.arrivedNotarized && block.round >= this.round - 1)
+      this.broadcast({ type: "notarized", block: full });
     if (isBetterTip(node, this.tip)) this.tip = node;
     for (const u of this.undetermined) u.ext.add(block.miner_id);
     this.checkFinalization(node);
@@ -891,7 +931,8 @@ export class ConsensusEngine {
   private finalize(middle: TreeNode): void {
     if (middle.pruned) return;
     if (middle.height <= this.lfb.height) {
-      if (!middle.finalized) this.log("error", "conflicting finalization: block at or below the LFB height is not finalized", { ...ref(middle) });
+      if (!middle.finalized)
+        this.log("error", "conflicting finalization: block at or below the LFB height is not finalized", { ...ref(middle) });
       return;
     }
     const path: TreeNode[] = [];
@@ -975,10 +1016,12 @@ export class ConsensusEngine {
     for (const [parent, kids] of this.pendingByParent) if (kids.size === 0) this.pendingByParent.delete(parent);
     for (const [hash, req] of this.requested) if (req.round <= lfbRound) this.requested.delete(hash);
     for (const [hash, round] of this.invalid) if (round <= lfbRound) this.invalid.delete(hash);
+    this.checkWorkTipPruned();
     if (!keep.has(this.tip)) {
       // A tip at or below the LFB height (an ancestor, or a lost fork) is replaced; the batch that notarized
       // the blocks above is still being processed. A higher notarized block off the LFB would break safety.
-      if (this.tip.height > this.lfb.height) this.log("error", "notarized tip does not descend from the new LFB", { tip: ref(this.tip), lfb: ref(this.lfb) });
+      if (this.tip.height > this.lfb.height)
+        this.log("error", "notarized tip does not descend from the new LFB", { tip: ref(this.tip), lfb: ref(this.lfb) });
       this.tip = this.lfb;
       for (const node of keep) if (node.notarized && isBetterTip(node, this.tip)) this.tip = node;
     }
@@ -986,7 +1029,10 @@ export class ConsensusEngine {
 
   // ---------------------------------------------------------------- rollbacks
 
-  /** Record the block this miner builds or votes on; count a rollback when it abandons the previous one. */
+  /**
+   * Record the block this miner builds or votes on (its work tip); count a rollback when it abandons the
+   * previous one, i.e. the new work tip does not extend it.
+   */
   private noteWorkTip(next: TreeNode): void {
     const prev = this.workTip;
     this.workTip = next;
@@ -1006,13 +1052,35 @@ export class ConsensusEngine {
     let common: TreeNode | undefined = next;
     while (common && !prevLine.has(common)) common = common.parent;
     const base = common ?? floor;
-    const length = base ? prev.height - base.height : prev.height - this.lfb.height;
+    this.countRollback(
+      prev,
+      base ? prev.height - base.height : 0,
+      "switched to a chain that does not extend the previous work tip",
+      ref(next),
+    );
+  }
+
+  /**
+   * After a finalization pruned the branch of the work tip (the fork it built or voted on lost), count the
+   * rollback back to the finalized chain at once instead of at the next vote.
+   */
+  private checkWorkTipPruned(): void {
+    const prev = this.workTip;
+    if (!prev || prev.finalized || !prev.pruned) return;
+    let base: TreeNode | undefined = prev;
+    while (base && !base.finalized) base = base.parent;
+    this.workTip = undefined;
+    this.countRollback(
+      prev,
+      base ? prev.height - base.height : 0,
+      "the fork of the previous work tip lost to the finalized chain",
+      ref(this.lfb),
+    );
+  }
+
+  private countRollback(from: TreeNode, length: number, why: string, to: BlockRef): void {
     this.rollbacks++;
     this.longestRollback = Math.max(this.longestRollback, length);
-    this.log("info", "rollback: switched to a chain that does not extend the previous tip", {
-      from: ref(prev),
-      to: ref(next),
-      length,
-    });
+    this.log("info", `rollback: ${why}`, { from: ref(from), to, length });
   }
 }

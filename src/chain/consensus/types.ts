@@ -95,7 +95,11 @@ export interface RestoredState {
   finalized: Block[];
   /** Height of `finalized[0]`; needed unless `finalized[0]` is genesis or a child of genesis. */
   firstHeight?: number;
-  /** Notarized blocks above the LFB it stored (optional; they are re-verified). */
+  /**
+   * Notarized blocks above the LFB it stored, with their tickets (they are re-verified). Must include the
+   * `lockedChain` of the last `persist` action: a miner whose lock is above every notarized chain it can still
+   * learn from its peers (e.g. after all miners restarted) could otherwise never vote again.
+   */
   notarized?: Block[];
 }
 
@@ -151,13 +155,21 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /**
  * What the node must do, in order. `persist` must be durable before any later action of the same batch is
- * executed (it precedes the ticket it protects). `broadcast` goes to all other miners (the engine has
- * already applied its own message); `send` goes to one node.
+ * executed (it precedes the ticket it protects): it replaces the stored vote record, and on restart its
+ * fields come back as `RestoredState.lastVotedRound`, `lockedHeight` and (within `notarized`) `lockedChain`.
+ * `broadcast` goes to all other miners (the engine has already applied its own message); `send` goes to one
+ * node. `notarized` and `finalized` report blocks (with tickets) for the node's store and the sharders.
  */
 export type Action =
   | { kind: "broadcast"; msg: ConsensusMessage }
   | { kind: "send"; to: string; msg: ConsensusMessage }
-  | { kind: "persist"; lastVotedRound: number; lockedHeight: number }
+  | {
+      kind: "persist";
+      lastVotedRound: number;
+      lockedHeight: number;
+      /** The notarized, not yet finalized blocks from the LFB's child up to the voted block's parent, in order. */
+      lockedChain: Block[];
+    }
   | { kind: "notarized"; block: Block }
   | { kind: "finalized"; blocks: Block[] }
   | { kind: "log"; level: LogLevel; msg: string; data?: Record<string, unknown> };
@@ -181,7 +193,10 @@ export interface ConsensusStatus {
   notarizedTip: BlockRef;
   /** Round of the latest deterministically finalized block (0 until one is known since start). */
   deterministicFinalizedRound: number;
-  /** Times the tip built or voted on did not extend the previous one. */
+  /**
+   * Times this miner abandoned the chain it last built or voted on: its next work does not extend it, or a
+   * finalization pruned it (its fork lost).
+   */
   rollbacks: number;
   /** Longest such rollback, in blocks. */
   longestRollback: number;

@@ -132,22 +132,26 @@ export class MinerNode {
   /** What the store remembers from before a restart. */
   private restore(): RestoredState {
     const store = this.opts.store;
-    const vote = JSON.parse(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0}') as {
+    const vote = parseJson(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0,"lockedChain":[]}') as {
       lastVotedRound: number;
       lockedHeight: number;
+      lockedChain?: unknown[];
     };
+    const notarized = (vote.lockedChain ?? []).map((b) => blockFromJson(b));
     const all = store.finalizedHashes();
     if (all.length === 0) {
       store.finalize([this.opts.genesis]);
-      return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [] };
+      return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [], notarized };
     }
     const keep = all.slice(-64);
     const finalized = keep.map((h) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
+    const lfbRound = finalized[finalized.length - 1]?.round ?? 0;
     return {
       lastVotedRound: vote.lastVotedRound,
       lockedHeight: vote.lockedHeight,
       finalized,
       firstHeight: all.length - keep.length,
+      notarized: notarized.filter((b) => b.round > lfbRound),
     };
   }
 
@@ -267,7 +271,11 @@ export class MinerNode {
     for (const a of actions) {
       switch (a.kind) {
         case "persist":
-          this.opts.store.putMeta("vote", JSON.stringify({ lastVotedRound: a.lastVotedRound, lockedHeight: a.lockedHeight }));
+          // durable before the ticket that follows in this batch (synchronous lmdb commit)
+          this.opts.store.putMeta(
+            "vote",
+            stringifyJson({ lastVotedRound: a.lastVotedRound, lockedHeight: a.lockedHeight, lockedChain: a.lockedChain.map(blockToJson) }),
+          );
           break;
         case "broadcast":
           for (const url of this.peers.values()) this.post(url, a.msg);

@@ -49,16 +49,25 @@ export class SafetyChecker {
     for (const b of blocks) {
       const height = view.height + 1;
       if (b.prev_hash !== view.hash)
-        throw new SafetyViolation(`miner ${short(minerId)} finalized ${short(b.hash)} (round ${b.round}) at height ${height} whose parent ${short(b.prev_hash)} is not its LFB ${short(view.hash)}`);
-      const distinct = new Set(b.verification_tickets.filter((t) => this.verifyTicket(t.verifier_id, b.hash, t.signature)).map((t) => t.verifier_id));
+        throw new SafetyViolation(
+          `miner ${short(minerId)} finalized ${short(b.hash)} (round ${b.round}) at height ${height} whose parent ${short(b.prev_hash)} is not its LFB ${short(view.hash)}`,
+        );
+      const distinct = new Set(
+        b.verification_tickets.filter((t) => this.verifyTicket(t.verifier_id, b.hash, t.signature)).map((t) => t.verifier_id),
+      );
       if (distinct.size < this.quorum)
-        throw new SafetyViolation(`miner ${short(minerId)} finalized ${short(b.hash)} with ${distinct.size} valid tickets < Q=${this.quorum}`);
+        throw new SafetyViolation(
+          `miner ${short(minerId)} finalized ${short(b.hash)} with ${distinct.size} valid tickets < Q=${this.quorum}`,
+        );
       const known = this.chain[height];
       if (known === undefined) {
-        if (height !== this.chain.length) throw new SafetyViolation(`finalized height ${height} skips past global height ${this.height}`);
+        if (height !== this.chain.length)
+          throw new SafetyViolation(`finalized height ${height} skips past global height ${this.height}`);
         this.extend(b);
       } else if (known !== b.hash) {
-        throw new SafetyViolation(`conflicting finalization at height ${height}: miner ${short(minerId)} finalized ${short(b.hash)} (round ${b.round}), another miner ${short(known)}`);
+        throw new SafetyViolation(
+          `conflicting finalization at height ${height}: miner ${short(minerId)} finalized ${short(b.hash)} (round ${b.round}), another miner ${short(known)}`,
+        );
       }
       view.height = height;
       view.hash = b.hash;
@@ -68,7 +77,10 @@ export class SafetyChecker {
 
   /** Seed a miner's position from its restored finalized chain. */
   setMinerPosition(minerId: string, height: number, hash: string): void {
-    if (this.chain[height] !== hash) throw new SafetyViolation(`miner ${short(minerId)} restored LFB ${short(hash)} at height ${height} is not on the finalized chain`);
+    if (this.chain[height] !== hash)
+      throw new SafetyViolation(
+        `miner ${short(minerId)} restored LFB ${short(hash)} at height ${height} is not on the finalized chain`,
+      );
     this.miners.set(minerId, { height, hash });
   }
 

@@ -2,11 +2,13 @@
  * Deterministic stand-in for the consensus crypto, for the simulator and unit tests. Signatures are sha3
  * tags over (signer, message), so verification recomputes them; the "group signature" of a round is a tag
  * over the round message alone and is only released by `recoverGroupSig` given T valid distinct shares.
- * It models honest (crash-fault) miners only: anyone could forge these signatures.
+ * Anyone who knows the formulas could forge these signatures; the simulator's miners do not: Byzantine
+ * miners (`Scenario.equivocators`) misbehave only by signing as themselves (double votes).
  */
-import { sha3 } from "../../../src/core/hash.js";
+
 import { vrfHash } from "../../../src/chain/consensus/rules.js";
 import type { ConsensusCrypto } from "../../../src/chain/consensus/types.js";
+import { sha3 } from "../../../src/core/hash.js";
 
 /** Sim crypto of one miner. */
 export class SimCrypto implements ConsensusCrypto {

@@ -90,7 +90,13 @@ export class Fixture {
 
   ticket(block: Block, voter: number): TicketMsg {
     const [t] = this.tickets(block, [voter]);
-    return { type: "ticket", round: block.round, block_id: block.hash, verifier_id: t?.verifier_id as string, signature: t?.signature as string };
+    return {
+      type: "ticket",
+      round: block.round,
+      block_id: block.hash,
+      verifier_id: t?.verifier_id as string,
+      signature: t?.signature as string,
+    };
   }
 
   /**
@@ -104,7 +110,11 @@ export class Fixture {
     const built = ledger.build(parent, round, seed, 0, round * 1000);
     for (const other of this.ledgers) if (other !== ledger) other.validate(built, parent);
     const voters = prevVoters ?? (parent.hash === this.genesis.hash ? [] : Array.from({ length: this.Q }, (_, i) => i));
-    return { ...built, prev_verification_tickets: this.tickets(parent, voters), signature: (this.crypto[who] as SimCrypto).signBlock(built.hash) };
+    return {
+      ...built,
+      prev_verification_tickets: this.tickets(parent, voters),
+      signature: (this.crypto[who] as SimCrypto).signBlock(built.hash),
+    };
   }
 
   proposal(block: Block): ProposalMsg {
@@ -118,7 +128,12 @@ export class Fixture {
   }
 
   /** An engine for miner i with its own ledger (restored from `restored.finalized` when given). */
-  engine(i: number, restored?: RestoredState, config: ConsensusConfig = TEST_CONFIG, lookupFinalized?: (hash: string) => Block | undefined): Driver {
+  engine(
+    i: number,
+    restored?: RestoredState,
+    config: ConsensusConfig = TEST_CONFIG,
+    lookupFinalized?: (hash: string) => Block | undefined,
+  ): Driver {
     const ledger = new ToyLedger(this.id(i), this.chainId, this.genesis, Rng.fromSeed(1000 + i));
     if (restored) ledger.restore(restored.finalized.filter((b) => b.hash !== this.genesis.hash));
     const engine = new ConsensusEngine({
@@ -186,7 +201,9 @@ export class Driver {
 /** Messages of a type in broadcast/send actions. */
 export function sent<T extends ConsensusMessage["type"]>(actions: Action[], type: T): Extract<ConsensusMessage, { type: T }>[] {
   const out: Extract<ConsensusMessage, { type: T }>[] = [];
-  for (const a of actions) if ((a.kind === "broadcast" || a.kind === "send") && a.msg.type === type) out.push(a.msg as Extract<ConsensusMessage, { type: T }>);
+  for (const a of actions)
+    if ((a.kind === "broadcast" || a.kind === "send") && a.msg.type === type)
+      out.push(a.msg as Extract<ConsensusMessage, { type: T }>);
   return out;
 }
 

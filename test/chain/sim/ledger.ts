@@ -5,11 +5,12 @@
  * recomputes the balances along the chain, rejects overdrafts and checks the state root and hashes.
  * The block hash is a placeholder (the real `blockHash` is plugged in by the node's BlockLogic).
  */
+
+import type { BlockLogic } from "../../../src/chain/consensus/types.js";
+import { type Block, type Transaction, TxnType } from "../../../src/chain/types.js";
 import { codedError } from "../../../src/core/errors.js";
 import { sha3 } from "../../../src/core/hash.js";
 import type { Rng } from "../../../src/core/random.js";
-import type { BlockLogic } from "../../../src/chain/consensus/types.js";
-import { type Block, type Transaction, TxnType } from "../../../src/chain/types.js";
 
 /** The accounts of the toy ledger. */
 export const SIM_ACCOUNTS: readonly string[] = Array.from({ length: 6 }, (_, i) => sha3(`sim-account-${i}`));
@@ -56,7 +57,9 @@ export function simGenesis(chainId: string): Block {
 }
 
 /** Transaction hash (reference formula: creation_date:client_id:to_client_id:value:sha3(data)). */
-export function txnHash(t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">): string {
+export function txnHash(
+  t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">,
+): string {
   return sha3(`${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`);
 }
 
@@ -64,7 +67,17 @@ export function txnHash(t: Pick<Transaction, "creation_date" | "client_id" | "to
 export function simBlockHash(b: Block): string {
   const txRoot = sha3(b.transactions.map((t) => t.hash).join(""));
   return sha3(
-    [b.miner_id, b.prev_hash, b.creation_date, b.round, b.round_random_seed, b.round_timeout_count, txRoot, b.state_hash, b.chain_id].join(":"),
+    [
+      b.miner_id,
+      b.prev_hash,
+      b.creation_date,
+      b.round,
+      b.round_random_seed,
+      b.round_timeout_count,
+      txRoot,
+      b.state_hash,
+      b.chain_id,
+    ].join(":"),
   );
 }
 
@@ -74,9 +87,11 @@ export function applyTransfers(parent: Balances, txns: readonly Transaction[]): 
   for (const t of txns) {
     const from = next.get(t.client_id);
     const to = next.get(t.to_client_id);
-    if (from === undefined || to === undefined) throw codedError("unknown_account", `transfer ${t.hash} names an unknown account`);
+    if (from === undefined || to === undefined)
+      throw codedError("unknown_account", `transfer ${t.hash} names an unknown account`);
     if (t.transaction_value < 0n) throw codedError("invalid_value", `transfer ${t.hash} has a negative value`);
-    if (from < t.transaction_value) throw codedError("insufficient_balance", `transfer ${t.hash}: balance ${from} < ${t.transaction_value}`);
+    if (from < t.transaction_value)
+      throw codedError("insufficient_balance", `transfer ${t.hash}: balance ${from} < ${t.transaction_value}`);
     next.set(t.client_id, from - t.transaction_value);
     next.set(t.to_client_id, (next.get(t.to_client_id) ?? 0n) + t.transaction_value);
   }

@@ -6,12 +6,19 @@
  * trace, the same digest and the same finalized chain.
  *
  * A run has a fault phase (`faultMs`) and a healed phase. The checker (`checker.ts`) runs on every
- * finalization report; any engine `error` log fails the run; after healing, every miner's finalized height
- * must grow by `liveness.blocks` within `liveness.withinMs`.
+ * finalization report (the only events that change finalized state) and, after every event, the stepped
+ * miner's LFB is compared with the global finalized chain; any engine `error` log fails the run; after
+ * healing, every miner's finalized height must grow by `liveness.blocks` within `liveness.withinMs`.
  */
 import { ConsensusEngine } from "../../../src/chain/consensus/engine.js";
 import { quorum } from "../../../src/chain/consensus/rules.js";
-import type { Action, ConsensusConfig, ConsensusMessage, ConsensusStatus, MinerInfo } from "../../../src/chain/consensus/types.js";
+import type {
+  Action,
+  ConsensusConfig,
+  ConsensusMessage,
+  ConsensusStatus,
+  MinerInfo,
+} from "../../../src/chain/consensus/types.js";
 import type { Block } from "../../../src/chain/types.js";
 import { sha3 } from "../../../src/core/hash.js";
 import { Rng } from "../../../src/core/random.js";
@@ -79,11 +86,17 @@ export interface Scenario {
   /** Keep every event in the trace (slow; for replays). */
   fullTrace?: boolean;
   /**
-   * Whether miners persist the notarized blocks the engine reports (default true). Without them a restarted
-   * miner keeps only its vote record, lock and finalized chain ("amnesia"): safety must still hold, but
-   * liveness may not (a notarized block known only to crashed miners is gone), so liveness is not checked.
+   * Whether miners persist every notarized block the engine reports (default true). Without them a restarted
+   * miner keeps only its finalized chain and the last `persist` record (vote, lock and the locked chain) and
+   * relearns the other notarized blocks above its LFB from its peers' rebroadcasts and `get_block`.
    */
   persistNotarized?: boolean;
+  /**
+   * Byzantine miners (indexes) that, besides running the engine, sign a ticket for every proposal they
+   * receive (double votes in a round, votes off the longest chain). Safety must hold while at most
+   * f = floor((n-1)/3) miners do this; with more it can break (a harness self-test).
+   */
+  equivocators?: number[];
 }
 
 /** Outcome of a successful run. */
@@ -114,23 +127,43 @@ export class SimFailure extends Error {
     readonly reason: string,
     readonly atMs: number,
     readonly trace: string[],
+    /** One line per miner: up or down, round, vote record, LFB and notarized tip. */
+    readonly minerLines: string[] = [],
   ) {
     super(`sim ${scenario.name} seed ${scenario.seed} failed at t=${atMs}ms: ${reason}\n  replay: ${replayCommand(scenario)}`);
   }
 
-  /** Multi-line report with the event trace tail. */
+  /** Multi-line report with the miners' state and the event trace tail. */
   report(): string {
-    return [this.message, `  last ${this.trace.length} events:`, ...this.trace.map((l) => `    ${l}`)].join("\n");
+    return [
+      this.message,
+      "  miners:",
+      ...this.minerLines.map((l) => `    ${l}`),
+      `  last ${this.trace.length} events:`,
+      ...this.trace.map((l) => `    ${l}`),
+    ].join("\n");
   }
 }
 
-/** Command that replays a scenario's seed with a full trace. */
+/** One-line command that replays a scenario's seed with a full trace (builds first). */
 export function replayCommand(s: Scenario): string {
-  return `node dist/test/chain/sim-cli.js ${s.replayArgs} --trace`;
+  return `npm run sim -- ${s.replayArgs} --trace`;
 }
 
-/** Default engine timing in the sim (virtual ms). */
-export const SIM_CONFIG: ConsensusConfig = { proposalWaitMs: 40, softTimeoutMs: 400, restartMult: 2 };
+/**
+ * Default engine timing in the sim (virtual ms). As in the real network (180 ms wait, 3 s soft timeout, LAN
+ * latency of a few ms), the vote wait exceeds twice the healed network's largest latency (40 ms): two
+ * generators that learn the beacon at slightly different times still see each other's proposal before
+ * voting, so healed rounds do not split their votes.
+ */
+export const SIM_CONFIG: ConsensusConfig = { proposalWaitMs: 100, softTimeoutMs: 400, restartMult: 2 };
+
+/**
+ * Bound on recovery after healing: every miner finalizes 3 more blocks within 20 virtual seconds. A miner may
+ * heal with its soft timeout backed off to the cap (8 × 400 ms), so leaving a stuck round takes up to
+ * 2 × 3.2 s; three such waits plus a few healthy rounds fit.
+ */
+export const LIVENESS_MS = 20_000;
 
 const CLEAN: NetworkPhase = { dropRate: 0, dupRate: 0, maxDup: 1, latency: [5, 40] };
 
@@ -149,7 +182,7 @@ export function baseScenario(seed: number, over: Partial<Scenario> = {}): Scenar
     healed: CLEAN,
     partitions: [],
     crashes: [],
-    liveness: { blocks: 3, withinMs: 60_000 },
+    liveness: { blocks: 3, withinMs: LIVENESS_MS },
     maxEvents: 2_000_000,
     traceTail: 40,
     ...over,
@@ -197,7 +230,7 @@ export function randomScenario(seed: number, over: Partial<Scenario> = {}): Scen
   }
   return baseScenario(seed, {
     name: `random/n${n}`,
-    replayArgs: `--seed ${seed}${over.n === undefined ? "" : ` --n ${over.n}`}`,
+    replayArgs: `--seed ${seed}${over.n === undefined ? "" : ` --miners ${over.n}`}`,
     n,
     faultMs,
     fault,
@@ -217,6 +250,8 @@ interface Disk {
   byHash: Map<string, Block>;
   /** Notarized blocks above the LFB. */
   notarized: Map<string, Block>;
+  /** `lockedChain` of the last persist record. */
+  lockedChain: Block[];
 }
 
 interface SimMiner {
@@ -350,6 +385,9 @@ class Simulation {
   /** height of every block notarized anywhere, and the notarized blocks per height */
   private readonly notarizedHeight = new Map<string, number>();
   private readonly notarizedAt = new Map<number, Set<string>>();
+  private readonly equivocators: ReadonlySet<number>;
+  /** `${miner}:${hash}` of every ticket a Byzantine miner signed */
+  private readonly byzVoted = new Set<string>();
 
   constructor(private readonly s: Scenario) {
     const root = Rng.fromSeed(s.seed);
@@ -373,7 +411,7 @@ class Simulation {
         up: false,
         engine: undefined,
         ledger: undefined,
-        disk: { lastVotedRound: 0, lockedHeight: 0, finalized: [], byHash: new Map(), notarized: new Map() },
+        disk: { lastVotedRound: 0, lockedHeight: 0, finalized: [], byHash: new Map(), notarized: new Map(), lockedChain: [] },
         epoch: 0,
         timerAt: undefined,
         pendingCrash: undefined,
@@ -384,6 +422,7 @@ class Simulation {
     this.checker = new SafetyChecker(this.genesis, quorum(s.n), (v, h, sig) => verifier.verifyBlockSig(v, h, sig));
     this.phase = s.fault;
     this.groupOf = new Array(s.n).fill(0);
+    this.equivocators = new Set(s.equivocators ?? []);
   }
 
   run(): SimResult {
@@ -425,24 +464,21 @@ class Simulation {
 
     let recoveryMs = -1;
     const target = (): boolean => this.miners.every((m) => this.checker.minerHeight(m.info.id) >= healHeight + s.liveness.blocks);
-    const checkLiveness = s.persistNotarized !== false;
     for (let ev = this.queue.pop(); ev; ev = this.queue.pop()) {
       this.now = ev.at;
       this.events++;
       if (this.events > s.maxEvents) this.fail(`more than ${s.maxEvents} events`);
       this.step(ev);
-      if (this.healed && !checkLiveness && this.now > healAt + s.liveness.withinMs) {
-        recoveryMs = target() ? 0 : -2;
-        break;
-      }
-      if (this.healed && checkLiveness) {
+      if (this.healed) {
         if (target()) {
           recoveryMs = this.now - healAt;
           break;
         }
         if (this.now > healAt + s.liveness.withinMs) {
           const heights = this.miners.map((m) => this.checker.minerHeight(m.info.id)).join(",");
-          this.fail(`liveness: finalized heights [${heights}] did not all reach ${healHeight + s.liveness.blocks} within ${s.liveness.withinMs}ms of healing`);
+          this.fail(
+            `liveness: finalized heights [${heights}] did not all reach ${healHeight + s.liveness.blocks} within ${s.liveness.withinMs}ms of healing`,
+          );
         }
       }
     }
@@ -497,6 +533,7 @@ class Simulation {
       this.mix(ev.to * 7 + 1);
       this.record(`timer m${ev.to} (round ${m.engine?.currentRound()})`);
       this.exec(m, (m.engine as ConsensusEngine).onTimer(this.now));
+      this.checkMiner(m);
       return;
     }
     const msg = ev.msg as ConsensusMessage;
@@ -504,6 +541,40 @@ class Simulation {
     this.mix(ev.from * 131 + ev.to * 17 + (TYPE_CODE[msg.type] ?? 0));
     this.pushTrace({ t: this.now, from: ev.from, to: ev.to, msg });
     this.exec(m, (m.engine as ConsensusEngine).onMessage((this.miners[ev.from] as SimMiner).info.id, msg, this.now));
+    if (msg.type === "proposal" && m.up && this.equivocators.has(m.index)) this.equivocate(m, msg.block);
+    this.checkMiner(m);
+  }
+
+  /** A Byzantine miner signs a ticket for every proposal it sees, whatever it already voted for. */
+  private equivocate(m: SimMiner, block: Block): void {
+    const key = `${m.index}:${block.hash}`;
+    if (this.byzVoted.has(key)) return;
+    this.byzVoted.add(key);
+    const ticket: ConsensusMessage = {
+      type: "ticket",
+      round: block.round,
+      block_id: block.hash,
+      verifier_id: m.info.id,
+      signature: m.crypto.signBlock(block.hash),
+    };
+    this.record(`m${m.index} (byzantine) votes for ${short(block.hash)} r${block.round}`);
+    for (const o of this.miners) if (o !== m) this.send(m.index, o.index, ticket);
+  }
+
+  /**
+   * Invariants checked after every event of an up miner: its engine's LFB is the block the global finalized
+   * chain holds at that height, and it is exactly where the miner's finalization reports put it.
+   */
+  private checkMiner(m: SimMiner): void {
+    if (!m.up || !m.engine) return;
+    const lfb = m.engine.status().lfb;
+    if (this.checker.chain[lfb.height] !== lfb.hash)
+      this.fail(
+        `safety: m${m.index}'s LFB ${short(lfb.hash)} (round ${lfb.round}) at height ${lfb.height} is not on the global finalized chain`,
+      );
+    const reported = this.checker.minerHeight(m.info.id);
+    if (reported !== lfb.height)
+      this.fail(`m${m.index}'s LFB height ${lfb.height} differs from its finalization reports (${reported})`);
   }
 
   private send(from: number, to: number, msg: ConsensusMessage): void {
@@ -517,7 +588,8 @@ class Simulation {
     const copies = ph.dupRate > 0 && this.netRng.chance(ph.dupRate) ? 1 + this.netRng.range(1, ph.maxDup) : 1;
     for (let i = 0; i < copies; i++) {
       let at = this.now + this.netRng.range(ph.latency[0], ph.latency[1]);
-      if (ph.spikeRate !== undefined && ph.spike && this.netRng.chance(ph.spikeRate)) at += this.netRng.range(ph.spike[0], ph.spike[1]);
+      if (ph.spikeRate !== undefined && ph.spike && this.netRng.chance(ph.spikeRate))
+        at += this.netRng.range(ph.spike[0], ph.spike[1]);
       this.push({ at, kind: EV_DELIVER, to, from, msg, epoch: 0, fault: undefined });
     }
   }
@@ -546,9 +618,11 @@ class Simulation {
           break;
         }
         case "persist":
-          if (a.lastVotedRound < m.disk.lastVotedRound) this.fail(`m${m.index} persisted lastVotedRound ${a.lastVotedRound} below ${m.disk.lastVotedRound}`);
+          if (a.lastVotedRound < m.disk.lastVotedRound)
+            this.fail(`m${m.index} persisted lastVotedRound ${a.lastVotedRound} below ${m.disk.lastVotedRound}`);
           m.disk.lastVotedRound = a.lastVotedRound;
           m.disk.lockedHeight = a.lockedHeight;
+          m.disk.lockedChain = a.lockedChain;
           break;
         case "notarized":
           if (this.s.persistNotarized !== false) m.disk.notarized.set(a.block.hash, a.block);
@@ -567,7 +641,9 @@ class Simulation {
             if (err instanceof SafetyViolation) this.fail(`safety: ${err.message}`);
             throw err;
           }
-          this.record(`m${m.index} finalized ${a.blocks.map((b) => `r${b.round}:${short(b.hash)}`).join(" ")} (height ${this.checker.minerHeight(m.info.id)})`);
+          this.record(
+            `m${m.index} finalized ${a.blocks.map((b) => `r${b.round}:${short(b.hash)}`).join(" ")} (height ${this.checker.minerHeight(m.info.id)})`,
+          );
           break;
         }
         case "log":
@@ -634,7 +710,7 @@ class Simulation {
         lockedHeight: m.disk.lockedHeight,
         finalized,
         firstHeight,
-        notarized: [...m.disk.notarized.values()],
+        notarized: [...m.disk.lockedChain, ...m.disk.notarized.values()],
       },
       lookupFinalized: (hash) => m.disk.byHash.get(hash),
     });
@@ -645,8 +721,11 @@ class Simulation {
       const last = fin[fin.length - 1] as Block;
       this.checker.setMinerPosition(m.info.id, fin.length, last.hash);
     }
-    this.record(`m${m.index} ${m.lastStatus ? "restarts" : "starts"} (lastVotedRound ${m.disk.lastVotedRound}, finalized height ${fin.length}, ${restoreMode})`);
+    this.record(
+      `m${m.index} ${m.lastStatus ? "restarts" : "starts"} (lastVotedRound ${m.disk.lastVotedRound}, finalized height ${fin.length}, ${restoreMode})`,
+    );
     this.exec(m, engine.start(this.now));
+    this.checkMiner(m);
   }
 
   private restoreMode(m: SimMiner): "full" | "suffix" {
@@ -702,7 +781,12 @@ class Simulation {
   }
 
   private fail(reason: string): never {
-    throw new SimFailure(this.s, reason, this.now, this.traceLines());
+    const lines = this.miners.map((m) => {
+      const st = m.engine?.status() ?? m.lastStatus;
+      if (!st) return `m${m.index} ${short(m.info.id)} never started`;
+      return `m${m.index} ${short(m.info.id)} ${m.up ? "up" : "down"}: round ${st.round}, lastVotedRound ${st.lastVotedRound}, lockedHeight ${st.lockedHeight}, LFB h${st.lfb.height}/r${st.lfb.round} ${short(st.lfb.hash)}, tip h${st.notarizedTip.height}/r${st.notarizedTip.round} ${short(st.notarizedTip.hash)}, timeouts ${st.timeouts}, rollbacks ${st.rollbacks}`;
+    });
+    throw new SimFailure(this.s, reason, this.now, this.traceLines(), lines);
   }
 }
 
