@@ -87,7 +87,7 @@ export class CliContext {
     try {
       return this.loadConfig();
     } catch (err) {
-      const msg = sdk.errorMessage(err);
+      const msg = err instanceof sdk.CodedError ? err.message : sdk.errorMessage(err);
       throw new CliExit(msg.startsWith("Can't read config") ? msg : `Can't read config: ${msg}`);
     }
   }
