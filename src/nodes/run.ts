@@ -16,7 +16,7 @@ import { MinerNode } from "./miner/miner.js";
 import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
 import { SharderNode } from "./sharder/sharder.js";
-import { ChainStore } from "./store/chainstore.js";
+import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
 
 function readText(path: string, what: string): string {
   try {
@@ -59,7 +59,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     cfg.initialStatesFile as string,
   );
   const kv = new LmdbKV(join(cfg.dataDir, "db"));
-  const store = new ChainStore(kv);
+  const store = new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks")));
   const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
   store.putStateNodes(nodes);
   const transport = new sdk.HttpTransport();

@@ -1,22 +1,61 @@
 /**
- * A node's chain data on its KV store: state-trie nodes, blocks by hash, the finalized chain by round,
- * transaction → block index, registered clients and small metadata. Every change is one batch.
+ * A node's chain data: block bodies as files on disk (or in the KV store for the in-memory twin), and in the
+ * KV store the state-trie nodes, the finalized chain by round, the transaction → block index, registered
+ * clients and small metadata. Every index change is one KV transaction, written after the block files it
+ * points to, so a kill at any moment never leaves an index entry without its block.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { decodeBlockJson, encodeBlockJson } from "../../chain/block.js";
 import type { NodeDb } from "../../chain/trie.js";
 import type { Block } from "../../chain/types.js";
+import * as sdk from "../../sdk/index.js";
 import type { KV } from "../kv.js";
+
+/** Where block bodies live. */
+export interface BlockFiles {
+  write(hash: string, text: string): void;
+  read(hash: string): string | undefined;
+}
+
+/** Block bodies as `<dir>/<hash[0:2]>/<hash>.json`, written atomically (temp file, fsync, rename). */
+export class FsBlockFiles implements BlockFiles {
+  constructor(readonly dir: string) {}
+
+  private path(hash: string): string {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new TypeError(`not a block hash: ${hash.slice(0, 70)}`);
+    return join(this.dir, hash.slice(0, 2), `${hash}.json`);
+  }
+
+  write(hash: string, text: string): void {
+    sdk.writeFileAtomic(this.path(hash), text);
+  }
+
+  read(hash: string): string | undefined {
+    try {
+      return readFileSync(this.path(hash), "utf8");
+    } catch {
+      return undefined;
+    }
+  }
+}
 
 const roundKey = (r: number): string => `r:${String(r).padStart(12, "0")}`;
 
 export class ChainStore {
-  private readonly nodeCache = new Map<string, string>();
+  private readonly files: BlockFiles;
 
-  constructor(readonly kv: KV) {}
+  /** `files` keeps block bodies on disk; without it they go into the KV store (in-memory twin). */
+  constructor(
+    readonly kv: KV,
+    files?: BlockFiles,
+  ) {
+    this.files = files ?? { write: (h, t) => kv.putString(`b:${h}`, t), read: (h) => kv.getString(`b:${h}`) };
+  }
 
-  /** Trie nodes: pending writes first, then the store. */
+  /** Trie nodes in the store. */
   nodeDb(): NodeDb {
-    return { get: (h: string) => this.nodeCache.get(h) ?? this.kv.getString(`n:${h}`) };
+    return { get: (h: string) => this.kv.getString(`n:${h}`) };
   }
 
   /** Persist state nodes (and keep them readable at once). */
@@ -28,20 +67,20 @@ export class ChainStore {
   }
 
   saveBlock(b: Block): void {
-    this.kv.putString(`b:${b.hash}`, encodeBlockJson(b));
+    this.files.write(b.hash, encodeBlockJson(b));
   }
 
   getBlock(hash: string): Block | undefined {
-    const v = this.kv.getString(`b:${hash}`);
+    const v = this.files.read(hash);
     return v === undefined ? undefined : decodeBlockJson(v);
   }
 
-  /** Record `blocks` (chain order) as finalized, in one batch: blocks, round index, txn index, LFB. */
+  /** Record `blocks` (chain order) as finalized: block files first, then one KV transaction for round index, txn index and LFB. */
   finalize(blocks: Block[]): void {
     if (blocks.length === 0) return;
+    for (const b of blocks) this.files.write(b.hash, encodeBlockJson(b));
     this.kv.transaction((tx) => {
       for (const b of blocks) {
-        tx.putString(`b:${b.hash}`, encodeBlockJson(b));
         tx.putString(roundKey(b.round), b.hash);
         for (const t of b.transactions) tx.putString(`t:${t.hash}`, b.hash);
       }
