@@ -1,35 +1,47 @@
 /**
- * Blocks: the reference block hash, Merkle roots over transaction hashes and receipts, summaries,
- * transaction confirmations with their Merkle paths (what sharders serve and clients verify) and the block
- * wire codec.
+ * Blocks: the reference block hash, the Merkle roots over transaction hashes and receipts (`txn_output_hash`),
+ * block summaries, and transaction confirmations with their Merkle paths (what sharders serve and what clients
+ * verify). The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
  */
-import { CodedError } from "../core/errors.js";
-import { sha3 } from "../core/hash.js";
-import { parseJson, stringifyJson, toBigInt } from "./json.js";
-import { merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
-import { outputHash, transactionFromJson, transactionToJson } from "./transaction.js";
-import type { Block, BlockSummary, Confirmation, MagicBlock, Transaction, VerificationTicket } from "./types.js";
 
-/** Root of the transaction Merkle tree (leaves: transaction hashes). */
+import { sha3 } from "../core/hash.js";
+import { decodeBlock, encodeBlock } from "./codec.js";
+import { merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
+import { outputHash, transactionHash } from "./transaction.js";
+import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
+
+export { blockFromJson, blockToJson, confirmationFromJson, confirmationToJson } from "./codec.js";
+
+/** The receipt of an executed transaction: its `txn_output_hash` (computed from the output when absent). */
+export function receiptHash(t: Transaction): string {
+  return t.txn_output_hash ?? outputHash(t.transaction_output ?? "");
+}
+
+/** Root of the transaction Merkle tree (leaves: transaction hashes; "" for no transactions). */
 export function txnMerkleRoot(txns: Transaction[]): string {
   return merkleRoot(txns.map((t) => t.hash));
 }
 
-/** Root of the receipt Merkle tree (leaves: `txn_output_hash`). */
+/** Root of the receipt Merkle tree (leaves: `txn_output_hash`; "" for no transactions). */
 export function receiptMerkleRoot(txns: Transaction[]): string {
-  return merkleRoot(txns.map((t) => t.txn_output_hash ?? outputHash(t.transaction_output ?? "")));
+  return merkleRoot(txns.map(receiptHash));
+}
+
+/** The header fields the block hash covers. */
+export interface BlockHashFields {
+  miner_id: string;
+  prev_hash: string;
+  creation_date: number;
+  round: number;
+  round_random_seed: bigint;
 }
 
 /** `sha3(miner_id:prev_hash:creation_date:round:round_random_seed:txnRoot:receiptRoot)`, as the reference. */
-export function blockHashOf(
-  b: { miner_id: string; prev_hash: string; creation_date: number; round: number; round_random_seed: bigint },
-  txnRoot: string,
-  receiptRoot: string,
-): string {
+export function blockHashOf(b: BlockHashFields, txnRoot: string, receiptRoot: string): string {
   return sha3(`${b.miner_id}:${b.prev_hash}:${b.creation_date}:${b.round}:${b.round_random_seed}:${txnRoot}:${receiptRoot}`);
 }
 
-/** The hash a block must carry. */
+/** The hash a block must carry (its transactions must already carry their receipts). */
 export function computeBlockHash(b: Block): string {
   return blockHashOf(b, txnMerkleRoot(b.transactions), receiptMerkleRoot(b.transactions));
 }
@@ -50,13 +62,16 @@ export function blockSummary(b: Block): BlockSummary {
   };
 }
 
-/** The confirmation of the transaction `hash` in block `b`, or undefined when it is not there. */
+/**
+ * The confirmation of transaction `hash` in block `b` (the sharder's `/v1/transaction/get/confirmation`
+ * object), or undefined when the block does not contain it.
+ */
 export function confirmationOf(b: Block, hash: string): Confirmation | undefined {
   const i = b.transactions.findIndex((t) => t.hash === hash);
   if (i < 0) return undefined;
   const txn = b.transactions[i] as Transaction;
   const leaves = b.transactions.map((t) => t.hash);
-  const receipts = b.transactions.map((t) => t.txn_output_hash ?? outputHash(t.transaction_output ?? ""));
+  const receipts = b.transactions.map(receiptHash);
   return {
     version: "1.0",
     hash,
@@ -76,13 +91,25 @@ export function confirmationOf(b: Block, hash: string): Confirmation | undefined
 }
 
 /**
- * What a client checks in a confirmation (gosdk): the transaction hash in the transaction root, its output
- * hash in the receipt root, and the block hash recomputed from the header fields and both roots.
+ * Why a confirmation does not prove its transaction, or undefined when it does. Checks what the SDK checks
+ * (the transaction hash under `merkle_tree_root`, its `txn_output_hash` under `receipt_merkle_tree_root`, the
+ * block hash re-derived from the header fields and both roots) plus: the transaction content hashes to
+ * `hash`, its output matches its output hash, the top-level status matches the transaction's, and, when
+ * `expectedHash` is given, that it is the transaction asked for.
  */
-export function verifyConfirmation(c: Confirmation): boolean {
-  const receipt = c.txn.txn_output_hash ?? outputHash(c.txn.transaction_output ?? "");
-  if (!verifyMerklePath(c.hash, c.merkle_tree_path, c.merkle_tree_root)) return false;
-  if (!verifyMerklePath(receipt, c.receipt_merkle_tree_path, c.receipt_merkle_tree_root)) return false;
+export function checkConfirmation(c: Confirmation, expectedHash?: string): string | undefined {
+  if (expectedHash !== undefined && c.hash !== expectedHash)
+    return `confirmation is for transaction ${c.hash}, not ${expectedHash}`;
+  if (c.txn.hash !== c.hash) return `confirmation carries transaction ${c.txn.hash} under hash ${c.hash}`;
+  if (transactionHash(c.txn) !== c.hash) return "the transaction's content does not hash to its hash";
+  const receipt = receiptHash(c.txn);
+  if (c.txn.transaction_output !== undefined && receipt !== outputHash(c.txn.transaction_output))
+    return "the transaction's output does not match its txn_output_hash";
+  if (c.txn.transaction_status !== undefined && c.txn.transaction_status !== c.transaction_status)
+    return `status ${c.transaction_status} differs from the transaction's status ${c.txn.transaction_status}`;
+  if (!verifyMerklePath(c.hash, c.merkle_tree_path, c.merkle_tree_root)) return "txn merkle validation failed";
+  if (!verifyMerklePath(receipt, c.receipt_merkle_tree_path, c.receipt_merkle_tree_root))
+    return "txn receipt merkle validation failed";
   const h = blockHashOf(
     {
       miner_id: c.miner_id,
@@ -94,102 +121,21 @@ export function verifyConfirmation(c: Confirmation): boolean {
     c.merkle_tree_root,
     c.receipt_merkle_tree_root,
   );
-  return h === c.block_hash;
+  if (h !== c.block_hash) return `block hash verification failed: header and roots hash to ${h}, not ${c.block_hash}`;
+  return undefined;
 }
 
-function ticketsToJson(ts: VerificationTicket[]): VerificationTicket[] {
-  return ts.map((t) => ({ verifier_id: t.verifier_id, signature: t.signature }));
-}
-
-/** Wire JSON object of a block. */
-export function blockToJson(b: Block): Record<string, unknown> {
-  const o: Record<string, unknown> = {
-    version: b.version,
-    creation_date: b.creation_date,
-    latest_finalized_magic_block_hash: b.latest_finalized_magic_block_hash,
-    latest_finalized_magic_block_round: b.latest_finalized_magic_block_round,
-    prev_hash: b.prev_hash,
-    prev_verification_tickets: ticketsToJson(b.prev_verification_tickets),
-    miner_id: b.miner_id,
-    round: b.round,
-    round_random_seed: b.round_random_seed,
-    round_timeout_count: b.round_timeout_count,
-    state_hash: b.state_hash,
-    transactions: b.transactions.map(transactionToJson),
-    verification_tickets: ticketsToJson(b.verification_tickets),
-    hash: b.hash,
-    signature: b.signature,
-    chain_id: b.chain_id,
-    chain_weight: b.chain_weight,
-    running_txn_count: b.running_txn_count,
-  };
-  if (b.magic_block) o.magic_block = b.magic_block;
-  return o;
-}
-
-function badBlock(field: string, expected: string, found: unknown): never {
-  throw new CodedError(
-    { code: "invalid_block", op: "decode block" },
-    `field "${field}": expected ${expected}, found ${found === undefined ? "nothing" : typeof found}`,
-  );
-}
-
-function ticketsFromJson(v: unknown, field: string): VerificationTicket[] {
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) badBlock(field, "a list of tickets", v);
-  return (v as unknown[]).map((t, i) => {
-    const o = t as Record<string, unknown>;
-    if (typeof o?.verifier_id !== "string" || typeof o.signature !== "string")
-      badBlock(`${field}[${i}]`, "{verifier_id, signature}", t);
-    return { verifier_id: o.verifier_id as string, signature: o.signature as string };
-  });
-}
-
-/** Decode a block from parsed JSON, checking field types. */
-export function blockFromJson(v: unknown): Block {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) badBlock("block", "a JSON object", v);
-  const o = v as Record<string, unknown>;
-  const s = (f: string, def?: string): string =>
-    typeof o[f] === "string" ? (o[f] as string) : def !== undefined && o[f] === undefined ? def : badBlock(f, "a string", o[f]);
-  const n = (f: string, def?: number): number =>
-    typeof o[f] === "number" && Number.isSafeInteger(o[f])
-      ? (o[f] as number)
-      : def !== undefined && o[f] === undefined
-        ? def
-        : badBlock(f, "an integer", o[f]);
-  const seed = toBigInt(o.round_random_seed ?? 0);
-  if (seed === undefined) badBlock("round_random_seed", "an int64", o.round_random_seed);
-  if (!Array.isArray(o.transactions ?? [])) badBlock("transactions", "a list", o.transactions);
-  const b: Block = {
-    version: s("version", "1.0"),
-    creation_date: n("creation_date"),
-    latest_finalized_magic_block_hash: s("latest_finalized_magic_block_hash", ""),
-    latest_finalized_magic_block_round: n("latest_finalized_magic_block_round", 0),
-    prev_hash: s("prev_hash", ""),
-    prev_verification_tickets: ticketsFromJson(o.prev_verification_tickets, "prev_verification_tickets"),
-    miner_id: s("miner_id", ""),
-    round: n("round"),
-    round_random_seed: seed as bigint,
-    round_timeout_count: n("round_timeout_count", 0),
-    state_hash: s("state_hash", ""),
-    transactions: ((o.transactions ?? []) as unknown[]).map(transactionFromJson),
-    verification_tickets: ticketsFromJson(o.verification_tickets, "verification_tickets"),
-    hash: s("hash"),
-    signature: s("signature", ""),
-    chain_id: s("chain_id", ""),
-    chain_weight: n("chain_weight", 0),
-    running_txn_count: n("running_txn_count", 0),
-  };
-  if (o.magic_block && typeof o.magic_block === "object") b.magic_block = o.magic_block as MagicBlock;
-  return b;
+/** True when `checkConfirmation` finds nothing wrong. */
+export function verifyConfirmation(c: Confirmation, expectedHash?: string): boolean {
+  return checkConfirmation(c, expectedHash) === undefined;
 }
 
 /** Block as wire JSON text. */
 export function encodeBlockJson(b: Block): string {
-  return stringifyJson(blockToJson(b));
+  return encodeBlock(b);
 }
 
-/** Parse a block from wire JSON text. */
+/** Parse a block from wire JSON text; `invalid_block` naming the field otherwise. */
 export function decodeBlockJson(text: string): Block {
-  return blockFromJson(parseJson(text));
+  return decodeBlock(text);
 }

@@ -16,7 +16,7 @@ function levelUp(level: string[]): string[] {
   return next;
 }
 
-/** Root of the tree over `leaves`. */
+/** Root of the tree over `leaves` ("" for none). */
 export function merkleRoot(leaves: string[]): string {
   if (leaves.length === 0) return "";
   let level = leaves;
@@ -25,7 +25,7 @@ export function merkleRoot(leaves: string[]): string {
   return level[0] as string;
 }
 
-/** The sibling path of leaf `index`. */
+/** The sibling path of leaf `index` (reference `GetPathByIndex`); throws RangeError for an index out of range. */
 export function merklePath(leaves: string[], index: number): MerklePath {
   if (index < 0 || index >= leaves.length) throw new RangeError(`leaf index ${index} out of range (0..${leaves.length - 1})`);
   const nodes: string[] = [];
@@ -40,14 +40,19 @@ export function merklePath(leaves: string[], index: number): MerklePath {
   return { nodes, leaf_index: index };
 }
 
-/** True when `leaf` with `path` hashes up to `root`. */
+/**
+ * True when `leaf` with `path` hashes up to `root` (reference `VerifyMerklePath`: at each level the bit of
+ * `leaf_index` says whether the sibling is on the left). False on a malformed path, an empty root, or a
+ * `leaf_index` with bits beyond the path length.
+ */
 export function verifyMerklePath(leaf: string, path: MerklePath, root: string): boolean {
   let h = leaf;
   let i = path.leaf_index;
-  if (!Number.isInteger(i) || i < 0) return false;
+  if (!Number.isSafeInteger(i) || i < 0 || !Array.isArray(path.nodes) || root === "") return false;
   for (const sib of path.nodes) {
+    if (typeof sib !== "string") return false;
     h = i % 2 === 0 ? sha3(h + sib) : sha3(sib + h);
     i = Math.floor(i / 2);
   }
-  return h === root;
+  return i === 0 && h === root;
 }

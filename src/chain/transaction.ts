@@ -1,230 +1,199 @@
 /**
  * Transactions: the reference hash (`sha3(creation_date:client_id:to_client_id:value:sha3(data))`), signing
- * with the sender's scheme, the wire codec (int64 amounts as JSON numbers) and the admission checks a miner
- * runs on `POST /v1/transaction/put`, with the reference's error codes.
+ * with the sender's scheme, output hashes, and the admission checks a miner runs on
+ * `POST /v1/transaction/put`, in the reference order and with the reference's texts (plus detail).
+ * The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
  */
 import { CodedError } from "../core/errors.js";
-import { EMPTY_HASH, sha3 } from "../core/hash.js";
-import { fromHex, isHash, isHex } from "../core/hex.js";
+import { EMPTY_HASH, sha3, sha3Bytes } from "../core/hash.js";
+import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
-import { parseJson, stringifyJson, toBigInt } from "./json.js";
-import type { Confirmation, MerklePath, Transaction } from "./types.js";
+import { confirmationFromJson, decodeTransaction, encodeTransaction, parseExactJson } from "./codec.js";
+import { type Confirmation, type Transaction, TxnType } from "./types.js";
 
-/** Reference limit of `transaction_data` (`transaction.payload.max_size`). */
+export { transactionFromJson, transactionToJson } from "./codec.js";
+
+/** Reference limit of `transaction_data` in bytes (`transaction.payload.max_size`). */
 export const MAX_TXN_PAYLOAD = 98_304;
 /** Reference creation-time tolerance (`transaction.timeout`), seconds. */
 export const TXN_TIME_TOLERANCE_SEC = 30;
-const MAX_INT64 = (1n << 63n) - 1n;
 
-/** The transaction hash as the reference computes it. */
-export function transactionHash(
-  t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">,
-): string {
-  return sha3(`${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`);
+/**
+ * Smart-contract functions exempt from the minimum fee (reference `exemptedSCFunctions`): node registration,
+ * health checks and the DKG/view-change steps.
+ */
+export const FEE_EXEMPT_SC_FUNCTIONS: ReadonlySet<string> = new Set([
+  "add_miner",
+  "miner_health_check",
+  "add_sharder",
+  "sharder_health_check",
+  "contributeMpk",
+  "sharder_keep",
+  "shareSignsOrShares",
+  "wait",
+]);
+
+/** The fields the transaction hash covers. */
+export type HashedFields = Pick<
+  Transaction,
+  "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data"
+>;
+
+/** The text the reference hashes: `creation_date:client_id:to_client_id:value:sha3(transaction_data)`. */
+export function transactionHashData(t: HashedFields): string {
+  return `${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`;
 }
 
-/** Set `hash` and `signature` (signing the raw hash bytes with `privateKey`). */
+/** The transaction hash as the reference computes it: sha3 of `transactionHashData`. */
+export function transactionHash(t: HashedFields): string {
+  return sha3(transactionHashData(t));
+}
+
+/** A copy of `txn` with `hash` computed and `signature` set (the scheme signs the raw hash bytes). */
 export function signTransaction(txn: Transaction, scheme: SignatureScheme, privateKey: string): Transaction {
   const hash = transactionHash(txn);
   return { ...txn, hash, signature: scheme.sign(privateKey, hash) };
 }
 
-/** `txn_output_hash` of an output: sha3(output), the reference `EmptyHash` for "". */
+/** `txn_output_hash` of an output: sha3(output), and the reference `EmptyHash` (= sha3("")) for "". */
 export function outputHash(output: string): string {
   return output === "" ? EMPTY_HASH : sha3(output);
 }
 
-function bad(field: string, expected: string, found: unknown): never {
-  const shown =
-    found === undefined
-      ? "nothing"
-      : typeof found === "string"
-        ? JSON.stringify(found.length > 70 ? `${found.slice(0, 67)}...` : found)
-        : String(found);
-  throw new CodedError(
-    { code: "invalid_transaction", op: "decode transaction" },
-    `field "${field}": expected ${expected}, found ${shown}`,
-  );
+/** The client id a public key stands for (sha3 of its raw bytes), or undefined when it is not hex. */
+export function clientIdOfKey(publicKey: string): string | undefined {
+  if (publicKey === "" || !isHex(publicKey)) return undefined;
+  return toHex(sha3Bytes(fromHex(publicKey)));
 }
 
-/** Decode a transaction from parsed JSON, checking every field's type. */
-export function transactionFromJson(v: unknown): Transaction {
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    bad("transaction", "a JSON object", Array.isArray(v) ? "a list" : typeof v);
-  const o = v as Record<string, unknown>;
-  const str = (f: string, opt = false): string => {
-    const x = o[f];
-    if (x === undefined && opt) return "";
-    if (typeof x !== "string") bad(f, "a string", x);
-    return x as string;
-  };
-  const int = (f: string, opt = false): number => {
-    const x = o[f];
-    if (x === undefined && opt) return 0;
-    if (typeof x !== "number" || !Number.isSafeInteger(x)) bad(f, "an integer", x);
-    return x as number;
-  };
-  const big = (f: string): bigint => {
-    const x = o[f] === undefined ? 0n : toBigInt(o[f]);
-    if (x === undefined || x > MAX_INT64 || x < -MAX_INT64 - 1n) bad(f, "an int64 number", o[f]);
-    return x as bigint;
-  };
-  const t: Transaction = {
-    hash: str("hash", true),
-    version: str("version", true) || "1.0",
-    client_id: str("client_id"),
-    to_client_id: str("to_client_id", true),
-    chain_id: str("chain_id", true),
-    transaction_data: str("transaction_data", true),
-    transaction_value: big("transaction_value"),
-    signature: str("signature", true),
-    creation_date: int("creation_date"),
-    transaction_fee: big("transaction_fee"),
-    transaction_type: int("transaction_type", true),
-  };
-  if (typeof o.public_key === "string" && o.public_key !== "") t.public_key = o.public_key;
-  if (typeof o.transaction_output === "string") t.transaction_output = o.transaction_output;
-  if (typeof o.txn_output_hash === "string") t.txn_output_hash = o.txn_output_hash;
-  if (typeof o.transaction_status === "number") t.transaction_status = o.transaction_status;
-  return t;
-}
-
-/** Wire JSON object of a transaction (reference field names; bigint kept for `stringifyJson`). */
-export function transactionToJson(t: Transaction): Record<string, unknown> {
-  const o: Record<string, unknown> = {
-    hash: t.hash,
-    version: t.version,
-    client_id: t.client_id,
-    ...(t.public_key ? { public_key: t.public_key } : {}),
-    to_client_id: t.to_client_id,
-    chain_id: t.chain_id,
-    transaction_data: t.transaction_data,
-    transaction_value: t.transaction_value,
-    signature: t.signature,
-    creation_date: t.creation_date,
-    transaction_fee: t.transaction_fee,
-    transaction_type: t.transaction_type,
-  };
-  if (t.transaction_output !== undefined) o.transaction_output = t.transaction_output;
-  if (t.txn_output_hash !== undefined) o.txn_output_hash = t.txn_output_hash;
-  if (t.transaction_status !== undefined) o.transaction_status = t.transaction_status;
-  return o;
+/**
+ * The smart-contract call in `transaction_data` (`{"name": <function>, "input": <any>}`), or undefined when the
+ * data is not such an object. Integers beyond 2^53 in `input` stay exact (`bigint`).
+ */
+export function smartContractCall(t: Pick<Transaction, "transaction_data">): { name: string; input: unknown } | undefined {
+  let v: unknown;
+  try {
+    v = parseExactJson(t.transaction_data);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  const o = v as { name?: unknown; input?: unknown };
+  if (typeof o.name !== "string") return undefined;
+  return { name: o.name, input: o.input };
 }
 
 /** A transaction as wire JSON text. */
 export function encodeTransactionJson(t: Transaction): string {
-  return stringifyJson(transactionToJson(t));
+  return encodeTransaction(t);
 }
 
-/** Parse a transaction from wire JSON text. */
+/** Parse a transaction from wire JSON text; `invalid_transaction` naming the field otherwise. */
 export function decodeTransactionJson(text: string): Transaction {
-  let v: unknown;
-  try {
-    v = parseJson(text);
-  } catch (err) {
-    throw new CodedError(
-      { code: "invalid_transaction", op: "decode transaction" },
-      `body is not valid JSON: ${(err as Error).message}`,
-    );
-  }
-  return transactionFromJson(v);
+  return decodeTransaction(text);
 }
 
-function pathFromJson(v: unknown, field: string): MerklePath {
-  const o = v as { nodes?: unknown; leaf_index?: unknown };
-  if (typeof o !== "object" || o === null || !Array.isArray(o.nodes) || typeof o.leaf_index !== "number")
-    bad(field, "a Merkle path {nodes, leaf_index}", typeof v);
-  return { nodes: (o.nodes as unknown[]).map((x) => String(x)), leaf_index: o.leaf_index as number };
-}
-
-/** Decode a sharder's confirmation object (already JSON-parsed). */
+/** Decode a sharder's confirmation object (already JSON-parsed); `invalid_confirmation` naming the field. */
 export function parseConfirmationJson(v: unknown): Confirmation {
-  if (typeof v !== "object" || v === null) bad("confirmation", "a JSON object", typeof v);
-  const o = v as Record<string, unknown>;
-  const s = (f: string): string => (typeof o[f] === "string" ? (o[f] as string) : bad(f, "a string", o[f]));
-  const n = (f: string): number => (typeof o[f] === "number" ? (o[f] as number) : bad(f, "a number", o[f]));
-  const seed = toBigInt(o.round_random_seed);
-  if (seed === undefined) bad("round_random_seed", "an int64", o.round_random_seed);
-  return {
-    version: typeof o.version === "string" ? o.version : "1.0",
-    hash: s("hash"),
-    block_hash: s("block_hash"),
-    previous_block_hash: s("previous_block_hash"),
-    txn: transactionFromJson(o.txn),
-    creation_date: n("creation_date"),
-    miner_id: s("miner_id"),
-    round: n("round"),
-    transaction_status: n("transaction_status"),
-    round_random_seed: seed as bigint,
-    merkle_tree_root: s("merkle_tree_root"),
-    merkle_tree_path: pathFromJson(o.merkle_tree_path, "merkle_tree_path"),
-    receipt_merkle_tree_root: s("receipt_merkle_tree_root"),
-    receipt_merkle_tree_path: pathFromJson(o.receipt_merkle_tree_path, "receipt_merkle_tree_path"),
-  };
+  return confirmationFromJson(v);
 }
 
 /** What admission needs from the miner. */
 export interface AdmissionContext {
+  /** This chain's id. */
   chainId: string;
+  /** The miner's clock, unix seconds. */
   nowSec: number;
-  /** The registered public key of a client, if any. */
+  /** The public key a client registered (`/v1/client/put`), if any. */
   registeredKey(clientId: string): string | undefined;
-  scheme: SignatureScheme;
+  /**
+   * The scheme that verifies client signatures, or a lookup by public key (e.g. by key length when clients of
+   * several schemes are accepted); a lookup returning undefined means "no scheme for this key".
+   */
+  scheme: SignatureScheme | ((publicKey: string) => SignatureScheme | undefined);
+  /** Limit of `transaction_data` in bytes (default 98304). */
   maxPayload?: number;
+  /** Creation-time tolerance in seconds (default 30). */
   toleranceSec?: number;
+  /** Minimum fee in SAS (default 0); fee-exempt smart-contract functions are not checked. */
+  minFee?: bigint;
 }
 
 function refuse(code: string, msg: string): never {
   throw new CodedError({ code, op: "put transaction" }, msg);
 }
 
+function shorten(s: string): string {
+  return s.length > 70 ? `${s.slice(0, 67)}...` : s;
+}
+
+/** The key that verifies `t`: its own `public_key` when that hashes to `client_id`, else the registered one. */
+export function verificationKey(t: Transaction, registeredKey: (clientId: string) => string | undefined): string | undefined {
+  if (t.public_key !== undefined && clientIdOfKey(t.public_key) === t.client_id) return t.public_key;
+  return registeredKey(t.client_id);
+}
+
 /**
- * The checks of `POST /v1/transaction/put`, in the reference order. Returns the public key that verified
- * the signature (so a miner can register it). Throws `CodedError` with the reference code otherwise.
+ * The checks of `POST /v1/transaction/put`, in the reference order: payload size, minimum fee, value >= 0,
+ * `to_client_id` format, fee >= 0, chain, hash present, creation time within the tolerance, sender !=
+ * recipient, hash match, signature, output hash (when given), then the client must be known. Returns the public
+ * key that verified the signature (so the miner can register it). Throws `CodedError`:
+ * `txn_exceed_max_payload`, `invalid_request`, `invalid_value`, `invalid_chain`, `hash_missing`,
+ * `past_transaction`, `future_transaction`, `hash_mismatch`, `put transaction error` (unknown client),
+ * `invalid_signature`.
  */
 export function validateTransaction(t: Transaction, ctx: AdmissionContext): string {
   const max = ctx.maxPayload ?? MAX_TXN_PAYLOAD;
   const tol = ctx.toleranceSec ?? TXN_TIME_TOLERANCE_SEC;
+  const size = Buffer.byteLength(t.transaction_data, "utf8");
+  if (size > max)
+    refuse("txn_exceed_max_payload", `transaction payload exceeds the max payload (${max}): transaction_data is ${size} bytes`);
+  const minFee = ctx.minFee ?? 0n;
+  if (minFee > 0n && t.transaction_fee < minFee) {
+    const call = t.transaction_type === TxnType.smartContract ? smartContractCall(t) : undefined;
+    if (!call || !FEE_EXEMPT_SC_FUNCTIONS.has(call.name))
+      refuse(
+        "invalid_request",
+        `The given fee is less than the minimum required fee to process the txn (fee ${t.transaction_fee} SAS, minimum ${minFee} SAS)`,
+      );
+  }
   if (t.transaction_value < 0n)
-    refuse("invalid_value", `value must be greater than or equal to zero, found ${t.transaction_value}`);
+    refuse("invalid_value", `value must be greater than or equal to zero (found ${t.transaction_value})`);
   if (t.to_client_id !== "" && !isHash(t.to_client_id))
-    refuse("invalid_request", `to client id "${t.to_client_id.slice(0, 70)}" is not a 64-character hex hash`);
-  if (t.transaction_fee < 0n) refuse("invalid_request", `fee must be greater than or equal to zero, found ${t.transaction_fee}`);
+    refuse("invalid_request", `to client id must be a hexadecimal hash (found "${shorten(t.to_client_id)}")`);
+  if (t.transaction_fee < 0n) refuse("invalid_request", `fee must be greater than or equal to zero (found ${t.transaction_fee})`);
   if (t.chain_id !== ctx.chainId)
-    refuse("invalid_chain", `transaction is for chain "${t.chain_id.slice(0, 70)}", this is chain ${ctx.chainId}`);
-  if (!isHash(t.client_id)) refuse("invalid_request", "client id is not a 64-character hex hash");
-  if (t.hash === "") refuse("hash_missing", "transaction hash is missing");
-  if (Buffer.byteLength(t.transaction_data, "utf8") > max)
-    refuse(
-      "txn_exceed_max_payload",
-      `transaction data is ${Buffer.byteLength(t.transaction_data, "utf8")} bytes, the limit is ${max}`,
-    );
+    refuse("invalid_chain", `chain "${shorten(t.chain_id)}" is not supported by this server (this is chain ${ctx.chainId})`);
+  if (!isHash(t.client_id)) refuse("invalid_request", `client id must be a hexadecimal hash (found "${shorten(t.client_id)}")`);
+  if (t.transaction_type !== TxnType.send && t.transaction_type !== TxnType.data && t.transaction_type !== TxnType.smartContract)
+    refuse("invalid_request", `unknown transaction type ${t.transaction_type} (0 send, 10 data, 1000 smart contract)`);
+  if (t.hash === "") refuse("hash_missing", "hash required for transaction");
   if (t.creation_date < ctx.nowSec - tol)
     refuse(
       "past_transaction",
-      `creation date ${t.creation_date} is more than ${tol} s before the miner's clock (${ctx.nowSec}); check your clock`,
+      `Transaction creation time not within tolerance: ts=${ctx.nowSec} txn.creation_date=${t.creation_date} (${ctx.nowSec - t.creation_date} s in the past, tolerance ${tol} s; check the client's clock)`,
     );
   if (t.creation_date > ctx.nowSec + tol)
     refuse(
       "future_transaction",
-      `creation date ${t.creation_date} is more than ${tol} s after the miner's clock (${ctx.nowSec}); check your clock`,
+      `Transaction creation time not within tolerance: ts=${ctx.nowSec} txn.creation_date=${t.creation_date} (${t.creation_date - ctx.nowSec} s in the future, tolerance ${tol} s; check the client's clock)`,
     );
   if (t.client_id === t.to_client_id) refuse("invalid_request", "from and to client should be different");
   const expected = transactionHash(t);
   if (t.hash !== expected)
-    refuse("hash_mismatch", `hash ${t.hash.slice(0, 70)} does not match the transaction content (expected ${expected})`);
-  let key = ctx.registeredKey(t.client_id);
-  if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id)
-    key = t.public_key;
-  if (!key) refuse("put transaction error", `client ${t.client_id} doesn't exist, please register`);
-  if (!ctx.scheme.verify(key as string, t.hash, t.signature))
-    refuse("invalid_signature", `signature does not verify under the key of client ${t.client_id}`);
-  if (
-    t.txn_output_hash !== undefined &&
-    t.transaction_output !== undefined &&
-    t.txn_output_hash !== outputHash(t.transaction_output)
-  ) {
-    refuse("invalid_output_hash", "txn_output_hash does not match transaction_output");
-  }
-  return key as string;
+    refuse(
+      "hash_mismatch",
+      `The hash of the data doesn't match with the provided hash: ${shorten(t.hash)} ${expected} ${transactionHashData(t)}`,
+    );
+  const key = verificationKey(t, (id) => ctx.registeredKey(id));
+  if (key === undefined) refuse("put transaction error", `client ${t.client_id} doesn't exist, please register`);
+  const scheme = typeof ctx.scheme === "function" ? ctx.scheme(key) : ctx.scheme;
+  if (!scheme?.verify(key, t.hash, t.signature))
+    refuse("invalid_signature", `Invalid Signature: the signature does not verify under the key of client ${t.client_id}`);
+  if (t.txn_output_hash !== undefined && t.txn_output_hash !== outputHash(t.transaction_output ?? ""))
+    refuse(
+      "hash_mismatch",
+      `The hash of the output doesn't match with the provided hash: ${t.hash} ${t.txn_output_hash} ${outputHash(t.transaction_output ?? "")}`,
+    );
+  return key;
 }

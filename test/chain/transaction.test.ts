@@ -1,33 +1,38 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { before, describe, it } from "node:test";
 import {
-  blockFromJson,
-  blockHashOf,
-  computeBlockHash,
-  confirmationOf,
-  decodeBlockJson,
-  encodeBlockJson,
-  receiptMerkleRoot,
-  txnMerkleRoot,
-  verifyConfirmation,
-} from "../../src/chain/block.js";
-import { parseJson, stringifyJson } from "../../src/chain/json.js";
-import { merklePath, merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
+  decodeTransaction,
+  encodeTransaction,
+  parseExactJson,
+  stringifyExactJson,
+  transactionFromJson,
+} from "../../src/chain/codec.js";
 import {
+  clientIdOfKey,
   decodeTransactionJson,
   encodeTransactionJson,
   outputHash,
   signTransaction,
+  smartContractCall,
   transactionHash,
+  transactionHashData,
   validateTransaction,
 } from "../../src/chain/transaction.js";
-import type { Block, Transaction } from "../../src/chain/types.js";
+import type { Transaction } from "../../src/chain/types.js";
 import { CodedError } from "../../src/core/errors.js";
 import { EMPTY_HASH, sha3 } from "../../src/core/hash.js";
+import type { SignatureScheme } from "../../src/core/scheme.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 
 const CHAIN = "0afc093ffb509f059c55478bc1a60351cef7b4e9c008a53a6cc8241ca8617dfe";
+const VECTORS = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../test/vectors/transactions.json"), "utf8")) as {
+  client_public_key: string;
+  put_response: string;
+  confirmation: string;
+};
 
 before(async () => {
   await initCrypto();
@@ -50,178 +55,231 @@ function txn(overrides: Partial<Transaction> = {}): Transaction {
   };
 }
 
+const coded = (code: string, re?: RegExp) => (e: unknown) =>
+  e instanceof CodedError && e.code === code && (re === undefined || re.test(e.message));
+
 describe("exact int64 JSON", () => {
-  it("keeps integers beyond 2^53 exact both ways and leaves strings alone", () => {
-    const text = '{"a":9223372036854775807,"b":-9007199254740993,"c":"12345678901234567890","d":1.5,"e":[1,2]}';
-    const v = parseJson(text) as Record<string, unknown>;
+  it("keeps integers beyond 2^53 exact both ways and everything else as JSON.parse does", () => {
+    const text =
+      '{"a":9223372036854775807,"b":-9223372036854775808,"c":"12345678901234567890","d":1.5,"e":[1,-2,3e2],"f":9007199254740993,"g":9007199254740991,"h":null,"i":true,"j":{"k":[]}}';
+    const v = parseExactJson(text) as Record<string, unknown>;
     assert.equal(v.a, 9223372036854775807n);
-    assert.equal(v.b, -9007199254740993n);
+    assert.equal(v.b, -9223372036854775808n);
     assert.equal(v.c, "12345678901234567890");
     assert.equal(v.d, 1.5);
-    assert.equal(stringifyJson(v), text);
+    assert.deepEqual(v.e, [1, -2, 300]);
+    assert.equal(v.f, 9007199254740993n);
+    assert.equal(v.g, 9007199254740991);
+    assert.equal(stringifyExactJson(v), text.replace("3e2", "300"));
+  });
+  it("agrees with JSON.parse on ordinary documents, escapes included", () => {
+    const text = '{"s":"a\\"b\\\\c\\u00e9\\n","n":-0.25,"e":1E-7,"u":"\\u0000big:0","arr":[{},[],"",0]}';
+    assert.deepEqual(parseExactJson(text), JSON.parse(text));
+    const v = { s: "\u0000big:0", n: 5n, arr: [undefined, () => 1], skip: undefined };
+    assert.equal(stringifyExactJson(v), '{"s":"\\u0000big:0","n":5,"arr":[null,null]}');
+  });
+  it("keeps a __proto__ key as data", () => {
+    const v = parseExactJson('{"__proto__":{"polluted":1}}') as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(v), Object.prototype);
+    assert.deepEqual(Object.keys(v), ["__proto__"]);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+  it("rejects what JSON rejects, with the position", () => {
+    for (const bad of ["{", "[1,]", '{"a":1,}', "01", "-", "1.", "1e", '"abc', '"a\u0001"', "tru", "1 2", "{'a':1}", "NaN"])
+      assert.throws(() => parseExactJson(bad), SyntaxError, bad);
+    assert.throws(() => parseExactJson("[".repeat(300) + "]".repeat(300)), /nesting deeper/);
+    assert.throws(() => parseExactJson('{"a":01}'), /position 6/);
   });
 });
 
-describe("transactions", () => {
-  it("hash is sha3(creation_date:client_id:to_client_id:value:sha3(data))", () => {
+describe("transaction hash", () => {
+  it("is sha3(creation_date:client_id:to_client_id:value:sha3(data))", () => {
     const t = txn();
-    assert.equal(transactionHash(t), sha3(`1700000000:${t.client_id}:${t.to_client_id}:10000000000:${sha3("hello")}`));
+    const data = `1700000000:${t.client_id}:${t.to_client_id}:10000000000:${sha3("hello")}`;
+    assert.equal(transactionHashData(t), data);
+    assert.equal(transactionHash(t), sha3(data));
+    assert.equal(
+      transactionHash(txn({ to_client_id: "", transaction_value: 0n, transaction_data: "" })),
+      sha3(`1700000000:${t.client_id}::0:${EMPTY_HASH}`),
+    );
     assert.equal(outputHash(""), EMPTY_HASH);
+    assert.equal(outputHash("ok"), sha3("ok"));
   });
-  it("wire round trip keeps every field and big values", () => {
-    const t = {
-      ...txn({ transaction_value: 9_000_000_000_000_000_000n }),
+  it("pins a known value (computed independently with Python's hashlib.sha3_256)", () => {
+    assert.equal(transactionHash(txn()), "c21bc6302220c2bd2f5e20562e7dfa4536507021b7a65ad4add1dbb8bf9cd243");
+  });
+  it("matches real reference transactions (gosdk docs: put response and confirmation)", () => {
+    const put = (parseExactJson(VECTORS.put_response) as { entity: unknown }).entity;
+    const t = transactionFromJson(put);
+    assert.equal(t.hash, "a8986181e09f01813ee6226c4605cc34654000d1bb70f20bcca0d590cb8511cb");
+    assert.equal(transactionHash(t), t.hash);
+    assert.equal(t.transaction_type, 1000);
+    assert.equal(t.txn_output_hash, undefined, 'txn_output_hash "" means not executed');
+    assert.deepEqual(smartContractCall(t), {
+      name: "new_allocation_request",
+      input: { data_shards: 3, expiration_date: 1569363680, parity_shards: 1, size: 20480 },
+    });
+    assert.equal(clientIdOfKey(VECTORS.client_public_key), t.client_id);
+    assert.ok(getScheme("ed25519").verify(VECTORS.client_public_key, t.hash, t.signature), "reference signature verifies");
+    const c = (parseExactJson(VECTORS.confirmation) as { txn: unknown }).txn;
+    const ct = transactionFromJson(c);
+    assert.equal(transactionHash(ct), "bee436b5e9753cf6c1170202bb874bd539cdb3319740828c23efa62360c40632");
+    assert.equal(outputHash(ct.transaction_output ?? ""), ct.txn_output_hash);
+    assert.ok(getScheme("ed25519").verify(VECTORS.client_public_key, ct.hash, ct.signature));
+  });
+});
+
+describe("transaction codec", () => {
+  it("round-trips every field, big values included, in the reference field order", () => {
+    const t: Transaction = {
+      ...txn({ transaction_value: 9_000_000_000_000_000_000n, transaction_fee: 9_007_199_254_740_993n }),
       public_key: "ab",
       transaction_output: "ok",
       txn_output_hash: sha3("ok"),
       transaction_status: 1,
     };
-    assert.deepEqual(decodeTransactionJson(encodeTransactionJson(t)), t);
-    assert.match(encodeTransactionJson(t), /"transaction_value":9000000000000000000,/);
-  });
-  it("decoding names the bad field", () => {
-    assert.throws(() => decodeTransactionJson('{"client_id":5}'), /field "client_id": expected a string, found 5/);
-    assert.throws(
-      () => decodeTransactionJson('{"client_id":"x","creation_date":"now"}'),
-      /field "creation_date": expected an integer/,
+    const text = encodeTransactionJson(t);
+    assert.deepEqual(decodeTransactionJson(text), t);
+    assert.match(
+      text,
+      /"transaction_value":9000000000000000000,"signature":"","creation_date":1700000000,"transaction_fee":9007199254740993,/,
     );
-    assert.throws(
-      () => decodeTransactionJson("{"),
-      (e: unknown) => e instanceof CodedError && e.code === "invalid_transaction",
-    );
+    assert.ok(text.startsWith('{"hash":"","version":"1.0","client_id":'));
+    assert.equal(encodeTransaction(t), text);
   });
-
-  describe("admission checks with the reference codes", () => {
-    for (const schemeName of ["bls0chain", "ed25519"]) {
-      const scheme = () => getScheme(schemeName);
-      const ctx = (registered?: string) => ({
-        chainId: CHAIN,
-        nowSec: 1_700_000_010,
-        scheme: scheme(),
-        registeredKey: (id: string) => (id === registered?.split("|")[0] ? registered?.split("|")[1] : undefined),
-      });
-      const signed = (o: Partial<Transaction> = {}) => {
-        const w = createWallet(scheme());
-        const t = signTransaction(
-          txn({ client_id: w.client_id, public_key: w.client_key, ...o }),
-          scheme(),
-          w.keys[0]!.private_key,
-        );
-        return { w, t };
-      };
-      const code = (f: () => unknown, c: string, re?: RegExp) =>
-        assert.throws(
-          f,
-          (e: unknown) => e instanceof CodedError && e.code === c && (!re || re.test(e.message)),
-          `${schemeName}: expected ${c}`,
-        );
-
-      it(`${schemeName}: a good transaction passes, with its key from the txn or the registry`, () => {
-        const { w, t } = signed();
-        assert.equal(validateTransaction(t, ctx()), w.client_key);
-        const { public_key: _omit, ...noKey } = t;
-        assert.equal(validateTransaction(noKey as Transaction, ctx(`${w.client_id}|${w.client_key}`)), w.client_key);
-        code(() => validateTransaction(noKey as Transaction, ctx()), "put transaction error", /doesn't exist, please register/);
-      });
-      it(`${schemeName}: each refusal`, () => {
-        code(() => validateTransaction(signed({ transaction_value: -1n }).t, ctx()), "invalid_value");
-        code(
-          () => validateTransaction(signed({ to_client_id: "xyz" }).t, ctx()),
-          "invalid_request",
-          /not a 64-character hex hash/,
-        );
-        code(() => validateTransaction(signed({ chain_id: sha3("other") }).t, ctx()), "invalid_chain");
-        code(() => validateTransaction(signed({ creation_date: 1_700_000_010 - 31 }).t, ctx()), "past_transaction");
-        code(() => validateTransaction(signed({ creation_date: 1_700_000_010 + 31 }).t, ctx()), "future_transaction");
-        code(() => validateTransaction(signed({ transaction_data: "x".repeat(98_305) }).t, ctx()), "txn_exceed_max_payload");
-        const same = signed();
-        const self = signTransaction({ ...same.t, to_client_id: same.w.client_id }, scheme(), same.w.keys[0]!.private_key);
-        code(() => validateTransaction(self, ctx()), "invalid_request", /from and to client should be different/);
-        const tampered = { ...signed().t, transaction_value: 5n };
-        code(() => validateTransaction(tampered, ctx()), "hash_mismatch");
-        const other = signed();
-        code(() => validateTransaction({ ...other.t, signature: signed().t.signature }, ctx()), "invalid_signature");
-        code(() => validateTransaction({ ...signed().t, hash: "" }, ctx()), "hash_missing");
-      });
-    }
+  it("derives a missing client_id from public_key, like the reference", () => {
+    const w = createWallet(getScheme("ed25519"));
+    const t = decodeTransaction(JSON.stringify({ public_key: w.client_key, creation_date: 1 }));
+    assert.equal(t.client_id, w.client_id);
+    assert.equal(t.to_client_id, "");
+    assert.equal(t.transaction_value, 0n);
+    assert.equal(t.transaction_type, 0);
+  });
+  it("names the field, what was expected and what was found", () => {
+    const bad = (text: string, re: RegExp) => assert.throws(() => decodeTransaction(text), coded("invalid_transaction", re));
+    bad('{"client_id":5,"creation_date":1}', /field "client_id": expected a string, found 5/);
+    bad('{"client_id":"x","creation_date":"now"}', /field "creation_date": expected an integer, found "now"/);
+    bad(
+      '{"client_id":"x","creation_date":1,"transaction_value":1.5}',
+      /field "transaction_value": expected an int64 integer, found 1\.5/,
+    );
+    bad(
+      '{"client_id":"x","creation_date":1,"transaction_value":9223372036854775808}',
+      /field "transaction_value": expected an int64 integer, found 9223372036854775808/,
+    );
+    bad('{"client_id":"x","creation_date":1,"transaction_value":"5"}', /found "5"/);
+    bad('{"client_id":"x","creation_date":1,"hash":"zz"}', /field "hash": expected a 64-character lower-case hex hash or ""/);
+    bad('{"client_id":"x","creation_date":1,"public_key":"xyz"}', /field "public_key": expected a hex public key/);
+    bad('{"client_id":"x","creation_date":-1}', /field "creation_date": expected an integer between 0/);
+    bad('{"client_id":"x"}', /field "creation_date": expected an integer, found nothing/);
+    bad("[1]", /field "\(root\)": expected a JSON object, found a list of 1/);
+    bad("{", /transaction is not valid JSON/);
   });
 });
 
-describe("Merkle tree", () => {
-  it("matches the reference construction", () => {
-    const [a, b, c] = ["a", "b", "c"].map((x) => sha3(x)) as [string, string, string];
-    assert.equal(merkleRoot([]), "");
-    assert.equal(merkleRoot([a]), sha3(a + a));
-    assert.equal(merkleRoot([a, b]), sha3(a + b));
-    assert.equal(merkleRoot([a, b, c]), sha3(sha3(a + b) + sha3(c + c)));
-  });
-  it("every leaf's path verifies and a wrong leaf does not", () => {
-    for (let n = 1; n <= 9; n++) {
-      const leaves = Array.from({ length: n }, (_, i) => sha3(`leaf${i}`));
-      const root = merkleRoot(leaves);
-      for (let i = 0; i < n; i++) {
-        assert.ok(verifyMerklePath(leaves[i] as string, merklePath(leaves, i), root), `n=${n} i=${i}`);
-        assert.ok(!verifyMerklePath(sha3("x"), merklePath(leaves, i), root));
-      }
-    }
-  });
-});
-
-describe("blocks and confirmations", () => {
-  const txns = [1, 2, 3].map((i) => {
-    const t = txn({ transaction_data: `t${i}` });
-    return {
-      ...t,
-      hash: transactionHash(t),
-      transaction_output: i === 2 ? "insufficient balance" : "",
-      transaction_status: i === 2 ? 3 : 1,
-      txn_output_hash: outputHash(i === 2 ? "insufficient balance" : ""),
+describe("admission checks (reference order and codes)", () => {
+  for (const schemeName of ["bls0chain", "ed25519"]) {
+    const scheme = (): SignatureScheme => getScheme(schemeName);
+    const ctx = (registered?: [string, string], extra: object = {}) => ({
+      chainId: CHAIN,
+      nowSec: 1_700_000_010,
+      scheme: scheme(),
+      registeredKey: (id: string) => (registered && id === registered[0] ? registered[1] : undefined),
+      ...extra,
+    });
+    const signed = (o: Partial<Transaction> = {}) => {
+      const w = createWallet(scheme());
+      const t = signTransaction(
+        txn({ client_id: w.client_id, public_key: w.client_key, ...o }),
+        scheme(),
+        w.keys[0]!.private_key,
+      );
+      return { w, t };
     };
-  });
-  const block: Block = {
-    version: "1.0",
-    creation_date: 1_700_000_001,
-    latest_finalized_magic_block_hash: sha3("mb"),
-    latest_finalized_magic_block_round: 0,
-    prev_hash: sha3("prev"),
-    prev_verification_tickets: [{ verifier_id: sha3("v"), signature: "aa" }],
-    miner_id: sha3("miner"),
-    round: 42,
-    round_random_seed: -8_765_432_109_876_543_210n,
-    round_timeout_count: 0,
-    state_hash: sha3("state"),
-    transactions: txns,
-    verification_tickets: [],
-    hash: "",
-    signature: "",
-    chain_id: CHAIN,
-    chain_weight: 0,
-    running_txn_count: 3,
-  };
-  block.hash = computeBlockHash(block);
+    const refuse = (t: Transaction, code: string, re?: RegExp, c = ctx()) =>
+      assert.throws(() => validateTransaction(t, c), coded(code, re), `${schemeName}: expected ${code}`);
 
-  it("block hash is the reference formula", () => {
-    assert.equal(
-      block.hash,
-      sha3(
-        `${block.miner_id}:${block.prev_hash}:1700000001:42:-8765432109876543210:${txnMerkleRoot(txns)}:${receiptMerkleRoot(txns)}`,
-      ),
+    it(`${schemeName}: a good transaction passes with its own key or the registered one`, () => {
+      const { w, t } = signed();
+      assert.equal(validateTransaction(t, ctx()), w.client_key);
+      const { public_key: _omit, ...noKey } = t;
+      assert.equal(validateTransaction(noKey, ctx([w.client_id, w.client_key])), w.client_key);
+      refuse(noKey, "put transaction error", new RegExp(`client ${w.client_id} doesn't exist, please register`));
+      // a public key that is not the sender's does not count: the registered key is used
+      const other = createWallet(scheme());
+      refuse({ ...t, public_key: other.client_key }, "put transaction error");
+      // a scheme lookup by key
+      assert.equal(validateTransaction(t, ctx(undefined, { scheme: () => scheme() })), w.client_key);
+      refuse(t, "invalid_signature", /Invalid Signature/, ctx(undefined, { scheme: () => undefined }));
+    });
+
+    it(`${schemeName}: each refusal with its code and message`, () => {
+      refuse(signed({ transaction_value: -1n }).t, "invalid_value", /value must be greater than or equal to zero \(found -1\)/);
+      refuse(signed({ to_client_id: "xyz" }).t, "invalid_request", /to client id must be a hexadecimal hash \(found "xyz"\)/);
+      refuse(signed({ transaction_fee: -5n }).t, "invalid_request", /fee must be greater than or equal to zero/);
+      refuse(signed({ chain_id: sha3("other") }).t, "invalid_chain", /is not supported by this server/);
+      refuse(
+        signed({ creation_date: 1_700_000_010 - 31 }).t,
+        "past_transaction",
+        /Transaction creation time not within tolerance: ts=1700000010 txn\.creation_date=1699999979 \(31 s in the past/,
+      );
+      refuse(signed({ creation_date: 1_700_000_010 + 31 }).t, "future_transaction", /31 s in the future/);
+      assert.doesNotThrow(() => validateTransaction(signed({ creation_date: 1_700_000_010 - 30 }).t, ctx()));
+      assert.doesNotThrow(() => validateTransaction(signed({ creation_date: 1_700_000_010 + 30 }).t, ctx()));
+      refuse(
+        signed({ transaction_data: "x".repeat(98_305) }).t,
+        "txn_exceed_max_payload",
+        /transaction payload exceeds the max payload \(98304\): transaction_data is 98305 bytes/,
+      );
+      assert.doesNotThrow(() => validateTransaction(signed({ transaction_data: "x".repeat(98_304) }).t, ctx()));
+      refuse(signed({ transaction_type: 7 }).t, "invalid_request", /unknown transaction type 7/);
+      const same = signed();
+      const self = signTransaction({ ...same.t, to_client_id: same.w.client_id }, scheme(), same.w.keys[0]!.private_key);
+      refuse(self, "invalid_request", /from and to client should be different/);
+      refuse(
+        { ...signed().t, transaction_value: 5n },
+        "hash_mismatch",
+        /The hash of the data doesn't match with the provided hash/,
+      );
+      refuse({ ...signed().t, signature: signed().t.signature }, "invalid_signature");
+      refuse({ ...signed().t, hash: "" }, "hash_missing", /hash required for transaction/);
+      refuse(
+        { ...signed().t, transaction_output: "x", txn_output_hash: sha3("y") },
+        "hash_mismatch",
+        /The hash of the output doesn't match/,
+      );
+      assert.doesNotThrow(() =>
+        validateTransaction({ ...signed().t, transaction_output: "x", txn_output_hash: sha3("x") }, ctx()),
+      );
+    });
+  }
+
+  it("checks in the reference order: payload first, then value, then chain", () => {
+    const t = txn({ transaction_data: "x".repeat(100_000), transaction_value: -1n, chain_id: "other", hash: "" });
+    const c = { chainId: CHAIN, nowSec: 1_700_000_000, scheme: getScheme("ed25519"), registeredKey: () => undefined };
+    assert.throws(() => validateTransaction(t, c), coded("txn_exceed_max_payload"));
+    assert.throws(() => validateTransaction({ ...t, transaction_data: "" }, c), coded("invalid_value"));
+    assert.throws(() => validateTransaction({ ...t, transaction_data: "", transaction_value: 0n }, c), coded("invalid_chain"));
+    assert.throws(
+      () => validateTransaction({ ...t, transaction_data: "", transaction_value: 0n, chain_id: CHAIN }, c),
+      coded("hash_missing"),
     );
-    assert.equal(blockHashOf(block, txnMerkleRoot(txns), receiptMerkleRoot(txns)), block.hash);
   });
-  it("codec round trip", () => {
-    assert.deepEqual(decodeBlockJson(encodeBlockJson(block)), block);
-    assert.throws(() => blockFromJson({ round: "x" }), /field "creation_date"|field "round"/);
-  });
-  it("confirmations verify, carry the failed status, and tampering is caught", () => {
-    const c = confirmationOf(block, txns[1]!.hash);
-    assert.ok(c);
-    assert.equal(c.transaction_status, 3);
-    assert.equal(c.txn.transaction_output, "insufficient balance");
-    assert.ok(verifyConfirmation(c));
-    assert.ok(!verifyConfirmation({ ...c, round: 43 }));
-    assert.ok(!verifyConfirmation({ ...c, txn: { ...c.txn, transaction_output: "ok", txn_output_hash: outputHash("ok") } }));
-    assert.ok(!verifyConfirmation({ ...c, hash: txns[0]!.hash }));
-    assert.equal(confirmationOf(block, sha3("absent")), undefined);
+
+  it("enforces a minimum fee except for the reference's exempt smart-contract functions", () => {
+    const scheme = getScheme("ed25519");
+    const w = createWallet(scheme);
+    const c = { chainId: CHAIN, nowSec: 1_700_000_000, scheme, registeredKey: () => undefined, minFee: 100n };
+    const mk = (o: Partial<Transaction>) =>
+      signTransaction(txn({ client_id: w.client_id, public_key: w.client_key, ...o }), scheme, w.keys[0]!.private_key);
+    assert.throws(
+      () => validateTransaction(mk({ transaction_fee: 99n }), c),
+      coded("invalid_request", /less than the minimum required fee/),
+    );
+    assert.doesNotThrow(() => validateTransaction(mk({ transaction_fee: 100n }), c));
+    const exempt = mk({ transaction_type: 1000, transaction_data: '{"name":"add_miner","input":{}}', transaction_value: 0n });
+    assert.doesNotThrow(() => validateTransaction(exempt, c));
+    const notExempt = mk({ transaction_type: 1000, transaction_data: '{"name":"pour","input":{}}', transaction_value: 0n });
+    assert.throws(() => validateTransaction(notExempt, c), coded("invalid_request"));
   });
 });

@@ -132,7 +132,10 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     assert.ok(failedHash, badFn.err);
     const vf = await zwallet(cfg, ["verify", "--hash", failedHash]);
     assert.equal(vf.code, 1);
-    assert.match(vf.err, /Verification failed\. transaction [0-9a-f]{64} is in block [0-9a-f]{64} \(round \d+\) with status 3 \(failed\): .*no function with that name/);
+    assert.match(
+      vf.err,
+      /Verification failed\. transaction [0-9a-f]{64} is in block [0-9a-f]{64} \(round \d+\) with status 3 \(failed\): .*no function with that name/,
+    );
     const refill = await zwallet(cfg, ["faucet", "--methodName", "refill", "--input", "{}", "--tokens", "0.1"]);
     assert.equal(refill.code, 0, refill.err);
     const fresh = await zwallet(cfg, ["getbalance"], "empty.json");

@@ -45,7 +45,10 @@ describe("block worker", () => {
     for (const path of ["/network", "/dns/network"]) {
       const r = await app.inject({ method: "GET", url: path });
       assert.equal(r.statusCode, 200);
-      assert.deepEqual(r.json(), { miners: ["http://10.0.0.2:7072", "http://127.0.0.1:7071"], sharders: ["http://127.0.0.1:7171"] });
+      assert.deepEqual(r.json(), {
+        miners: ["http://10.0.0.2:7072", "http://127.0.0.1:7071"],
+        sharders: ["http://127.0.0.1:7171"],
+      });
       assert.equal(r.headers["access-control-allow-origin"], "*");
     }
     assert.equal((await app.inject({ method: "GET", url: "/magic_block" })).json().magic_block_number, 1);
@@ -67,7 +70,11 @@ describe("block worker", () => {
   });
 
   it("keeps the current magic block when no sharder answers, and says why", async () => {
-    const bw = new BlockWorker({ genesis: mb(1, [7171]), dataDir: mkdtempSync(join(tmpdir(), "bw-")), transport: sharders({ "7171": "down" }) });
+    const bw = new BlockWorker({
+      genesis: mb(1, [7171]),
+      dataDir: mkdtempSync(join(tmpdir(), "bw-")),
+      transport: sharders({ "7171": "down" }),
+    });
     await bw.refresh();
     assert.equal(bw.magicBlock().magic_block_number, 1);
     assert.equal(bw.lastRefresh?.ok, false);

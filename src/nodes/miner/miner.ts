@@ -215,7 +215,11 @@ export class MinerNode {
     for (const url of this.sharders) {
       let target: number;
       try {
-        const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get/latest_finalized`, timeoutMs: 5000 });
+        const res = await this.opts.transport.request({
+          method: "GET",
+          url: `${url}/v1/block/get/latest_finalized`,
+          timeoutMs: 5000,
+        });
         if (res.status !== 200) continue;
         target = (parseJson(res.text()) as { round: number }).round;
       } catch (err) {
@@ -226,7 +230,11 @@ export class MinerNode {
       while (round < target && added < maxBlocks && !this.stopped) {
         round++;
         try {
-          const res = await this.opts.transport.request({ method: "GET", url: `${url}/v1/block/get?round=${round}`, timeoutMs: 5000 });
+          const res = await this.opts.transport.request({
+            method: "GET",
+            url: `${url}/v1/block/get?round=${round}`,
+            timeoutMs: 5000,
+          });
           if (res.status === 404) continue; // a round without a block
           if (res.status !== 200) break;
           const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
@@ -274,7 +282,11 @@ export class MinerNode {
           // durable before the ticket that follows in this batch (synchronous lmdb commit)
           this.opts.store.putMeta(
             "vote",
-            stringifyJson({ lastVotedRound: a.lastVotedRound, lockedHeight: a.lockedHeight, lockedChain: a.lockedChain.map(blockToJson) }),
+            stringifyJson({
+              lastVotedRound: a.lastVotedRound,
+              lockedHeight: a.lockedHeight,
+              lockedChain: a.lockedChain.map(blockToJson),
+            }),
           );
           break;
         case "broadcast":

@@ -146,7 +146,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
-    return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q));
+    return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
   });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
     sendJson(reply, { ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock }),
