@@ -289,15 +289,10 @@ export function createFaucetContract(config: FaucetConfig = DEFAULT_FAUCET_CONFI
           const g = readFaucetGlobal(state) ?? notFound("can't get pour amount", "can't get global node");
           return `Pour amount per request: ${g.pour_amount}`;
         }
-        case "getConfig":
-          return {
-            pour_amount: config.pour_amount,
-            max_pour_amount: config.max_pour_amount,
-            periodic_limit: config.periodic_limit,
-            global_limit: config.global_limit,
-            individual_reset: config.individual_reset,
-            global_rest: config.global_reset,
-          };
+        case "getConfig": {
+          const { id: _id, used: _used, start_time: _start, ...limits } = defaultFaucetConfig(config);
+          return limits;
+        }
         default:
           throw new CodedError(
             { code: "resource_not_found", op: "faucet rest" },
