@@ -2,7 +2,9 @@
 import { readFileSync } from "node:fs";
 import { CodedError } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
+import { SystemClock } from "../clock.js";
 import type { NodeConfig } from "../config/node.js";
+import { Loop } from "../loop.js";
 import { BlockWorker, type MagicBlockLike } from "./blockworker.js";
 import { blockWorkerApp } from "./server.js";
 
@@ -25,21 +27,18 @@ export async function runBlockWorker(
   const app = blockWorkerApp(bw);
   await app.listen({ host: cfg.host === "localhost" ? "127.0.0.1" : cfg.host, port: cfg.port });
   log("info", `block worker listening on http://${cfg.host}:${cfg.port} (magic block ${bw.magicBlock().magic_block_number})`);
-  let running = true;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async (): Promise<void> => {
-    if (!running) return;
-    try {
+  // the refresh loop can be paused and triggered (tests drive it directly through BlockWorker.refresh)
+  const loop = new Loop({
+    name: "magic block refresh",
+    intervalMs: cfg.refreshSeconds * 1000,
+    clock: new SystemClock(),
+    task: async () => {
       await bw.refresh();
-    } catch (err) {
-      log("warn", `refresh failed: ${sdk.errorMessage(err)}`);
-    }
-    if (running) timer = setTimeout(() => void tick(), cfg.refreshSeconds * 1000);
-  };
-  timer = setTimeout(() => void tick(), cfg.refreshSeconds * 1000);
+    },
+  });
+  loop.start();
   return async () => {
-    running = false;
-    if (timer) clearTimeout(timer);
+    await loop.stop();
     await app.close();
     await transport.close();
   };
