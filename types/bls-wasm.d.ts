@@ -1,6 +1,7 @@
 /** Minimal typings of the parts of `bls-wasm` (herumi BLS compiled to WebAssembly) that Cairn uses. */
 declare module "bls-wasm" {
-  interface Common {
+  /** What every bls-wasm value class has (herumi serialization, comparison). */
+  abstract class Common {
     serializeToHexStr(): string;
     deserializeHexStr(s: string): void;
     serialize(): Uint8Array;
@@ -10,28 +11,14 @@ declare module "bls-wasm" {
     clear(): void;
   }
   /** An element of Fr (the scalar field); `getStr(16)`/`setStr(s, 16)` are herumi's `GetHexString` form. */
-  export class Fr implements Common {
-    serializeToHexStr(): string;
-    deserializeHexStr(s: string): void;
-    serialize(): Uint8Array;
-    deserialize(b: Uint8Array): void;
-    isEqual(rhs: this): boolean;
-    isZero(): boolean;
-    clear(): void;
+  export class Fr extends Common {
     setInt(x: number): void;
     setStr(s: string, base?: number): void;
     getStr(base?: number): string;
     setLittleEndian(b: Uint8Array): void;
     setLittleEndianMod(b: Uint8Array): void;
   }
-  export class Id implements Common {
-    serializeToHexStr(): string;
-    deserializeHexStr(s: string): void;
-    serialize(): Uint8Array;
-    deserialize(b: Uint8Array): void;
-    isEqual(rhs: this): boolean;
-    isZero(): boolean;
-    clear(): void;
+  export class Id extends Common {
     setInt(x: number): void;
     /** base 10 or 16 (herumi `SetDecString` / `SetHexString`). */
     setStr(s: string, base?: number): void;
@@ -39,14 +26,7 @@ declare module "bls-wasm" {
     setLittleEndian(b: Uint8Array): void;
     setLittleEndianMod(b: Uint8Array): void;
   }
-  export class SecretKey implements Common {
-    serializeToHexStr(): string;
-    deserializeHexStr(s: string): void;
-    serialize(): Uint8Array;
-    deserialize(b: Uint8Array): void;
-    isEqual(rhs: this): boolean;
-    isZero(): boolean;
-    clear(): void;
+  export class SecretKey extends Common {
     setLittleEndian(b: Uint8Array): void;
     setLittleEndianMod(b: Uint8Array): void;
     setByCSPRNG(): void;
@@ -56,14 +36,7 @@ declare module "bls-wasm" {
     recover(secVec: SecretKey[], idVec: Id[]): void;
     add(rhs: SecretKey): void;
   }
-  export class PublicKey implements Common {
-    serializeToHexStr(): string;
-    deserializeHexStr(s: string): void;
-    serialize(): Uint8Array;
-    deserialize(b: Uint8Array): void;
-    isEqual(rhs: this): boolean;
-    isZero(): boolean;
-    clear(): void;
+  export class PublicKey extends Common {
     /** herumi `G2::setStr` (`SetHexString` with base 16: "1 x.a x.b y.a y.b"). */
     setStr(s: string, base?: number): void;
     getStr(base?: number): string;
@@ -73,14 +46,7 @@ declare module "bls-wasm" {
     add(rhs: PublicKey): void;
     isValidOrder(): boolean;
   }
-  export class Signature implements Common {
-    serializeToHexStr(): string;
-    deserializeHexStr(s: string): void;
-    serialize(): Uint8Array;
-    deserialize(b: Uint8Array): void;
-    isEqual(rhs: this): boolean;
-    isZero(): boolean;
-    clear(): void;
+  export class Signature extends Common {
     /** herumi `G1::setStr` (`SetHexString` with base 16: "1 x y"). */
     setStr(s: string, base?: number): void;
     getStr(base?: number): string;

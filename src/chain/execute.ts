@@ -249,13 +249,8 @@ export interface BlockExecution {
 export function applyBlockTransactions(root: string, db: NodeDb, txns: Transaction[], opts: ExecOptions): BlockExecution {
   const trie = Trie.at(root, db);
   const view = new StateView(trie);
-  const results = txns.map((t) => applyTransaction(view, withoutResult(t), opts));
+  const raws = txns.map(withoutResult);
+  const results = raws.map((t) => applyTransaction(view, t, opts));
   const { root: newRoot, newNodes, nodes } = trie.commit();
-  return {
-    root: newRoot,
-    newNodes,
-    nodes,
-    results,
-    transactions: txns.map((t, i) => withResult(withoutResult(t), results[i] as TxnResult)),
-  };
+  return { root: newRoot, newNodes, nodes, results, transactions: raws.map((t, i) => withResult(t, results[i] as TxnResult)) };
 }

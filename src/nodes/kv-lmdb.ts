@@ -26,21 +26,19 @@
 import { open, type RootDatabase } from "lmdb";
 import { CodedError } from "../core/errors.js";
 import {
-  bytesToJson,
-  bytesToString,
   checkRange,
   checkValue,
   compareKeys,
   encodeKey,
   inRange,
   isThenable,
-  jsonToBytes,
   type KV,
+  KVBase,
   type KVEntry,
   type KVRange,
   type KVTxn,
   kvErrors,
-  stringToBytes,
+  txnHandle,
 } from "./kv.js";
 
 /** Options of {@link LmdbKV}. */
@@ -50,7 +48,7 @@ export interface LmdbKVOptions {
 }
 
 /** The durable key-value store (one lmdb environment in the directory `path`). */
-export class LmdbKV implements KV {
+export class LmdbKV extends KVBase implements KV {
   readonly sync: boolean;
   readonly path: string;
   private readonly db: RootDatabase<Buffer, Buffer>;
@@ -59,6 +57,7 @@ export class LmdbKV implements KV {
 
   /** Open (creating if needed) the store in directory `path`. @throws CodedError `kv_open_failed` */
   constructor(path: string, opts: LmdbKVOptions = {}) {
+    super();
     this.sync = opts.sync ?? true;
     this.path = path;
     try {
@@ -84,16 +83,6 @@ export class LmdbKV implements KV {
     this.check("kv get", false);
     const v = this.db.getBinary(Buffer.from(encodeKey(key, "kv get")));
     return v === undefined ? undefined : new Uint8Array(v);
-  }
-
-  getString(key: string): string | undefined {
-    const v = this.get(key);
-    return v === undefined ? undefined : bytesToString(v);
-  }
-
-  getJson<T = unknown>(key: string): T | undefined {
-    const v = this.get(key);
-    return v === undefined ? undefined : bytesToJson<T>(v, key);
   }
 
   has(key: string): boolean {
@@ -139,14 +128,6 @@ export class LmdbKV implements KV {
     this.transaction((tx) => tx.put(key, value));
   }
 
-  putString(key: string, value: string): void {
-    this.put(key, stringToBytes(value));
-  }
-
-  putJson(key: string, value: unknown): void {
-    this.put(key, jsonToBytes(value));
-  }
-
   delete(key: string): boolean {
     this.check("kv delete", true);
     return this.transaction((tx) => tx.delete(key));
@@ -155,28 +136,16 @@ export class LmdbKV implements KV {
   transaction<T>(fn: (tx: KVTxn) => T): T {
     this.check("kv transaction", true);
     let active = true;
-    const guard = (op: string): void => {
-      if (!active) throw kvErrors.finished(op);
-    };
-    const tx: KVTxn = {
-      get: (k) => this.get(k),
-      getString: (k) => this.getString(k),
-      getJson: <U>(k: string) => this.getJson<U>(k),
-      has: (k) => this.has(k),
-      range: (r) => this.range(r),
-      put: (k, v) => {
-        guard("kv put");
+    const tx = txnHandle(
+      this,
+      () => active,
+      (k, v) => {
         const key = Buffer.from(encodeKey(k, "kv put"));
         const value = checkValue(v, k, "kv put");
         this.db.putSync(key, Buffer.from(value.buffer, value.byteOffset, value.byteLength));
       },
-      putString: (k, v) => tx.put(k, stringToBytes(v)),
-      putJson: (k, v) => tx.put(k, jsonToBytes(v)),
-      delete: (k) => {
-        guard("kv delete");
-        return this.db.removeSync(Buffer.from(encodeKey(k, "kv delete")));
-      },
-    };
+      (k) => this.db.removeSync(Buffer.from(encodeKey(k, "kv delete"))),
+    );
     this.inTxn = true;
     try {
       // a throw inside the callback makes lmdb abort the write transaction, then the error propagates

@@ -4,24 +4,22 @@
  * throw rolls every write back — the same observable behaviour as lmdb's `transactionSync`.
  */
 import {
-  bytesToJson,
-  bytesToString,
   checkRange,
   checkValue,
   compareKeys,
   encodeKey,
   isThenable,
-  jsonToBytes,
   type KV,
+  KVBase,
   type KVEntry,
   type KVRange,
   type KVTxn,
   kvErrors,
-  stringToBytes,
+  txnHandle,
 } from "./kv.js";
 
 /** In-memory key-value store with the `KV` contract. */
-export class MemoryKV implements KV {
+export class MemoryKV extends KVBase implements KV {
   /** Always true: there is no disk, and nothing is lost short of the process itself ending. */
   readonly sync = true;
   private readonly map = new Map<string, Uint8Array>();
@@ -34,16 +32,6 @@ export class MemoryKV implements KV {
     encodeKey(key, "kv get");
     const v = this.map.get(key);
     return v === undefined ? undefined : v.slice();
-  }
-
-  getString(key: string): string | undefined {
-    const v = this.get(key);
-    return v === undefined ? undefined : bytesToString(v);
-  }
-
-  getJson<T = unknown>(key: string): T | undefined {
-    const v = this.get(key);
-    return v === undefined ? undefined : bytesToJson<T>(v, key);
   }
 
   has(key: string): boolean {
@@ -81,14 +69,6 @@ export class MemoryKV implements KV {
     this.write(key, checkValue(value, key, "kv put"), "kv put");
   }
 
-  putString(key: string, value: string): void {
-    this.put(key, stringToBytes(value));
-  }
-
-  putJson(key: string, value: unknown): void {
-    this.put(key, jsonToBytes(value));
-  }
-
   delete(key: string): boolean {
     this.check("kv delete", true);
     return this.remove(key, "kv delete");
@@ -99,26 +79,12 @@ export class MemoryKV implements KV {
     const undo: [string, Uint8Array | undefined][] = [];
     this.undo = undo;
     let active = true;
-    const guard = (op: string): void => {
-      if (!active) throw kvErrors.finished(op);
-    };
-    const tx: KVTxn = {
-      get: (k) => this.get(k),
-      getString: (k) => this.getString(k),
-      getJson: <U>(k: string) => this.getJson<U>(k),
-      has: (k) => this.has(k),
-      range: (r) => this.range(r),
-      put: (k, v) => {
-        guard("kv put");
-        this.write(k, checkValue(v, k, "kv put"), "kv put");
-      },
-      putString: (k, v) => tx.put(k, stringToBytes(v)),
-      putJson: (k, v) => tx.put(k, jsonToBytes(v)),
-      delete: (k) => {
-        guard("kv delete");
-        return this.remove(k, "kv delete");
-      },
-    };
+    const tx = txnHandle(
+      this,
+      () => active,
+      (k, v) => this.write(k, checkValue(v, k, "kv put"), "kv put"),
+      (k) => this.remove(k, "kv delete"),
+    );
     try {
       const result = fn(tx);
       if (isThenable(result)) {

@@ -219,3 +219,60 @@ export const kvErrors = {
 export function isThenable(v: unknown): boolean {
   return typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 }
+
+/** Typed reads and writes (string, JSON) shared by the stores, on top of their byte-level `get`/`put`. */
+export abstract class KVBase {
+  abstract get(key: string): Uint8Array | undefined;
+  abstract put(key: string, value: Uint8Array): void;
+
+  getString(key: string): string | undefined {
+    const v = this.get(key);
+    return v === undefined ? undefined : bytesToString(v);
+  }
+
+  getJson<T = unknown>(key: string): T | undefined {
+    const v = this.get(key);
+    return v === undefined ? undefined : bytesToJson<T>(v, key);
+  }
+
+  putString(key: string, value: string): void {
+    this.put(key, stringToBytes(value));
+  }
+
+  putJson(key: string, value: unknown): void {
+    this.put(key, jsonToBytes(value));
+  }
+}
+
+/**
+ * The handle a store's `transaction` passes to its callback: reads go to the store (which sees the
+ * transaction's own writes), writes go through `put`/`del` and are refused once `active()` is false.
+ */
+export function txnHandle(
+  store: KVReader,
+  active: () => boolean,
+  put: (key: string, value: Uint8Array) => void,
+  del: (key: string) => boolean,
+): KVTxn {
+  const guard = (op: string): void => {
+    if (!active()) throw kvErrors.finished(op);
+  };
+  const tx: KVTxn = {
+    get: (k) => store.get(k),
+    getString: (k) => store.getString(k),
+    getJson: <U>(k: string) => store.getJson<U>(k),
+    has: (k) => store.has(k),
+    range: (r) => store.range(r),
+    put: (k, v) => {
+      guard("kv put");
+      put(k, v);
+    },
+    putString: (k, v) => tx.put(k, stringToBytes(v)),
+    putJson: (k, v) => tx.put(k, jsonToBytes(v)),
+    delete: (k) => {
+      guard("kv delete");
+      return del(k);
+    },
+  };
+  return tx;
+}

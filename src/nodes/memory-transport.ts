@@ -13,6 +13,7 @@ import { CodedError } from "../core/errors.js";
 import {
   DEFAULT_TIMEOUT_MS,
   makeResponse,
+  preflight,
   type Transport,
   type TransportRequest,
   type TransportResponse,
@@ -136,15 +137,7 @@ export class MemoryTransport implements Transport {
     const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
     const fail = (code: string, cause?: unknown): CodedError =>
       transportError(req, code, transportReason(code, timeoutMs), cause);
-    if (this.closed) throw fail("transport_closed");
-    if (req.signal?.aborted) throw fail("aborted", req.signal.reason);
-    let url: URL;
-    try {
-      url = new URL(req.url);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported protocol ${url.protocol}`);
-    } catch (err) {
-      throw transportError(req, "request_failed", `invalid URL: ${(err as Error).message}`, err);
-    }
+    const url = preflight(req, this.closed, timeoutMs);
     const target = normalizeHost(url.host);
     const fault = this.faultFor(source, target);
     if (fault?.mode === "refuse") throw fail("connection_refused");

@@ -1,5 +1,4 @@
 /** Boot a chain process from its node.yaml: keys, genesis, store, HTTP server, loops; returns a stop function. */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
@@ -8,6 +7,7 @@ import { parseYaml } from "../core/fields.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
 import * as sdk from "../sdk/index.js";
 import { runBlockWorker } from "./blockworker/run.js";
+import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
 import { LmdbKV } from "./kv-lmdb.js";
@@ -17,17 +17,6 @@ import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
 import { SharderNode } from "./sharder/sharder.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
-
-function readText(path: string, what: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (err) {
-    throw new CodedError(
-      { code: "config_missing", op: `read ${what}` },
-      `cannot read ${what} ${path}: ${(err as Error).message}`,
-    );
-  }
-}
 
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
@@ -44,7 +33,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   await initCrypto();
   const nodeScheme = getScheme("bls0chain");
   const scheme = clientVerifier(nodeScheme);
-  const mb = parseMagicBlock(readText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
+  const mb = parseMagicBlock(readConfigText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
   const keys = loadKeysFile(cfg.keysFile as string);
   const id = clientIdOf(keys.public_key);
   if (nodeScheme.publicKeyOf(keys.private_key) !== keys.public_key)
@@ -53,7 +42,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       `${cfg.keysFile}: the private key does not match the public key`,
     );
   const states = parseInitialStates(
-    parseYaml(readText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, {
+    parseYaml(readConfigText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, {
       intAsBigInt: true,
     }),
     cfg.initialStatesFile as string,
@@ -67,7 +56,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   const listenHost = "0.0.0.0";
 
   if (cfg.role === "miner") {
-    const dkg = JSON.parse(readText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
+    const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
     if (typeof dkg.secret_share !== "string")
       throw new CodedError(
         { code: "config_invalid", op: "start miner" },

@@ -69,6 +69,22 @@ export function transportError(
   return new CodedError(fields, why, cause === undefined ? undefined : { cause });
 }
 
+/**
+ * The checks every transport runs before sending: not closed, not already aborted, an http(s) URL. Returns
+ * the parsed URL or throws the transport error.
+ */
+export function preflight(req: TransportRequest, closed: boolean, timeoutMs: number): URL {
+  if (closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
+  if (req.signal?.aborted) throw transportError(req, "aborted", transportReason("aborted", timeoutMs), req.signal.reason);
+  try {
+    const url = new URL(req.url);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported protocol ${url.protocol}`);
+    return url;
+  } catch (err) {
+    throw transportError(req, "request_failed", `invalid URL: ${(err as Error).message}`, err);
+  }
+}
+
 function classify(err: unknown): string {
   const e = err as { code?: string; cause?: { code?: string } } | null;
   const code = e?.code ?? e?.cause?.code ?? "";
@@ -119,15 +135,7 @@ export class HttpTransport implements Transport {
    */
   async request(req: TransportRequest): Promise<TransportResponse> {
     const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
-    if (this.closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
-    if (req.signal?.aborted) throw transportError(req, "aborted", transportReason("aborted", timeoutMs), req.signal.reason);
-    let url: URL;
-    try {
-      url = new URL(req.url);
-      if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported protocol ${url.protocol}`);
-    } catch (err) {
-      throw transportError(req, "request_failed", `invalid URL: ${(err as Error).message}`, err);
-    }
+    const url = preflight(req, this.closed, timeoutMs);
     const deadline = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {

@@ -52,6 +52,7 @@ export {
   HttpTransport,
   type HttpTransportOptions,
   makeResponse,
+  preflight,
   transportError,
   transportReason,
 } from "./http-transport.js";

@@ -61,10 +61,6 @@ for (const [name, make] of stores) {
       assert.equal(store.hashAtRound(1), b1.hash);
       assert.equal(store.hashAtRound(2), undefined, "a round without a block");
       assert.deepEqual(store.getBlock(b3.hash), b3);
-      assert.deepEqual(
-        store.finalizedAfter(0, 10).map((b) => b.round),
-        [1, 3],
-      );
       assert.deepEqual(store.finalizedHashes(), [g.hash, b1.hash, b3.hash]);
       store.putMeta("vote", "{}");
       store.putClient(sha3("c1"), "abcd");

@@ -1,11 +1,11 @@
 /** Run the block worker process from its node.yaml: serve HTTP and refresh from sharders periodically. */
-import { readFileSync } from "node:fs";
-import { CodedError } from "../../core/errors.js";
+import { parseMagicBlock } from "../../chain/magicblock.js";
 import * as sdk from "../../sdk/index.js";
 import { SystemClock } from "../clock.js";
+import { readConfigText } from "../config/files.js";
 import type { NodeConfig } from "../config/node.js";
 import { Loop } from "../loop.js";
-import { BlockWorker, type MagicBlockLike } from "./blockworker.js";
+import { BlockWorker } from "./blockworker.js";
 import { blockWorkerApp } from "./server.js";
 
 /** Start the block worker; resolves to a stop function once it listens. */
@@ -13,15 +13,7 @@ export async function runBlockWorker(
   cfg: NodeConfig,
   log: (level: "info" | "warn" | "error", msg: string) => void,
 ): Promise<() => Promise<void>> {
-  let genesis: MagicBlockLike;
-  try {
-    genesis = JSON.parse(readFileSync(cfg.magicBlockFile, "utf8")) as MagicBlockLike;
-  } catch (err) {
-    throw new CodedError(
-      { code: "config_invalid", op: "start block worker" },
-      `cannot read the magic block file ${cfg.magicBlockFile}: ${(err as Error).message}`,
-    );
-  }
+  const genesis = parseMagicBlock(readConfigText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
   const transport = new sdk.HttpTransport();
   const bw = new BlockWorker({ genesis, dataDir: cfg.dataDir, transport, log });
   const app = blockWorkerApp(bw);

@@ -5,9 +5,8 @@
 
 import { computeBlockHash } from "../../chain/block.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "../../chain/transaction.js";
-import { Trie } from "../../chain/trie.js";
 import type { Block, Transaction } from "../../chain/types.js";
-import { applyTransactions } from "../../contracts/execute.js";
+import { executeBlock } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { sha3 } from "../../core/hash.js";
 import { fromHex, isHex } from "../../core/hex.js";
@@ -35,11 +34,9 @@ export function executeOn(
   txns: Transaction[],
   round: number,
 ): { root: string; executed: Transaction[] } {
-  const trie = new Trie(parentState, store.nodeDb());
-  const executed = applyTransactions(trie, txns, round);
-  const { root, nodes } = trie.commit();
-  store.putStateNodes(nodes);
-  return { root, executed };
+  const r = executeBlock(parentState, store.nodeDb(), txns, { round, minerId: "" });
+  store.putStateNodes(r.nodes);
+  return { root: r.root, executed: r.transactions };
 }
 
 /**
@@ -58,7 +55,6 @@ export function verifyBlockContent(
   if (block.transactions.length > opts.maxTxns)
     reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
   const inBlock = new Set<string>();
-  const input: Transaction[] = [];
   for (const t of block.transactions) {
     if (t.hash !== transactionHash(t)) reject(`transaction ${t.hash} hash mismatch`);
     if (inBlock.has(t.hash) || opts.seen(t.hash)) reject(`transaction ${t.hash} is already on the chain`);
@@ -70,10 +66,9 @@ export function verifyBlockContent(
     if (t.transaction_value < 0n || t.transaction_fee < 0n) reject(`transaction ${t.hash} has a negative amount`);
     const key = txnKey(t, opts.store);
     if (!key || !opts.scheme.verify(key, t.hash, t.signature)) reject(`transaction ${t.hash} signature does not verify`);
-    const { transaction_output: _o, txn_output_hash: _h, transaction_status: _s, ...raw } = t;
-    input.push(raw);
   }
-  const { root, executed } = executeOn(opts.store, parent.state_hash, input, block.round);
+  // the executor ignores the block's stated results and recomputes them
+  const { root, executed } = executeOn(opts.store, parent.state_hash, block.transactions, block.round);
   for (const [i, e] of executed.entries()) {
     const t = block.transactions[i] as Transaction;
     if (

@@ -3,11 +3,10 @@
  * node.yaml`). Relative paths are resolved against the file's directory. Errors name the file, the field,
  * what was expected and what was found.
  */
-import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { MILLISECOND, SECOND } from "../../core/duration.js";
-import { CodedError } from "../../core/errors.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
+import { readConfigText } from "./files.js";
 
 export type NodeRole = "miner" | "sharder" | "blockworker";
 
@@ -89,15 +88,6 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
 
 /** Load node.yaml. */
 export function loadNodeConfig(file: string): NodeConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    throw new CodedError(
-      { code: "config_missing", op: "load node config" },
-      `cannot read node config ${file}: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
+  const text = readConfigText(file, "node config");
   return parseNodeConfig(text, file);
 }

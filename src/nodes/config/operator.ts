@@ -3,12 +3,13 @@
  * the reference ships them, `research/storage-protocol.md` §5.1) and the 4-line keys file. Every load error
  * names the file, the field, what was expected and what was found.
  */
-import { readFileSync } from "node:fs";
+
 import { zcnNumberToSas } from "../../core/amount.js";
 import { HOUR, MINUTE } from "../../core/duration.js";
 import { CodedError } from "../../core/errors.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
 import { isHex } from "../../core/hex.js";
+import { readConfigText } from "./files.js";
 
 /** Intervals/workers of a background job. */
 export interface WorkerConfig {
@@ -194,26 +195,14 @@ export function parseValidatorConfig(text: string, file: string): ValidatorConfi
   };
 }
 
-function readConfigFile(path: string, what: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (err) {
-    throw new CodedError(
-      { code: "config_missing", op: `load ${what} config` },
-      `cannot read ${what} config ${path}: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-}
-
 /** Load and validate a blobber yaml file. */
 export function loadBlobberConfig(path: string): BlobberConfig {
-  return parseBlobberConfig(readConfigFile(path, "blobber"), path);
+  return parseBlobberConfig(readConfigText(path, "blobber config"), path);
 }
 
 /** Load and validate a validator yaml file. */
 export function loadValidatorConfig(path: string): ValidatorConfig {
-  return parseValidatorConfig(readConfigFile(path, "validator"), path);
+  return parseValidatorConfig(readConfigText(path, "validator config"), path);
 }
 
 /** The reference keys file: public key hex, private key hex, hostname, port (one per line). */
@@ -249,5 +238,5 @@ export function parseKeysFile(text: string, file: string): KeysFile {
 
 /** Load a keys file. */
 export function loadKeysFile(path: string): KeysFile {
-  return parseKeysFile(readConfigFile(path, "keys"), path);
+  return parseKeysFile(readConfigText(path, "keys file"), path);
 }

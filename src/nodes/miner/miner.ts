@@ -15,6 +15,7 @@ import type {
   MinerInfo,
   RestoredState,
 } from "../../chain/consensus/types.js";
+import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
@@ -391,7 +392,7 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
-      const { transaction_output: _o, txn_output_hash: _h, transaction_status: _s, ...clean } = txn;
+      const clean = withoutResult(txn);
       this.pool.set(txn.hash, { txn: clean, received: this.now() });
       return clean;
     } catch (err) {

@@ -66,10 +66,6 @@ export class ChainStore {
     });
   }
 
-  saveBlock(b: Block): void {
-    this.files.write(b.hash, encodeBlockJson(b));
-  }
-
   getBlock(hash: string): Block | undefined {
     const v = this.files.read(hash);
     return v === undefined ? undefined : decodeBlockJson(v);
@@ -94,17 +90,6 @@ export class ChainStore {
 
   hashAtRound(round: number): string | undefined {
     return this.kv.getString(roundKey(round));
-  }
-
-  /** Finalized blocks after `round` (ascending), at most `limit`. */
-  finalizedAfter(round: number, limit: number): Block[] {
-    const out: Block[] = [];
-    for (const e of this.kv.range({ start: roundKey(round + 1), end: "r;", limit })) {
-      const b = this.getBlock(Buffer.from(e.value).toString("utf8"));
-      if (b) out.push(b);
-      if (out.length >= limit) break;
-    }
-    return out;
   }
 
   /** Hashes of all finalized blocks in round order (round index entries). */
