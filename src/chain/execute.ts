@@ -44,6 +44,24 @@ export interface ContractState {
   deleteNode(key: string): void;
 }
 
+/**
+ * The block a transaction or a block hook runs in. The block's own hash covers the state root, so it is not
+ * known while the block executes; `prevHash` (the parent's hash) and `seed` (the round's random beacon
+ * output) are, identically on every node.
+ */
+export interface BlockInfo {
+  /** Round of the block being built or verified. */
+  round: number;
+  /** Generator of the block (`miner_id`). */
+  minerId: string;
+  /** Hash of the parent block ("" when unknown, e.g. in unit tests). */
+  prevHash: string;
+  /** The round's random seed (`round_random_seed`); 0n when unknown. */
+  seed: bigint;
+  /** The block's `creation_date`, seconds. */
+  time: number;
+}
+
 /** What a contract sees while it runs. */
 export interface ExecContext {
   txn: Transaction;
@@ -53,9 +71,21 @@ export interface ExecContext {
   now: number;
   /** Generator of the block. */
   minerId: string;
-  /** Hash of the block, when known (verification of a finished block). */
-  blockHash?: string;
+  /** The block the transaction is in. */
+  block: BlockInfo;
   /** The contract's address (the transaction's `to_client_id`). */
+  address: string;
+  state: ContractState;
+}
+
+/**
+ * What a contract's block hook sees: the block and a state in which the contract may move only its own
+ * tokens (and mint, if it is an approved minter). Runs on every node identically, before and after the
+ * block's transactions.
+ */
+export interface BlockHookContext {
+  block: BlockInfo;
+  /** The contract's address. */
   address: string;
   state: ContractState;
 }
@@ -66,6 +96,18 @@ export interface ContractRunner {
   execute(ctx: ExecContext, fn: string, input: unknown): string;
 }
 
+/**
+ * Per-block protocol work of a contract (block rewards, challenge generation, view-change phases): run inside
+ * block execution before and after the block's transactions. A hook that throws leaves the state as it was
+ * before the hook and the failure is reported in `BlockExecution.hookFailures` (the block is still valid: the
+ * outcome is the same on every node).
+ */
+export interface BlockHooks {
+  readonly address: string;
+  beforeBlock?(ctx: BlockHookContext): void;
+  afterBlock?(ctx: BlockHookContext): void;
+}
+
 /** The contract at an address, if any. */
 export type ContractLookup = (address: string) => ContractRunner | undefined;
 
@@ -73,9 +115,16 @@ export type ContractLookup = (address: string) => ContractRunner | undefined;
 export interface ExecOptions {
   round: number;
   minerId: string;
-  blockHash?: string;
+  /** Parent block hash (default ""). */
+  prevHash?: string;
+  /** Round random seed (default 0n). */
+  seed?: bigint;
+  /** Block creation date, seconds (default: the first transaction's time, else 0). */
+  time?: number;
   /** Contracts by address (e.g. `contractAt` of `src/contracts`). */
   contracts: ContractLookup;
+  /** Block hooks, run in this order before and after the transactions. */
+  hooks?: readonly BlockHooks[];
   /** Where fees go (default: the miner SC address, as the reference). */
   feeCollector?: string;
 }
@@ -102,12 +151,24 @@ function reason(err: unknown): string {
   return `internal_error: ${err instanceof Error ? err.message : String(err)}`;
 }
 
+/** Who a guarded state acts for: the sender (with what it carries), the contract, and the record to stamp. */
+interface Principal {
+  /** The transaction's sender ("" for block hooks: nobody's tokens but the contract's may move). */
+  sender: string;
+  /** The most the contract may take from the sender. */
+  value: bigint;
+  /** The contract's address. */
+  self: string;
+  /** Hash recorded on touched accounts ("" for block hooks). */
+  txnHash: string;
+}
+
 class GuardedState implements ContractState {
   private fromSender = 0n;
 
   constructor(
     private readonly view: StateView,
-    private readonly txn: Transaction,
+    private readonly who: Principal,
     private readonly round: number,
   ) {}
 
@@ -121,25 +182,25 @@ class GuardedState implements ContractState {
 
   transfer(from: string, to: string, amount: bigint): void {
     if (amount < 0n) fail("invalid_transfer", `invalid transfer of state: negative amount ${amount}`);
-    if (from === this.txn.client_id) {
-      if (this.fromSender + amount > this.txn.transaction_value)
+    if (from === this.who.sender && from !== "") {
+      if (this.fromSender + amount > this.who.value)
         fail(
           "invalid_transfer",
-          `invalid transfer of state: the contract moves ${this.fromSender + amount} SAS from the sender, the transaction carries ${this.txn.transaction_value} SAS`,
+          `invalid transfer of state: the contract moves ${this.fromSender + amount} SAS from the sender, the transaction carries ${this.who.value} SAS`,
         );
       this.fromSender += amount;
-    } else if (from !== this.txn.to_client_id) {
+    } else if (from !== this.who.self) {
       fail(
         "invalid_transfer",
         `invalid transfer of state: a contract may only move the sender's or its own tokens, not ${from}'s`,
       );
     }
-    this.view.transfer(from, to, amount, this.txn.hash, this.round);
+    this.view.transfer(from, to, amount, this.who.txnHash, this.round);
   }
 
   mint(to: string, amount: bigint): void {
-    if (!APPROVED_MINTERS.has(this.txn.to_client_id)) fail("invalid_mint", "invalid minter");
-    this.view.mint(to, amount, this.txn.hash, this.round);
+    if (!APPROVED_MINTERS.has(this.who.self)) fail("invalid_mint", "invalid minter");
+    this.view.mint(to, amount, this.who.txnHash, this.round);
   }
 
   getNode<T>(key: string): T | undefined {
@@ -155,7 +216,18 @@ class GuardedState implements ContractState {
   }
 }
 
-function run(view: StateView, txn: Transaction, opts: ExecOptions): string {
+/** The block described by `opts` (defaults for what the caller did not give). */
+export function blockInfo(opts: ExecOptions, txns: readonly Transaction[] = []): BlockInfo {
+  return {
+    round: opts.round,
+    minerId: opts.minerId,
+    prevHash: opts.prevHash ?? "",
+    seed: opts.seed ?? 0n,
+    time: opts.time ?? txns[0]?.creation_date ?? 0,
+  };
+}
+
+function run(view: StateView, txn: Transaction, opts: ExecOptions, block: BlockInfo): string {
   const fee = txn.transaction_fee;
   if (fee < 0n || txn.transaction_value < 0n) fail("invalid_request", "value and fee must be greater than or equal to zero");
   switch (txn.transaction_type) {
@@ -175,10 +247,14 @@ function run(view: StateView, txn: Transaction, opts: ExecOptions): string {
         round: opts.round,
         now: txn.creation_date,
         minerId: opts.minerId,
+        block,
         address: txn.to_client_id,
-        state: new GuardedState(view, txn, opts.round),
+        state: new GuardedState(
+          view,
+          { sender: txn.client_id, value: txn.transaction_value, self: txn.to_client_id, txnHash: txn.hash },
+          opts.round,
+        ),
       };
-      if (opts.blockHash !== undefined) ctx.blockHash = opts.blockHash;
       const output = sc.execute(ctx, call.name, call.input);
       if (fee > 0n) view.transfer(txn.client_id, opts.feeCollector ?? ScAddress.miner, fee, txn.hash, opts.round);
       return output;
@@ -195,11 +271,11 @@ function run(view: StateView, txn: Transaction, opts: ExecOptions): string {
  * reset to its root before the transaction) and the result says why. Errors about the node's own store
  * (`state_node_missing`, `state_node_corrupt`) are rethrown: they must not turn into a block result.
  */
-export function applyTransaction(view: StateView, txn: Transaction, opts: ExecOptions): TxnResult {
+export function applyTransaction(view: StateView, txn: Transaction, opts: ExecOptions, block?: BlockInfo): TxnResult {
   const before = view.trie.snapshot();
   view.resetCounters();
   try {
-    const output = run(view, txn, opts);
+    const output = run(view, txn, opts, block ?? blockInfo(opts, [txn]));
     const { balanceChange, minted } = view.counters();
     if (balanceChange !== minted)
       fail(
@@ -239,6 +315,32 @@ export interface BlockExecution {
   results: TxnResult[];
   /** The transactions with their results recorded. */
   transactions: Transaction[];
+  /** Block hooks that failed (their changes were undone): `<address> before|after: <reason>`. */
+  hookFailures: string[];
+}
+
+/** Run one block hook under a guarded state; on failure undo its changes and return the reason. */
+function runHook(view: StateView, hooks: BlockHooks, phase: "before" | "after", block: BlockInfo): string | undefined {
+  const fn = phase === "before" ? hooks.beforeBlock : hooks.afterBlock;
+  if (!fn) return undefined;
+  const before = view.trie.snapshot();
+  view.resetCounters();
+  try {
+    fn.call(hooks, {
+      block,
+      address: hooks.address,
+      state: new GuardedState(view, { sender: "", value: 0n, self: hooks.address, txnHash: "" }, block.round),
+    });
+    const { balanceChange, minted } = view.counters();
+    if (balanceChange !== minted)
+      fail("invariant_violation", `balances changed by ${balanceChange} SAS while ${minted} SAS were minted (block hook)`);
+    return undefined;
+  } catch (err) {
+    view.trie.restore(before);
+    view.resetCounters();
+    if (err instanceof CodedError && NODE_ERRORS.has(err.code)) throw err;
+    return `${hooks.address} ${phase}: ${reason(err)}`;
+  }
 }
 
 /**
@@ -250,7 +352,24 @@ export function applyBlockTransactions(root: string, db: NodeDb, txns: Transacti
   const trie = Trie.at(root, db);
   const view = new StateView(trie);
   const raws = txns.map(withoutResult);
-  const results = raws.map((t) => applyTransaction(view, t, opts));
+  const block = blockInfo(opts, raws);
+  const hookFailures: string[] = [];
+  for (const h of opts.hooks ?? []) {
+    const f = runHook(view, h, "before", block);
+    if (f) hookFailures.push(f);
+  }
+  const results = raws.map((t) => applyTransaction(view, t, opts, block));
+  for (const h of opts.hooks ?? []) {
+    const f = runHook(view, h, "after", block);
+    if (f) hookFailures.push(f);
+  }
   const { root: newRoot, newNodes, nodes } = trie.commit();
-  return { root: newRoot, newNodes, nodes, results, transactions: raws.map((t, i) => withResult(t, results[i] as TxnResult)) };
+  return {
+    root: newRoot,
+    newNodes,
+    nodes,
+    results,
+    transactions: raws.map((t, i) => withResult(t, results[i] as TxnResult)),
+    hookFailures,
+  };
 }

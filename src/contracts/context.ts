@@ -3,13 +3,20 @@
  * block generator and a `ContractState` that enforces who may move or mint tokens); for its REST views, a
  * read-only `StateView` of the latest finalized state and the time of the request.
  */
-import type { ContractRunner } from "../chain/execute.js";
+import type { BlockHooks, ContractRunner } from "../chain/execute.js";
 import type { StateView } from "../chain/state.js";
 
-export type { ContractRunner, ContractState, ExecContext as ContractContext } from "../chain/execute.js";
+export type {
+  BlockHookContext,
+  BlockHooks,
+  BlockInfo,
+  ContractRunner,
+  ContractState,
+  ExecContext as ContractContext,
+} from "../chain/execute.js";
 
 /** A smart contract: executes named functions and answers REST views against a state. */
-export interface SmartContract extends ContractRunner {
+export interface SmartContract extends ContractRunner, Partial<Omit<BlockHooks, "address">> {
   /** Its address (`to_client_id` of its transactions). */
   readonly address: string;
   /** Short name (`faucet`, `storage`, ...). */

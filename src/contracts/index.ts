@@ -1,12 +1,26 @@
 /** The smart contracts by address, and execution bound to them. */
 
-import { applyBlockTransactions, type BlockExecution, type ContractLookup, type ExecOptions } from "../chain/execute.js";
+import {
+  applyBlockTransactions,
+  type BlockExecution,
+  type BlockHooks,
+  type ContractLookup,
+  type ExecOptions,
+} from "../chain/execute.js";
 import type { NodeDb } from "../chain/trie.js";
 import type { Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
 
-export type { ContractContext, ContractRunner, ContractState, SmartContract } from "./context.js";
+export type {
+  BlockHookContext,
+  BlockHooks,
+  BlockInfo,
+  ContractContext,
+  ContractRunner,
+  ContractState,
+  SmartContract,
+} from "./context.js";
 export {
   createFaucetContract,
   DEFAULT_FAUCET_CONFIG,
@@ -20,7 +34,13 @@ export {
   readFaucetUser,
 } from "./faucet.js";
 
-const REGISTRY: ReadonlyMap<string, SmartContract> = new Map([[faucetContract.address, faucetContract]]);
+/** Every contract, in the order their block hooks run. Add a contract here (one line) to register it. */
+const CONTRACTS: readonly SmartContract[] = [faucetContract];
+
+const REGISTRY: ReadonlyMap<string, SmartContract> = new Map(CONTRACTS.map((c) => [c.address, c]));
+
+/** The block hooks of the registered contracts, in registry order. */
+const HOOKS: readonly BlockHooks[] = CONTRACTS.filter((c) => c.beforeBlock || c.afterBlock);
 
 /** The contract at `address`, if any. */
 export function contractAt(address: string): SmartContract | undefined {
@@ -43,7 +63,7 @@ export function executeBlock(
   root: string,
   db: NodeDb,
   txns: Transaction[],
-  opts: Omit<ExecOptions, "contracts">,
+  opts: Omit<ExecOptions, "contracts" | "hooks">,
 ): BlockExecution {
-  return applyBlockTransactions(root, db, txns, { ...opts, contracts: contractAt });
+  return applyBlockTransactions(root, db, txns, { ...opts, contracts: contractAt, hooks: HOOKS });
 }

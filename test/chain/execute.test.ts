@@ -316,6 +316,85 @@ describe("transaction execution", () => {
   });
 });
 
+describe("block context and block hooks", () => {
+  const block = { round: 9, minerId: MINER, prevHash: sha3("parent"), seed: 42n, time: 1_700_000_001 };
+
+  it("a contract sees the real generator, round, parent hash and round seed", () => {
+    const { db, root } = world();
+    let seen: unknown;
+    const spy = contract({
+      look: (ctx) => {
+        seen = ctx.block;
+        return "";
+      },
+    });
+    const r = applyBlockTransactions(root, db, [sc("look")], { ...block, contracts: spy });
+    assert.equal(r.results[0]?.status, 1);
+    assert.deepEqual(seen, block);
+  });
+
+  it("hooks run before and after the transactions, move only the contract's own tokens, and may mint", () => {
+    const { db, root } = world();
+    const order: string[] = [];
+    const seed = applyBlockTransactions(root, db, [txn({ to_client_id: ScAddress.storage, transaction_value: 20n })], {
+      ...block,
+      contracts: () => undefined,
+    });
+    db.putAll(seed.newNodes);
+    const hooks = {
+      address: ScAddress.storage,
+      beforeBlock(ctx: { block: { round: number }; state: { mint(to: string, a: bigint): void } }) {
+        order.push(`before ${ctx.block.round}`);
+        ctx.state.mint(CAROL, 3n);
+      },
+      afterBlock(ctx: { state: { transfer(f: string, t: string, a: bigint): void } }) {
+        order.push("after");
+        ctx.state.transfer(ScAddress.storage, BOB, 5n);
+      },
+    };
+    const spy = contract({
+      mid: () => {
+        order.push("txn");
+        return "";
+      },
+    });
+    const r = applyBlockTransactions(seed.root, db, [sc("mid")], { ...block, contracts: spy, hooks: [hooks] });
+    assert.deepEqual(order, ["before 9", "txn", "after"]);
+    assert.deepEqual(r.hookFailures, []);
+    db.putAll(r.newNodes);
+    const t = Trie.at(r.root, db);
+    assert.equal(getBalance(t, CAROL), 3n);
+    assert.equal(getBalance(t, BOB), 55n);
+    assert.equal(getBalance(t, ScAddress.storage), 15n);
+  });
+
+  it("a hook that takes another's tokens or fails is undone and reported, the block still executes", () => {
+    const { db, root } = world();
+    const thief = {
+      address: TEST_SC,
+      afterBlock(ctx: { state: { transfer(f: string, t: string, a: bigint): void; mint(t: string, a: bigint): void } }) {
+        ctx.state.transfer(ALICE, BOB, 1n);
+      },
+      beforeBlock(ctx: { state: { mint(t: string, a: bigint): void } }) {
+        ctx.state.mint(BOB, 1n);
+      },
+    };
+    const r = applyBlockTransactions(root, db, [txn({ transaction_value: 10n })], {
+      ...block,
+      contracts: () => undefined,
+      hooks: [thief],
+    });
+    assert.equal(r.results[0]?.status, 1);
+    assert.equal(r.hookFailures.length, 2);
+    assert.match(r.hookFailures[0] ?? "", /before: invalid_mint/);
+    assert.match(r.hookFailures[1] ?? "", /after: invalid_transfer/);
+    db.putAll(r.newNodes);
+    const t = Trie.at(r.root, db);
+    assert.equal(getBalance(t, ALICE), 90n);
+    assert.equal(getBalance(t, BOB), 60n);
+  });
+});
+
 describe("genesis state", () => {
   it("holds the initial balances as the total supply", () => {
     const { block, newNodes } = genesisBlock(

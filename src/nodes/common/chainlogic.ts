@@ -24,19 +24,34 @@ export function txnKey(t: Transaction, store: ChainStore): string | undefined {
   return store.clientKey(t.client_id);
 }
 
+/** The block a set of transactions executes in (what contracts and block hooks see). */
+export interface BlockHeader {
+  round: number;
+  miner_id: string;
+  prev_hash: string;
+  round_random_seed: bigint;
+  creation_date: number;
+}
+
 /**
- * Execute `txns` on `parentState` and return the new root (state nodes persisted) and the executed
- * transactions.
+ * Execute `txns` on the parent's state as the block `header` and return the new root (state nodes
+ * persisted), the executed transactions and any failed block hooks.
  */
 export function executeOn(
   store: ChainStore,
   parentState: string,
   txns: Transaction[],
-  round: number,
-): { root: string; executed: Transaction[] } {
-  const r = executeBlock(parentState, store.nodeDb(), txns, { round, minerId: "" });
+  header: BlockHeader,
+): { root: string; executed: Transaction[]; hookFailures: string[] } {
+  const r = executeBlock(parentState, store.nodeDb(), txns, {
+    round: header.round,
+    minerId: header.miner_id,
+    prevHash: header.prev_hash,
+    seed: header.round_random_seed,
+    time: header.creation_date,
+  });
   store.putStateNodes(r.nodes);
-  return { root: r.root, executed: r.transactions };
+  return { root: r.root, executed: r.transactions, hookFailures: r.hookFailures };
 }
 
 /**
@@ -68,7 +83,7 @@ export function verifyBlockContent(
     if (!key || !opts.scheme.verify(key, t.hash, t.signature)) reject(`transaction ${t.hash} signature does not verify`);
   }
   // the executor ignores the block's stated results and recomputes them
-  const { root, executed } = executeOn(opts.store, parent.state_hash, block.transactions, block.round);
+  const { root, executed } = executeOn(opts.store, parent.state_hash, block.transactions, block);
   for (const [i, e] of executed.entries()) {
     const t = block.transactions[i] as Transaction;
     if (

@@ -176,7 +176,13 @@ export class MinerNode {
       if (this.onChain(h, parent)) continue;
       picked.push(e.txn);
     }
-    const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, round);
+    const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, {
+      round,
+      miner_id: this.opts.selfId,
+      prev_hash: parent.hash,
+      round_random_seed: seed,
+      creation_date: creation,
+    });
     const block: Block = {
       version: "1.0",
       creation_date: creation,
