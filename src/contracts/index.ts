@@ -11,7 +11,7 @@ import type { NodeDb } from "../chain/trie.js";
 import type { MagicBlock, Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
-import { minerContract, minerGenesis } from "./miner/index.js";
+import { DEFAULT_MINER_CONFIG, type MinerScConfig, minerContract, minerGenesis } from "./miner/index.js";
 
 export type {
   BlockHookContext,
@@ -74,6 +74,10 @@ export function executeBlock(
  * Contract state of the genesis block (the miner contract registers the genesis magic block's miners and
  * sharders). Pass it to `chain/genesis.ts: genesisBlock` as `init` so every node builds the same genesis state.
  */
-export function contractGenesis(state: { putNode(key: string, value: unknown): void }, mb: MagicBlock): void {
-  minerGenesis(state, mb);
+export function contractGenesis(
+  state: { putNode(key: string, value: unknown): void },
+  mb: MagicBlock,
+  overrides: { miner?: Partial<MinerScConfig> } = {},
+): void {
+  minerGenesis(state, mb, { ...DEFAULT_MINER_CONFIG, ...overrides.miner });
 }
