@@ -134,7 +134,7 @@ export function updateBlobberSettings(ctx: ContractContext, conf: StorageConfig,
   if (capacity < old.used) refuse(code, `capacity ${capacity} is less than the space already allocated ${old.used}`);
   const terms = i.has("terms") ? readTerms(code, i.obj("terms"), conf) : old.terms;
   const settings = i.has("stake_pool_settings")
-    ? readSettings(code, i.obj("stake_pool_settings"), conf, id)
+    ? readSettings(code, i.obj("stake_pool_settings"), conf, delegate)
     : old.stake_pool_settings;
   if (sp && Object.keys(sp.pools).length > settings.num_delegates)
     refuse(
