@@ -12,6 +12,14 @@ import type { Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
 
+export * from "./interest/index.js";
+export * from "./multisig/index.js";
+export * from "./vesting/index.js";
+
+import { interestContract } from "./interest/index.js";
+import { multisigContract } from "./multisig/index.js";
+import { vestingContract } from "./vesting/index.js";
+
 export type {
   BlockHookContext,
   BlockHooks,
@@ -35,7 +43,7 @@ export {
 } from "./faucet.js";
 
 /** Every contract, in the order their block hooks run. Add a contract here (one line) to register it. */
-const CONTRACTS: readonly SmartContract[] = [faucetContract];
+const CONTRACTS: readonly SmartContract[] = [faucetContract, interestContract, vestingContract, multisigContract];
 
 const REGISTRY: ReadonlyMap<string, SmartContract> = new Map(CONTRACTS.map((c) => [c.address, c]));
 
