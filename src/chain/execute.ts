@@ -231,11 +231,11 @@ class GuardedState implements ContractState {
   signedTransfer(t: SignedTransfer): void {
     const bad = (why: string): never => fail("invalid_transfer_signature", `Invalid signature on transfer: ${why}`);
     if (t.amount <= 0n) fail("invalid_transfer", `invalid transfer of state: amount ${t.amount} is not positive`);
-    let id: string;
+    let id = "";
     try {
       id = clientIdOf(t.publicKey);
     } catch {
-      return bad("the public key is not hex");
+      bad("the public key is not hex");
     }
     if (id !== t.from) bad(`the public key belongs to ${id}, not to ${t.from}`);
     let ok = false;

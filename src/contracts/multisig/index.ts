@@ -25,7 +25,6 @@ import {
   MULTISIG_ADDRESS,
   type MultisigWallet,
   NO_REF,
-  type Proposal,
   type ProposalRef,
   proposalKey,
   proposalRefOf,

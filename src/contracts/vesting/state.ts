@@ -107,7 +107,8 @@ export function unlockable(d: Destination, now: number, end: number): bigint {
   const period = now - d.move;
   if (period <= 0 || full <= 0) return 0n;
   const x = truncate(Number(left) * (period / full));
-  return x > left ? left : x;
+  if (x > left) return left;
+  return x;
 }
 
 /** Record a payment (or a zero look) of `moved` to `d` at `now`. */

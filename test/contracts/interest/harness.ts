@@ -1,6 +1,7 @@
 // A tiny chain for the token contracts' pure tests: genesis balances, one transaction per block, the
 // supply check (sum of balances == genesis + minted) after every block.
 import assert from "node:assert/strict";
+import { stringifyExactJson } from "../../../src/chain/codec.js";
 import { StateView, sumBalances } from "../../../src/chain/state.js";
 import { transactionHash } from "../../../src/chain/transaction.js";
 import { MapNodeDb, Trie } from "../../../src/chain/trie.js";
@@ -27,7 +28,7 @@ export function scCall(
     client_id: from,
     to_client_id: to,
     chain_id: "c",
-    transaction_data: JSON.stringify({ name, input, n: seq++ }),
+    transaction_data: stringifyExactJson({ name, input, n: seq++ }),
     transaction_value: o.value ?? 0n,
     signature: "",
     creation_date: o.at ?? T0,
