@@ -13,6 +13,14 @@ import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
 import { storageContract } from "./storage/index.js";
 
+export * from "./interest/index.js";
+export * from "./multisig/index.js";
+export * from "./vesting/index.js";
+
+import { interestContract } from "./interest/index.js";
+import { multisigContract } from "./multisig/index.js";
+import { vestingContract } from "./vesting/index.js";
+
 export type {
   BlockHookContext,
   BlockHooks,
@@ -36,7 +44,13 @@ export {
 } from "./faucet.js";
 
 /** Every contract, in the order their block hooks run. Add a contract here (one line) to register it. */
-const CONTRACTS: readonly SmartContract[] = [faucetContract, storageContract];
+const CONTRACTS: readonly SmartContract[] = [
+  faucetContract,
+  storageContract,
+  interestContract,
+  vestingContract,
+  multisigContract,
+];
 
 const REGISTRY: ReadonlyMap<string, SmartContract> = new Map(CONTRACTS.map((c) => [c.address, c]));
 
