@@ -71,7 +71,10 @@ export function verifyBlockContent(
     reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
   const inBlock = new Set<string>();
   for (const t of block.transactions) {
-    if (t.hash !== transactionHash(t)) reject(`transaction ${t.hash} hash mismatch`);
+    if (t.hash !== transactionHash(t))
+      reject(
+        `transaction ${t.hash}: invalid_signature: its content (fee, type, chain, value, data, ...) does not hash to the signed hash`,
+      );
     if (inBlock.has(t.hash) || opts.seen(t.hash)) reject(`transaction ${t.hash} is already on the chain`);
     inBlock.add(t.hash);
     if (t.chain_id !== opts.chainId) reject(`transaction ${t.hash} is for another chain`);
@@ -80,7 +83,8 @@ export function verifyBlockContent(
     if (Buffer.byteLength(t.transaction_data, "utf8") > MAX_TXN_PAYLOAD) reject(`transaction ${t.hash} payload too large`);
     if (t.transaction_value < 0n || t.transaction_fee < 0n) reject(`transaction ${t.hash} has a negative amount`);
     const key = txnKey(t, opts.store);
-    if (!key || !opts.scheme.verify(key, t.hash, t.signature)) reject(`transaction ${t.hash} signature does not verify`);
+    if (!key || !opts.scheme.verify(key, t.hash, t.signature))
+      reject(`transaction ${t.hash}: invalid_signature: the signature does not verify under the key of client ${t.client_id}`);
   }
   // the executor ignores the block's stated results and recomputes them
   const { root, executed } = executeOn(opts.store, parent.state_hash, block.transactions, block);
