@@ -22,6 +22,8 @@ export { transactionFromJson, transactionToJson } from "./codec.js";
 
 /** Reference limit of `transaction_data` in bytes (`transaction.payload.max_size`). */
 export const MAX_TXN_PAYLOAD = 98_304;
+/** Longest `public_key` a transaction may carry, in hex characters (a bls0chain G2 key). */
+export const MAX_TXN_PUBLIC_KEY_HEX = 128;
 /** Reference creation-time tolerance (`transaction.timeout`), seconds. */
 export const TXN_TIME_TOLERANCE_SEC = 30;
 
@@ -193,6 +195,8 @@ export function validateTransaction(t: Transaction, ctx: AdmissionContext): stri
   if (t.chain_id !== ctx.chainId)
     refuse("invalid_chain", `chain "${shorten(t.chain_id)}" is not supported by this server (this is chain ${ctx.chainId})`);
   if (!isHash(t.client_id)) refuse("invalid_request", `client id must be a hexadecimal hash (found "${shorten(t.client_id)}")`);
+  if (t.public_key !== undefined && t.public_key.length > MAX_TXN_PUBLIC_KEY_HEX)
+    refuse("invalid_request", `public key is ${t.public_key.length} hex characters, at most ${MAX_TXN_PUBLIC_KEY_HEX} allowed`);
   if (t.transaction_type !== TxnType.send && t.transaction_type !== TxnType.data && t.transaction_type !== TxnType.smartContract)
     refuse("invalid_request", `unknown transaction type ${t.transaction_type} (0 send, 10 data, 1000 smart contract)`);
   if (t.hash === "") refuse("hash_missing", "hash required for transaction");

@@ -6,13 +6,15 @@ import { after, before, describe, it } from "node:test";
 import { computeBlockHash } from "../../src/chain/block.js";
 import { encodeTransactionJson, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
-import { clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
+import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
+
+const sha3Hex = (hex: string): string => (/^[0-9a-f]*$/.test(hex) && hex.length % 2 === 0 ? clientIdOf(hex) : "0".repeat(64));
 
 /** A block of `txns` on `parent` as an honest generator would build it (results from execution). */
 function blockOf(store: ChainStore, parent: Block, txns: Transaction[], round = parent.round + 1): Block {
@@ -168,5 +170,66 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
       (e: unknown) => e instanceof sdk.CodedError && /invalid_signature/.test(e.message),
     );
     assert.doesNotThrow(() => verify(blockOf(store, parent, [signed]), parent, store));
+  });
+
+  it("2. a key registered only with the miners travels in the block: the sharder verifies it and keeps finalizing", async () => {
+    const w = createWallet(getScheme("bls0chain"));
+    await drive(client.registerClient(w)); // /v1/client/put on the miners only
+    const signed = client.buildTransaction(w, { type: sdk.TxnType.data, toClientId: "", data: "no key in me" });
+    const { public_key: _k, ...noKey } = signed;
+    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(noKey)));
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const res = await drive(client.confirm(signed.hash, signed.creation_date));
+    assert.equal(res.status, 1);
+    assert.equal(res.confirmation.txn.public_key, w.client_key, "the miner attached the registered key");
+    const at = res.confirmation.round;
+    await until("the sharder finalizes 5 rounds past it", () => sharder().latestFinalized().round >= at + 5);
+    assert.equal(sharder().stats.rejected, 0, sharder().stats.lastError);
+    assert.equal(sharder().unhealthy(), undefined);
+  });
+
+  it("2. a block whose transaction has no key in it is refused on every node, whatever a node's registry holds", async () => {
+    const w = createWallet(getScheme("ed25519"));
+    const c = clientFor("ed25519");
+    await drive(c.registerClient(w));
+    const minerStore = net.miners[0]?.node.opts.store as ChainStore;
+    assert.equal(minerStore.clientKey(w.client_id), w.client_key, "the miner knows the key");
+    const { public_key: _k, ...noKey } = c.buildTransaction(w, { type: sdk.TxnType.data, toClientId: "", data: "x" });
+    for (const store of [minerStore, sharder().opts.store]) {
+      const parent = sharder().latestFinalized();
+      assert.throws(
+        () => verify(blockOf(store, parent, [noKey]), parent, store),
+        (e: unknown) => e instanceof sdk.CodedError && /invalid_signature: it carries no public key/.test(e.message),
+      );
+    }
+  });
+
+  it("2. /v1/client/put accepts only a valid point of a known scheme, bounded in size", async () => {
+    const put = (pk: string, id?: string) =>
+      drive(post(`${minerUrl(0)}/v1/client/put`, JSON.stringify({ id: id ?? sha3Hex(pk), public_key: pk })));
+    const good = createWallet(getScheme("ed25519"));
+    assert.equal((await put(good.client_key)).status, 200);
+    const bls = createWallet(getScheme("bls0chain"));
+    assert.equal((await put(bls.client_key)).status, 200);
+    const cases: [string, RegExp][] = [
+      ["ff".repeat(32), /not a valid ed25519 public key/], // y >= p
+      ["13".repeat(64), /not a valid bls0chain public key/],
+      ["00".repeat(64), /not a valid bls0chain public key/],
+      ["ab".repeat(5000), /at most 128 allowed/],
+      ["ab".repeat(40), /of no known scheme/],
+    ];
+    for (const [pk, re] of cases) {
+      const r = await put(pk);
+      assert.equal(r.status, 400, pk.slice(0, 20));
+      assert.equal(r.json.code, "invalid_request");
+      assert.match(r.json.error ?? "", re);
+    }
+    // a transaction carrying an oversized key is refused before anything else is done with it
+    const t = client.buildTransaction(bls, { type: sdk.TxnType.data, toClientId: "", data: "" });
+    const r = await drive(
+      post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson({ ...t, public_key: "ab".repeat(5000) })),
+    );
+    assert.equal(r.status, 400);
+    assert.match(r.json.error ?? "", /at most 128 allowed/);
   });
 });
