@@ -23,6 +23,8 @@ export interface NodeConfig {
   file: string;
   role: NodeRole;
   host: string;
+  /** Address the HTTP server listens on (default 127.0.0.1; 0.0.0.0 serves every interface). */
+  bind: string;
   port: number;
   /** Directory for the node's databases and blocks. */
   dataDir: string;
@@ -60,6 +62,7 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
     file,
     role,
     host: r.str("host", { default: "127.0.0.1", nonEmpty: true }),
+    bind: r.str("bind", { default: "127.0.0.1", nonEmpty: true }),
     port: r.int("port", { min: 1, max: 65535 }),
     dataDir: path(r.str("data_dir", { nonEmpty: true })),
     logLevel: r.str("log_level", {
