@@ -30,6 +30,10 @@ export interface LayoutOptions {
   host?: string;
   /** Address the nodes listen on (default 127.0.0.1; e.g. 0.0.0.0 to serve other machines). */
   bind?: string;
+  /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
+  minRoundTime?: string;
+  /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
+  pruneDepth?: number;
 }
 
 /** Ports: block worker 9091, miners 7071.., sharders 7171.. (or base, base+10.., base+50.. with a base port). */
@@ -71,6 +75,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     proposal_wait: opts.proposalWait ?? "180ms",
     restart_mult: 2,
     max_block_txns: 1000,
+    min_round_time: opts.minRoundTime ?? "1s",
   };
   const writeNode = (
     name: string,
@@ -98,6 +103,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       keys_file: "keys.txt",
       consensus,
     };
+    if (role === "miner") cfg.prune_depth = opts.pruneDepth ?? 1000;
     if (role === "miner") {
       sdk.writeFileAtomic(
         join(nd, "dkg.json"),

@@ -73,6 +73,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       store,
       transport,
       consensus: cfg.consensus,
+      pruneDepth: cfg.pruneDepth,
       log,
     });
     const app = minerApp(miner, me, logger);
