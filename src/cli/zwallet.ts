@@ -2,7 +2,10 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
+import { registerMultisigCommands } from "./zwallet/multisig.js";
+import { registerVestingCommands } from "./zwallet/vesting.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -192,6 +195,10 @@ export function buildZwallet(io: CliIo): Command {
     );
 
   registerMinerCommands(program, io);
+  registerInterestCommands(program, io);
+  registerVestingCommands(program, io);
+  registerMultisigCommands(program, io);
+
   return program;
 }
 
