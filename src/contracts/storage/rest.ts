@@ -190,7 +190,8 @@ export function storageRest(
     case "latestreadmarker": {
       const c = need(params, "client");
       const b = need(params, "blobber");
-      return getTyped<{ read_marker: ReadMarker }>(state, keys.readMarker(b, c))?.read_marker ?? {};
+      const a = need(params, "allocation");
+      return getTyped<{ read_marker: ReadMarker }>(state, keys.readMarker(a, b, c))?.read_marker ?? {};
     }
     default:
       throw notFound(`the storage contract has no endpoint "${endpoint.slice(0, 40)}" (${STORAGE_REST_POINTS.join(", ")})`);
