@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerGetBlobbersCommand } from "./zbox/index.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -268,6 +269,7 @@ export function buildZwallet(io: CliIo): Command {
       }),
     );
 
+  registerGetBlobbersCommand(program, io);
   return program;
 }
 
