@@ -2,6 +2,7 @@
  * REST views of the storage contract (`/v1/screst/<storage address>/<endpoint>`), reference names and shapes.
  * Amounts SAS, durations ns, times unix seconds.
  */
+import { parseExactJson } from "../../chain/codec.js";
 import type { StateView } from "../../chain/state.js";
 import { readAllocationRequest, selectBlobbers, totalMinLock } from "./allocation.js";
 import { isHealthy } from "./blobbers.js";
@@ -138,7 +139,7 @@ export function storageRest(
       const data = need(params, "allocation_data");
       let input: unknown;
       try {
-        input = JSON.parse(data);
+        input = parseExactJson(data);
       } catch {
         badParam("allocation_data is not JSON");
       }
