@@ -5,6 +5,7 @@ import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./commo
 import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
 import { registerVestingCommands } from "./zwallet/vesting.js";
+import { registerGetBlobbersCommand } from "./zbox/index.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -274,7 +275,7 @@ export function buildZwallet(io: CliIo): Command {
   registerInterestCommands(program, io);
   registerVestingCommands(program, io);
   registerMultisigCommands(program, io);
-
+  registerGetBlobbersCommand(program, io);
   return program;
 }
 
