@@ -28,6 +28,10 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Least time of an idle round (default 0: rounds follow each other at once). */
+  minRoundTimeMs?: number;
+  /** Miners' kept history in rounds (default 0: keep everything). */
+  pruneDepth?: number;
 }
 
 /** A running in-process network. */
@@ -105,7 +109,9 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
         proposalWaitMs: opts.proposalWaitMs ?? 50,
         restartMult: 2,
         maxBlockTxns: 1000,
+        minRoundTimeMs: opts.minRoundTimeMs ?? 0,
       },
+      pruneDepth: opts.pruneDepth ?? 0,
       now: () => clock.now(),
       timers,
       log,

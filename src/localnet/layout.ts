@@ -28,6 +28,12 @@ export interface LayoutOptions {
   softTimeout?: string;
   proposalWait?: string;
   host?: string;
+  /** Address the nodes listen on (default 127.0.0.1; e.g. 0.0.0.0 to serve other machines). */
+  bind?: string;
+  /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
+  minRoundTime?: string;
+  /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
+  pruneDepth?: number;
 }
 
 /** Ports: block worker 9091, miners 7071.., sharders 7171.. (or base, base+10.., base+50.. with a base port). */
@@ -37,9 +43,15 @@ export function ports(opts: LayoutOptions): { bw: number; miner: (i: number) => 
   return { bw: b, miner: (i) => b + 10 + i, sharder: (i) => b + 50 + i };
 }
 
+/** Offsets from `basePort` that a layout of `miners` and `sharders` uses (see {@link ports}). */
+export function portOffsets(miners: number, sharders: number): number[] {
+  return [0, ...Array.from({ length: miners }, (_, i) => 10 + i), ...Array.from({ length: sharders }, (_, i) => 50 + i)];
+}
+
 /** Create every file of a new local network under `dir` and return its layout. */
 export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Promise<LocalnetLayout> {
   const host = opts.host ?? "127.0.0.1";
+  const bind = opts.bind ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
   const g = await generateGenesis({
@@ -63,6 +75,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     proposal_wait: opts.proposalWait ?? "180ms",
     restart_mult: 2,
     max_block_txns: 1000,
+    min_round_time: opts.minRoundTime ?? "1s",
   };
   const writeNode = (
     name: string,
@@ -80,6 +93,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     const cfg: Record<string, unknown> = {
       role,
       host,
+      bind,
       port: entry.node.port,
       data_dir: "data",
       log_level: "info",
@@ -89,6 +103,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       keys_file: "keys.txt",
       consensus,
     };
+    if (role === "miner") cfg.prune_depth = opts.pruneDepth ?? 1000;
     if (role === "miner") {
       sdk.writeFileAtomic(
         join(nd, "dkg.json"),
@@ -109,6 +124,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     yamlStringify({
       role: "blockworker",
       host,
+      bind,
       port: p.bw,
       data_dir: "data",
       chain_id: chainId,

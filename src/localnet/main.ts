@@ -17,6 +17,7 @@ interface Flags {
   miners: number;
   sharders: number;
   basePort?: number;
+  bind: string;
 }
 
 function count(min: number, max: number) {
@@ -54,6 +55,7 @@ export async function main(argv: string[]): Promise<void> {
     .option("--miners <n>", "number of miners (new chains only)", count(1, 16), 3)
     .option("--sharders <n>", "number of sharders (new chains only)", count(1, 8), 1)
     .option("--base-port <port>", "block worker port; miners use base-port+10.., sharders base-port+50..", count(1024, 60000))
+    .option("--bind <address>", "address the nodes listen on (new chains only; 0.0.0.0 serves other machines)", "127.0.0.1")
     .parse(argv, { from: "user" });
   const flags = program.opts<Flags>();
   const dir = resolve(flags.dir);
@@ -68,6 +70,7 @@ export async function main(argv: string[]): Promise<void> {
     layout = await createLocalnetLayout(dir, {
       miners: flags.miners,
       sharders: flags.sharders,
+      bind: flags.bind,
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
     console.log(`Created a new chain in ${dir}: ${layout.miners.length} miners, ${layout.sharders.length} sharders.`);
