@@ -290,4 +290,42 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     );
     assert.equal(over.status, 400);
   });
+
+  it("4. with the sharder stuck, confirmation gives up after max_txn_query × query_sleep_time and says why; getBalance says the sharder is behind", async () => {
+    const sh = net.sharders[0] as InProcessNetwork["sharders"][0];
+    const host = sh.url.replace("http://", "");
+    const m0 = net.miners[0]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
+    const alice = await funded();
+    // the miners can no longer push: the sharder stays reachable to clients but stops advancing
+    for (const m of net.miners) net.transport.setFault(host, { mode: "refuse" }, m.url.replace("http://", ""));
+    const stuckAt = sh.node.latestFinalized().round;
+    await until("the miners 15 rounds ahead", () => m0.engine.latestFinalized().round >= stuckAt + 15);
+    const c = clientFor("bls0chain", { maxTxnQuery: 4, querySleepMs: 1000 });
+    const t = c.buildTransaction(alice, {
+      type: sdk.TxnType.send,
+      toClientId: createWallet(getScheme("bls0chain")).client_id,
+      value: 1n,
+    });
+    await drive(c.submit(t));
+    const started = clock.now();
+    await assert.rejects(
+      drive(c.confirm(t.hash, t.creation_date), 30_000),
+      (e: unknown) =>
+        e instanceof sdk.CodedError &&
+        e.code === "verify_failed" &&
+        /not confirmed by any sharder within \d+ s \(\d+ queries\)/.test(e.message) &&
+        /the sharders are behind: .* rounds behind the miners/.test(e.message),
+    );
+    assert.ok(clock.now() - started <= 4000 + 1000, `gave up after ${clock.now() - started} virtual ms`);
+    await assert.rejects(
+      drive(c.getBalance(alice.client_id)),
+      (e: unknown) => e instanceof sdk.CodedError && e.code === "sharders_behind" && /rounds behind the network/.test(e.message),
+    );
+    for (const m of net.miners) net.transport.setFault(host, undefined, m.url.replace("http://", ""));
+    await until("the sharder caught up", () => sh.node.latestFinalized().round >= m0.engine.latestFinalized().round - 5);
+    // the transaction made it after all; the balance is answered again
+    const res = await drive(c.confirm(t.hash, t.creation_date));
+    assert.equal(res.status, 1);
+    assert.equal((await drive(c.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 1n);
+  });
 });
