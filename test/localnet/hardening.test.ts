@@ -3,7 +3,7 @@
 // keys only some nodes know, forged old blocks, stale or hung clients, oversized blocks.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { computeBlockHash } from "../../src/chain/block.js";
+import { blockToJson, computeBlockHash } from "../../src/chain/block.js";
 import { encodeTransactionJson, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -231,5 +231,101 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     );
     assert.equal(r.status, 400);
     assert.match(r.json.error ?? "", /at most 128 allowed/);
+  });
+
+  it("3. a sharder down for 25 rounds catches up by ranges, reports how far behind it is, and is healthy again", async () => {
+    const sh = net.sharders[0] as InProcessNetwork["sharders"][0];
+    const host = sh.url.replace("http://", "");
+    const m0 = net.miners[0]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
+    const down = m0.engine.latestFinalized().round;
+    net.transport.setFault(host, { mode: "refuse" });
+    await until(
+      "25 rounds finalized on the miners while the sharder is down",
+      () => m0.engine.latestFinalized().round >= down + 25,
+    );
+    const rejectedBefore = sh.node.stats.rejected;
+    // the way back is slow (each request to the miners takes 0.5 s): the sharder must say it is behind meanwhile
+    for (const m of net.miners) net.transport.setFault(m.url.replace("http://", ""), { delayMs: 500 }, host);
+    net.transport.setFault(host, undefined);
+    await until("the sharder sees it is behind", () => sh.node.behind() > 10);
+    const health = await drive(net.transport.request({ method: "GET", url: `${sh.url}/_health_check` }));
+    assert.equal(health.status, 503);
+    assert.match(health.text(), /rounds behind/);
+    const diag = JSON.parse((await drive(net.transport.request({ method: "GET", url: `${sh.url}/_diagnostics/json` }))).text());
+    assert.equal(diag.is_active_in_chain, false);
+    assert.ok(diag.behind_rounds > 10 && diag.state_health > 0, JSON.stringify(diag));
+    for (const m of net.miners) net.transport.setFault(m.url.replace("http://", ""), undefined, host);
+    await until(
+      "the sharder within 5 rounds of the miners",
+      () => sh.node.latestFinalized().round >= m0.engine.latestFinalized().round - 5,
+      300_000,
+    );
+    assert.equal(sh.node.stats.rejected - rejectedBefore, 0, sh.node.stats.lastError);
+    assert.ok(sh.node.stats.rangeBlocks >= 10, `${sh.node.stats.rangeBlocks} blocks came by ranges`);
+    assert.ok(sh.node.pendingCount() <= 64);
+    assert.equal(sh.node.unhealthy(), undefined);
+    assert.equal((await drive(net.transport.request({ method: "GET", url: `${sh.url}/_health_check` }))).status, 200);
+    // the same chain as the miners', block by block
+    const store = sh.node.opts.store;
+    for (let r = down - 2; r <= sh.node.latestFinalized().round; r++)
+      assert.equal(store.hashAtRound(r), m0.opts.store.hashAtRound(r), `round ${r}`);
+  });
+
+  it("3. pushes beyond the bounded queue are refused with sharder_busy (503)", async () => {
+    const sh = net.sharders[0]?.node as NonNullable<InProcessNetwork["sharders"][0]>["node"];
+    const m0 = net.miners[0]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
+    const b = m0.engine.latestFinalized();
+    const body = { block: blockToJson(b) };
+    const answers = await drive(Promise.allSettled(Array.from({ length: 200 }, () => sh.receive(body))));
+    const busy = answers.filter((a) => a.status === "rejected" && (a.reason as sdk.CodedError).code === "sharder_busy");
+    assert.equal(busy.length, 200 - 64, "64 wait, the rest are refused at once");
+    assert.ok(answers.every((a) => a.status === "fulfilled" || (a.reason as sdk.CodedError).code === "sharder_busy"));
+    const over = await drive(
+      net.transport.request({
+        method: "POST",
+        url: `${net.sharders[0]?.url}/v1/_m2s/block`,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ block: "not a block" }),
+      }),
+    );
+    assert.equal(over.status, 400);
+  });
+
+  it("4. with the sharder stuck, confirmation gives up after max_txn_query × query_sleep_time and says why; getBalance says the sharder is behind", async () => {
+    const sh = net.sharders[0] as InProcessNetwork["sharders"][0];
+    const host = sh.url.replace("http://", "");
+    const m0 = net.miners[0]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
+    const alice = await funded();
+    // the miners can no longer push: the sharder stays reachable to clients but stops advancing
+    for (const m of net.miners) net.transport.setFault(host, { mode: "refuse" }, m.url.replace("http://", ""));
+    const stuckAt = sh.node.latestFinalized().round;
+    await until("the miners 15 rounds ahead", () => m0.engine.latestFinalized().round >= stuckAt + 15);
+    const c = clientFor("bls0chain", { maxTxnQuery: 4, querySleepMs: 1000 });
+    const t = c.buildTransaction(alice, {
+      type: sdk.TxnType.send,
+      toClientId: createWallet(getScheme("bls0chain")).client_id,
+      value: 1n,
+    });
+    await drive(c.submit(t));
+    const started = clock.now();
+    await assert.rejects(
+      drive(c.confirm(t.hash, t.creation_date), 30_000),
+      (e: unknown) =>
+        e instanceof sdk.CodedError &&
+        e.code === "verify_failed" &&
+        /not confirmed by any sharder within \d+ s \(\d+ queries\)/.test(e.message) &&
+        /the sharders are behind: .* rounds behind the miners/.test(e.message),
+    );
+    assert.ok(clock.now() - started <= 4000 + 1000, `gave up after ${clock.now() - started} virtual ms`);
+    await assert.rejects(
+      drive(c.getBalance(alice.client_id)),
+      (e: unknown) => e instanceof sdk.CodedError && e.code === "sharders_behind" && /rounds behind the network/.test(e.message),
+    );
+    for (const m of net.miners) net.transport.setFault(host, undefined, m.url.replace("http://", ""));
+    await until("the sharder caught up", () => sh.node.latestFinalized().round >= m0.engine.latestFinalized().round - 5);
+    // the transaction made it after all; the balance is answered again
+    const res = await drive(c.confirm(t.hash, t.creation_date));
+    assert.equal(res.status, 1);
+    assert.equal((await drive(c.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 1n);
   });
 });

@@ -25,6 +25,7 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 export interface MinerOptions {
@@ -237,49 +238,42 @@ export class MinerNode {
   }
 
   /**
-   * Catch up from the sharders: fetch the finalized blocks after this miner's latest finalized round, in
-   * order, and hand them to the engine as notarized blocks (their tickets and content are verified as for
-   * any block). Returns the number of blocks added. Peers still serve anything newer via `get_block`.
+   * Catch up after a long absence: fetch finalized blocks after this miner's latest finalized round by ranges
+   * (`/v1/block/get/range`) from the sharders and the other miners, in order, and hand them to the engine as
+   * notarized blocks (their tickets and content are verified as for any block). Stops when no source has a
+   * block this miner can add. Returns the number of blocks added. Peers still serve anything newer via
+   * `get_block`.
    */
-  async syncFromSharders(maxBlocks = 10_000): Promise<number> {
+  async syncFromSharders(maxBlocks = 1_000_000): Promise<number> {
+    const sources = [...this.sharders, ...this.peers.values()];
     let added = 0;
-    for (const url of this.sharders) {
-      let target: number;
+    let idle = 0;
+    let i = 0;
+    while (!this.stopped && added < maxBlocks && sources.length > 0 && idle < sources.length) {
+      const url = sources[i % sources.length] as string;
+      let blocks: Block[] = [];
+      const from = this.engine.latestFinalized().round + 1;
       try {
-        const res = await this.opts.transport.request({
-          method: "GET",
-          url: `${url}/v1/block/get/latest_finalized`,
-          timeoutMs: 5000,
-        });
-        if (res.status !== 200) continue;
-        target = (parseJson(res.text()) as { round: number }).round;
+        blocks = (await fetchRange(this.opts.transport, url, from, from + 4 * RANGE_MAX_BLOCKS)).blocks;
       } catch (err) {
-        this.opts.log("debug", `sync: ${url} unreachable: ${errorMessage(err)}`);
-        continue;
+        this.opts.log("debug", `sync from ${url}: ${errorMessage(err)}`);
       }
-      let round = this.engine.latestFinalized().round;
-      while (round < target && added < maxBlocks && !this.stopped) {
-        round++;
-        try {
-          const res = await this.opts.transport.request({
-            method: "GET",
-            url: `${url}/v1/block/get?round=${round}`,
-            timeoutMs: 5000,
-          });
-          if (res.status === 404) continue; // a round without a block
-          if (res.status !== 200) break;
-          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
-          if (this.engine.getBlock(b.hash)) continue;
-          this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
-          added++;
-        } catch (err) {
-          this.opts.log("warn", `sync from ${url} stopped at round ${round}: ${errorMessage(err)}`);
-          break;
-        }
+      let progress = 0;
+      for (const b of blocks) {
+        if (this.stopped) break;
+        if (this.engine.getBlock(b.hash)) continue;
+        this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
+        if (!this.engine.getBlock(b.hash)) break; // refused: try another source
+        progress++;
       }
-      if (added > 0) break;
+      added += progress;
+      if (progress > 0) idle = 0;
+      else {
+        idle++;
+        i++;
+      }
     }
-    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks from the sharders`);
+    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks by ranges`);
     return added;
   }
 

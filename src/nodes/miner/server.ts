@@ -5,7 +5,8 @@ import { transactionFromJson, transactionToJson } from "../../chain/transaction.
 import { CodedError } from "../../core/errors.js";
 import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { createServer, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
 
@@ -110,6 +111,11 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(miner.opts.store, from, to, miner.engine.latestFinalized().round));
+  });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
     sendJson(reply, { magic_block: miner.opts.magicBlock }),
   );

@@ -5,7 +5,8 @@ import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, optionalInt, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { createServer, optionalInt, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
 import type { SharderNode } from "./sharder.js";
@@ -35,7 +36,12 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
     ...processFigures(),
     state_missing_nodes: missing,
     lfb_state: lfb.state_hash,
-    fetching_status: sh.fetchingCount() > 0 ? `fetching ${sh.fetchingCount()} blocks` : "idle",
+    fetching_status: sh.isSyncing()
+      ? `syncing by ranges, ${sh.behind()} rounds behind`
+      : sh.fetchingCount() > 0
+        ? `fetching ${sh.fetchingCount()} blocks`
+        : "idle",
+    pending_blocks: sh.pendingCount(),
     is_active_in_chain: sh.unhealthy() === undefined,
     state_health: missing + (sh.unhealthy() === undefined ? 0 : sh.behind()),
     behind_rounds: sh.behind(),
@@ -51,9 +57,11 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024 });
   const store = sh.opts.store;
 
-  app.post("/v1/_m2s/block", async (req) => {
-    await sh.receive(req.body);
-    return { ok: true };
+  app.post("/v1/_m2s/block", async (req, reply) => sendJson(reply, await sh.receive(req.body)));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(store, from, to, sh.latestFinalized().round));
   });
 
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
