@@ -2,7 +2,7 @@
 import { sha3 } from "../core/hash.js";
 import { StorageErrors, storageError } from "./errors.js";
 
-/** Longest accepted path, in characters. */
+/** Longest accepted path, in UTF-8 bytes (paths are part of blobber store keys). */
 export const MAX_PATH_LENGTH = 1000;
 /** Longest accepted name (one segment), in characters. */
 export const MAX_NAME_LENGTH = 255;
@@ -14,8 +14,9 @@ export const MAX_NAME_LENGTH = 255;
 export function normalizePath(path: unknown, op = "check path"): string {
   if (typeof path !== "string" || path.length === 0)
     throw storageError(StorageErrors.invalidPath, op, `path must be a non-empty string, found ${JSON.stringify(path)}`);
-  if (path.length > MAX_PATH_LENGTH)
-    throw storageError(StorageErrors.invalidPath, op, `path is ${path.length} characters, the limit is ${MAX_PATH_LENGTH}`);
+  const bytes = new TextEncoder().encode(path).length;
+  if (bytes > MAX_PATH_LENGTH)
+    throw storageError(StorageErrors.invalidPath, op, `path is ${bytes} bytes, the limit is ${MAX_PATH_LENGTH}`);
   if (!path.startsWith("/"))
     throw storageError(StorageErrors.invalidPath, op, `path "${path.slice(0, 80)}" must be absolute (start with "/")`);
   if (path === "/") return "/";
