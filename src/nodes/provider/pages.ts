@@ -45,7 +45,7 @@ header{background:#141a2a;color:#fff;padding:18px 28px}header h1{margin:0;font-s
 header .sub{color:#aab3c5;font-size:12.5px;margin-top:4px;word-break:break-all}header a{color:#9cc0ff}
 nav{margin-top:8px;font-size:13px}nav a{margin-right:14px}
 main{max-width:1180px;margin:0 auto;padding:20px 28px 40px}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(200px,1fr));gap:14px;margin-bottom:18px}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(165px,1fr));gap:14px;margin-bottom:18px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:14px 16px}
 .card .label{color:var(--mute);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .card .value{font-size:22px;font-weight:600;margin-top:4px;word-break:break-all}.card .hint{color:var(--mute);font-size:12px;margin-top:2px}

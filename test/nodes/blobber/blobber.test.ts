@@ -25,7 +25,7 @@ describe("blobber registration", () => {
     // retries are spaced by the retry interval (virtual time)
     assert.ok(clock.now() - START >= 10_000);
     assert.ok(chain.registered.includes(blobber.id), "the wallet was registered with the miners");
-    const input = adds[2]?.input as Record<string, any>;
+    const input = adds[2]?.input as Record<string, unknown>;
     assert.equal(input.id, blobber.id);
     assert.equal(input.url, "http://127.0.0.1:5051");
     assert.equal(input.capacity, 10737418240);
