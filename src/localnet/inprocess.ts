@@ -42,6 +42,7 @@ export interface InProcessOptions {
 export interface InProcessProvider {
   n: number;
   id: string;
+  validatorId: string;
   delegate: GeneratedProvider["delegate"];
   blobber: Blobber;
   validator: Validator;
@@ -168,7 +169,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     });
     const validator = createValidator({
       config: vcfg,
-      keys: pr.keys,
+      keys: pr.validatorKeys,
       hostname: HOST,
       port: pr.validatorPort,
       kv: new MemoryKV(),
@@ -181,7 +182,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     transport.register(`${HOST}:${pr.validatorPort}`, validator.app);
     validator.start();
     blobber.start();
-    providers.push({ n: pr.n, id: pr.id, delegate: pr.delegate, blobber, validator });
+    providers.push({ n: pr.n, id: pr.id, validatorId: pr.validatorId, delegate: pr.delegate, blobber, validator });
   }
   return {
     providers,

@@ -15,6 +15,7 @@ import { blobberYaml, generateProviders, providerGenesisStates, validatorYaml } 
 export interface ProviderLayout {
   n: number;
   id: string;
+  validatorId: string;
   dir: string;
   blobber: NodeProcessSpec;
   validator: NodeProcessSpec;
@@ -166,14 +167,21 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     mkdirSync(configDir, { recursive: true });
     const keysFile = join(pd, "keys.txt");
     sdk.writeFileAtomic(keysFile, `${pr.keys.public_key}\n${pr.keys.private_key}\n${host}\n${pr.blobberPort}\n`, 0o600);
+    const validatorKeysFile = join(pd, "validator_keys.txt");
+    sdk.writeFileAtomic(
+      validatorKeysFile,
+      `${pr.validatorKeys.public_key}\n${pr.validatorKeys.private_key}\n${host}\n${pr.validatorPort}\n`,
+      0o600,
+    );
     sdk.writeFileAtomic(join(configDir, "0chain_blobber.yaml"), blobberYaml(pr, blockWorkerUrl, chainId));
     sdk.writeFileAtomic(join(configDir, "0chain_validator.yaml"), validatorYaml(pr, blockWorkerUrl, chainId));
     const delegateWalletFile = join(pd, "delegate_wallet.json");
     sdk.writeWalletFile(delegateWalletFile, pr.delegate);
-    const common = ["--hostname", host, "--deployment_mode", "0", "--keys_file", keysFile, "--config_dir", configDir];
+    const common = ["--hostname", host, "--deployment_mode", "0", "--config_dir", configDir];
     return {
       n: pr.n,
       id: pr.id,
+      validatorId: pr.validatorId,
       dir: pd,
       delegateWalletFile,
       blobber: {
@@ -185,6 +193,8 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
           "--port",
           String(pr.blobberPort),
           ...common,
+          "--keys_file",
+          keysFile,
           "--files_dir",
           join(pd, "files"),
           "--db_dir",
@@ -198,7 +208,15 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
         role: "validator",
         configFile: join(configDir, "0chain_validator.yaml"),
         url: `http://${host}:${pr.validatorPort}`,
-        args: ["--port", String(pr.validatorPort), ...common, "--log_dir", join(pd, "validator_log")],
+        args: [
+          "--port",
+          String(pr.validatorPort),
+          ...common,
+          "--keys_file",
+          validatorKeysFile,
+          "--log_dir",
+          join(pd, "validator", "log"),
+        ],
       },
     };
   });

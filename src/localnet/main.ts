@@ -130,7 +130,7 @@ export async function main(argv: string[]): Promise<void> {
       try {
         await registerAndStake(
           client,
-          providers.map((p) => ({ id: p.id, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
+          providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
           { now: Date.now, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 120_000 },
         );
       } catch (err) {

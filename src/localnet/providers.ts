@@ -16,6 +16,8 @@ import * as sdk from "../sdk/index.js";
 export const DELEGATE_GENESIS_SAS = 1000n * sdk.SAS_PER_ZCN;
 /** What each delegate stakes on its blobber: 10 ZCN (covers 100 GB at the default write price). */
 export const BLOBBER_STAKE_SAS = 10n * sdk.SAS_PER_ZCN;
+/** What each delegate stakes on its validator: 1 ZCN (the default min_stake). */
+export const VALIDATOR_STAKE_SAS = sdk.SAS_PER_ZCN;
 /** Capacity each local blobber offers: 10 GiB. */
 export const LOCAL_CAPACITY = 10n * 1024n * 1024n * 1024n;
 
@@ -24,8 +26,11 @@ export interface GeneratedProvider {
   /** 1-based, as in `blobber1`. */
   n: number;
   keys: { public_key: string; private_key: string };
-  /** Blobber id = validator id = client id of the keys. */
+  /** Blobber id (client id of `keys`). */
   id: string;
+  /** The validator's own keys (a stake pool is keyed by its provider's id, so the two must differ). */
+  validatorKeys: { public_key: string; private_key: string };
+  validatorId: string;
   delegate: WalletFile;
   blobberPort: number;
   validatorPort: number;
@@ -41,11 +46,14 @@ export async function generateProviders(
   const scheme = getScheme("bls0chain");
   return Array.from({ length: count }, (_, i) => {
     const kp = scheme.generateKeys();
+    const vk = scheme.generateKeys();
     const n = i + 1;
     return {
       n,
       keys: { public_key: kp.publicKey, private_key: kp.privateKey },
       id: sdk.clientIdOf(kp.publicKey),
+      validatorKeys: { public_key: vk.publicKey, private_key: vk.privateKey },
+      validatorId: sdk.clientIdOf(vk.publicKey),
       delegate: sdk.createWallet(scheme),
       blobberPort: blobberPort(n),
       validatorPort: validatorPort(n),
@@ -114,13 +122,14 @@ ${yamlStringify({
 /** What staking needs of a provider. */
 export interface StakeTarget {
   id: string;
+  validatorId: string;
   delegate: WalletFile;
 }
 
 /**
- * Wait until the storage contract lists every blobber (`getblobbers`), then let each delegate lock
- * {@link BLOBBER_STAKE_SAS} in its blobber's stake pool (`stake_pool_lock`) unless the pool already holds
- * that much. `sleep` paces the polling (virtual time in the in-process network).
+ * Wait until the storage contract lists every blobber (`getblobbers`) and validator (`getvalidators`), then
+ * let each delegate lock {@link BLOBBER_STAKE_SAS} in its blobber's stake pool and {@link VALIDATOR_STAKE_SAS}
+ * in its validator's (`stake_pool_lock`), unless the pool already holds that much. `sleep` paces the polling (virtual time in the in-process network).
  * @throws Error naming the blobbers still missing (with the last answer) after `timeoutMs`
  */
 export async function registerAndStake(
@@ -129,41 +138,46 @@ export async function registerAndStake(
   opts: { now: () => number; sleep: (ms: number) => Promise<void>; timeoutMs: number; log?: (line: string) => void },
 ): Promise<void> {
   const deadline = opts.now() + opts.timeoutMs;
-  let missing = targets.map((t) => t.id);
+  let missing = targets.flatMap((t) => [t.id, t.validatorId]);
   let last = "";
+  type Nodes = { Nodes?: { id?: string }[] | null };
   while (missing.length > 0) {
     try {
-      const j = await client.scRest<{ Nodes?: { id?: string }[] | null; nodes?: { id?: string }[] | null }>(
-        sdk.ScAddress.storage,
-        "getblobbers",
-      );
-      const listed = new Set((j?.Nodes ?? j?.nodes ?? []).map((b) => b?.id));
+      const [b, v] = await Promise.all([
+        client.scRest<Nodes>(sdk.ScAddress.storage, "getblobbers"),
+        client.scRest<Nodes>(sdk.ScAddress.storage, "getvalidators"),
+      ]);
+      const listed = new Set([...(b?.Nodes ?? []), ...(v?.Nodes ?? [])].map((x) => x?.id));
       missing = missing.filter((id) => !listed.has(id));
-      last = `${listed.size} blobbers registered`;
+      last = `${b?.Nodes?.length ?? 0} blobbers and ${v?.Nodes?.length ?? 0} validators registered`;
     } catch (err) {
       last = errorMessage(err);
     }
     if (missing.length === 0) break;
     if (opts.now() > deadline)
       throw new Error(
-        `blobbers not registered after ${opts.timeoutMs / 1000} s: ${missing.map((id) => id.slice(0, 8)).join(", ")} (last answer: ${last})`,
+        `providers not registered after ${opts.timeoutMs / 1000} s: ${missing.map((id) => id.slice(0, 8)).join(", ")} (last answer: ${last})`,
       );
     await opts.sleep(500);
   }
-  opts.log?.(`all ${targets.length} blobbers are registered; staking`);
+  opts.log?.(`all ${targets.length} blobbers and validators are registered; staking`);
+  const stake = async (delegate: WalletFile, key: "blobber_id" | "validator_id", id: string, amount: bigint): Promise<void> => {
+    const sp = await client
+      .scRest<{ balance?: number | bigint }>(sdk.ScAddress.storage, "getStakePoolStat", { [key]: id })
+      .catch(() => undefined);
+    if (sp?.balance !== undefined && BigInt(sp.balance) >= amount) return;
+    await client.execute(delegate, {
+      type: sdk.TxnType.smartContract,
+      toClientId: sdk.ScAddress.storage,
+      value: amount,
+      data: stringifyJson({ name: "stake_pool_lock", input: { [key]: id } }),
+    });
+  };
   await Promise.all(
     targets.map(async (t) => {
-      const sp = await client
-        .scRest<{ balance?: number | bigint }>(sdk.ScAddress.storage, "getStakePoolStat", { blobber_id: t.id })
-        .catch(() => undefined);
-      if (sp?.balance !== undefined && BigInt(sp.balance) >= BLOBBER_STAKE_SAS) return;
       await client.registerClient(t.delegate);
-      await client.execute(t.delegate, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: BLOBBER_STAKE_SAS,
-        data: stringifyJson({ name: "stake_pool_lock", input: { blobber_id: t.id } }),
-      });
+      await stake(t.delegate, "blobber_id", t.id, BLOBBER_STAKE_SAS);
+      await stake(t.delegate, "validator_id", t.validatorId, VALIDATOR_STAKE_SAS);
     }),
   );
   opts.log?.(`every blobber is staked with ${sdk.sasToZcnString(BLOBBER_STAKE_SAS)} ZCN`);
