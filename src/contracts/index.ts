@@ -11,6 +11,7 @@ import type { NodeDb } from "../chain/trie.js";
 import type { Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
+import { storageContract } from "./storage/index.js";
 
 export type {
   BlockHookContext,
@@ -35,7 +36,7 @@ export {
 } from "./faucet.js";
 
 /** Every contract, in the order their block hooks run. Add a contract here (one line) to register it. */
-const CONTRACTS: readonly SmartContract[] = [faucetContract];
+const CONTRACTS: readonly SmartContract[] = [faucetContract, storageContract];
 
 const REGISTRY: ReadonlyMap<string, SmartContract> = new Map(CONTRACTS.map((c) => [c.address, c]));
 
@@ -67,3 +68,6 @@ export function executeBlock(
 ): BlockExecution {
   return applyBlockTransactions(root, db, txns, { ...opts, contracts: contractAt, hooks: HOOKS });
 }
+
+export * as storage from "./storage/index.js";
+export { createStorageContract, STORAGE_ADDRESS, storageContract } from "./storage/index.js";
