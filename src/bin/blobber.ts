@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // blobber --port <p> --hostname <h> --files_dir <dir> --db_dir <dir> --keys_file <file> [--config_dir ./config] [--log_dir <dir>] [--deployment_mode 0|1|2]
-import { errorMessage } from "../core/errors.js";
 import { runBlobber } from "../nodes/blobber/run.js";
 import { runProgram } from "../nodes/provider/boot.js";
 import { parseBlobberFlags, usage } from "../nodes/provider/flags.js";
@@ -14,7 +13,7 @@ let flags: ReturnType<typeof parseBlobberFlags>;
 try {
   flags = parseBlobberFlags(argv);
 } catch (err) {
-  process.stderr.write(`blobber: ${errorMessage(err)}\n${usage("blobber")}`);
+  process.stderr.write(`blobber: ${(err as Error).message}\n${usage("blobber")}`);
   process.exit(2);
 }
 await runProgram("blobber", () => runBlobber(flags));

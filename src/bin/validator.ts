@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // validator --port <p> --hostname <h> --keys_file <file> [--config_dir ./config] [--log_dir <dir>] [--deployment_mode 0|1|2]
-import { errorMessage } from "../core/errors.js";
 import { runProgram } from "../nodes/provider/boot.js";
 import { parseValidatorFlags, usage } from "../nodes/provider/flags.js";
 import { runValidator } from "../nodes/validator/run.js";
@@ -14,7 +13,7 @@ let flags: ReturnType<typeof parseValidatorFlags>;
 try {
   flags = parseValidatorFlags(argv);
 } catch (err) {
-  process.stderr.write(`validator: ${errorMessage(err)}\n${usage("validator")}`);
+  process.stderr.write(`validator: ${(err as Error).message}\n${usage("validator")}`);
   process.exit(2);
 }
 await runProgram("validator", () => runValidator(flags));

@@ -81,9 +81,6 @@ function parseArgs(program: string, argv: string[], specs: FlagSpec[]): Map<stri
     if (out.has(name)) throw flagError(program, `flag --${name}: given twice`);
     out.set(name, value);
   }
-  for (const s of specs)
-    if (s.required && !out.has(s.name))
-      throw flagError(program, `flag --${s.name}: expected a value, found nothing (it is required)`);
   for (const [name, value] of out) {
     const spec = specs.find((s) => s.name === name) as FlagSpec;
     if (spec.kind === "port") {
@@ -99,6 +96,9 @@ function parseArgs(program: string, argv: string[], specs: FlagSpec[]): Map<stri
       if (value.trim() === "") throw flagError(program, `flag --${name}: expected a path, found an empty string`);
     }
   }
+  for (const s of specs)
+    if (s.required && !out.has(s.name))
+      throw flagError(program, `flag --${s.name}: expected a value, found nothing (it is required)`);
   return out;
 }
 

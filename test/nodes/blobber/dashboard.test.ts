@@ -6,12 +6,18 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type BrowserContext, chromium } from "playwright-core";
+import { type BrowserContext, chromium, type Locator } from "playwright-core";
 import { type Listening, listen } from "../../../src/nodes/http.js";
 import { allocationRecord } from "./fakes.js";
 import { START, testBlobber } from "./helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
+
+/** The text as rendered (CSS applied), as a person reads it. */
+function shown(l: Locator): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText is the rendered text, which is the point here
+  return l.innerText();
+}
 
 describe("blobber dashboard in headless Chromium", { timeout: 120_000 }, () => {
   let ctx: BrowserContext;
@@ -69,20 +75,20 @@ describe("blobber dashboard in headless Chromium", { timeout: 120_000 }, () => {
     const res = await page.goto(`${server.url}/`);
     assert.equal(res?.status(), 200);
     assert.equal(await page.title(), `Blobber ${blobber.id.slice(0, 8)}`);
-    assert.equal(await page.getByTestId("blobber-id").innerText(), blobber.id);
-    assert.equal(await page.getByTestId("capacity").innerText(), "10.0 GiB");
-    assert.equal(await page.getByTestId("used-space").innerText(), "3.0 MiB");
-    assert.equal(await page.getByTestId("allocations-count").innerText(), "2");
-    assert.equal(await page.getByTestId("stake").innerText(), "10 ZCN");
-    assert.match(await page.getByTestId("health").innerText(), /registered/);
+    assert.equal(await shown(page.getByTestId("blobber-id")), blobber.id);
+    assert.equal(await shown(page.getByTestId("capacity")), "10.0 GiB");
+    assert.equal(await shown(page.getByTestId("used-space")), "3.0 MiB");
+    assert.equal(await shown(page.getByTestId("allocations-count")), "2");
+    assert.equal(await shown(page.getByTestId("stake")), "10 ZCN");
+    assert.match(await shown(page.getByTestId("health")), /registered/);
     const rows = page.getByTestId("allocations").locator("tbody tr");
     assert.equal(await rows.count(), 2);
-    const text = await page.getByTestId("allocations").innerText();
+    const text = await shown(page.getByTestId("allocations"));
     assert.match(text, new RegExp(alloc1.slice(0, 16)));
     assert.match(text, new RegExp(alloc2.slice(0, 16)));
     assert.match(text, /1\.0 GiB/);
     assert.match(text, /active/);
-    const activity = await page.getByTestId("activity").innerText();
+    const activity = await shown(page.getByTestId("activity"));
     assert.match(activity, /add_blobber/);
     assert.match(activity, /blobber_health_check/);
     // the page is laid out (cards side by side on a desktop-sized viewport), not raw text
