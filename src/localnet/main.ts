@@ -108,16 +108,19 @@ export async function main(argv: string[]): Promise<void> {
     const firstMiner = running.length;
     for (const m of layout.miners) running.push(startNode(m, logDir));
     for (const n of running.slice(firstMiner)) await waitReady(n, "/_nh/whoami", 30_000);
+    // blobbers and validators start while the chain finalizes its first blocks: they retry registration
+    const providers = layout.providers ?? [];
+    const firstProvider = running.length;
+    if (providers.length > 0) {
+      console.log(`Starting ${providers.length} blobbers and their validators...`);
+      for (const p of providers) running.push(startNode(p.validator, logDir), startNode(p.blobber, logDir));
+    }
     const sharderUrl = layout.sharders[0]?.url ?? "";
     console.log("Waiting for blocks to finalize...");
     const round = await waitFinalized(sharderUrl, 3, 120_000);
-    const providers = layout.providers ?? [];
     let storageNote = "";
     if (providers.length > 0) {
-      console.log(`Starting ${providers.length} blobbers and their validators...`);
-      const firstProvider = running.length;
-      for (const p of providers) running.push(startNode(p.validator, logDir), startNode(p.blobber, logDir));
-      for (const n of running.slice(firstProvider)) await waitReady(n, "/_diagnostics/json", 30_000);
+      await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, "/_diagnostics/json", 120_000)));
       console.log("Waiting for the blobbers to register, then staking them from their delegate wallets...");
       await initCrypto();
       const transport = new sdk.HttpTransport();

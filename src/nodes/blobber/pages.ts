@@ -135,13 +135,13 @@ function dashboard(b: Blobber): string {
     `<td class="num">${esc(formatBytes(a.blobber_size))}</td>`,
     `<td class="num">${esc(formatBytes(b.ctx.usage.of(a.id)))}</td>`,
     `<td>${a.data_shards} + ${a.parity_shards}</td>`,
-    `<td>${esc(formatTime(a.expiration_date * 1000))}</td>`,
+    `<td class="nw">${esc(formatTime(a.expiration_date * 1000))}</td>`,
     `<td>${allocState(a, now)}</td>`,
   ]);
   const activity = b.activity.list().slice(0, 15);
   const actRows = activity.map((e) => [
-    `<td>${esc(formatTime(e.at))}</td>`,
-    `<td class="mono">${esc(e.name)}</td>`,
+    `<td class="nw">${esc(formatTime(e.at))}</td>`,
+    `<td class="mono nw">${esc(e.name)}</td>`,
     `<td>${e.ok ? badge("ok", "ok") : badge("bad", "failed")}</td>`,
     `<td class="mono">${e.hash ? esc(`${e.hash.slice(0, 16)}…`) : ""}</td>`,
     `<td>${esc(e.detail.slice(0, 140))}</td>`,

@@ -96,7 +96,13 @@ export async function sendStorageTxn(
       data: stringifyJson({ name, input }),
     });
     c.ok++;
-    activity.add({ name, ok: true, hash: res.hash, detail: res.output || "ok" });
+    // the contract's output is often the whole stored record: show it only when it is a short message
+    activity.add({
+      name,
+      ok: true,
+      hash: res.hash,
+      detail: res.output.length > 0 && res.output.length <= 80 ? res.output : "ok",
+    });
     return res;
   } catch (err) {
     c.failed++;

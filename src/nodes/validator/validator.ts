@@ -141,8 +141,8 @@ export function createValidator(opts: ValidatorOptions): Validator {
       .list()
       .slice(0, 10)
       .map((e) => [
-        `<td>${esc(formatTime(e.at))}</td>`,
-        `<td class="mono">${esc(e.name)}</td>`,
+        `<td class="nw">${esc(formatTime(e.at))}</td>`,
+        `<td class="mono nw">${esc(e.name)}</td>`,
         `<td>${e.ok ? badge("ok", "ok") : badge("bad", "failed")}</td>`,
         `<td>${esc(e.detail.slice(0, 140))}</td>`,
       ]);
