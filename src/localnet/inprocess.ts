@@ -34,6 +34,10 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Least time of an idle round (default 0: rounds follow each other at once). */
+  minRoundTimeMs?: number;
+  /** Miners' kept history in rounds (default 0: keep everything). */
+  pruneDepth?: number;
   /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
   blobbers?: number;
 }
@@ -127,7 +131,9 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
         proposalWaitMs: opts.proposalWaitMs ?? 50,
         restartMult: 2,
         maxBlockTxns: 1000,
+        minRoundTimeMs: opts.minRoundTimeMs ?? 0,
       },
+      pruneDepth: opts.pruneDepth ?? 0,
       now: () => clock.now(),
       timers,
       log,

@@ -38,13 +38,19 @@ export interface LocalnetLayout {
 export interface LayoutOptions {
   miners: number;
   sharders: number;
-  /** Blobber/validator pairs (default 6). */
+  /** Blobber/validator pairs (default 0; `npm start` asks for 6). */
   blobbers?: number;
   basePort?: number;
   /** Consensus soft timeout (default 3s) — tests use shorter ones. */
   softTimeout?: string;
   proposalWait?: string;
   host?: string;
+  /** Address the nodes listen on (default 127.0.0.1; e.g. 0.0.0.0 to serve other machines). */
+  bind?: string;
+  /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
+  minRoundTime?: string;
+  /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
+  pruneDepth?: number;
 }
 
 /** Port assignment of a local network. `miner`/`sharder` take 0-based indexes, `blobber`/`validator` 1-based N. */
@@ -73,12 +79,23 @@ export function ports(opts: Pick<LayoutOptions, "basePort">): LocalPorts {
   };
 }
 
+/** Offsets from `basePort` that a layout of `miners` and `sharders` uses (see {@link ports}). */
+export function portOffsets(miners: number, sharders: number, blobbers = 0): number[] {
+  return [
+    0,
+    ...Array.from({ length: miners }, (_, i) => 10 + i),
+    ...Array.from({ length: sharders }, (_, i) => 50 + i),
+    ...Array.from({ length: blobbers }, (_, i) => [101 + i, 111 + i]).flat(),
+  ];
+}
+
 /** Create every file of a new local network under `dir` and return its layout. */
 export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Promise<LocalnetLayout> {
   const host = opts.host ?? "127.0.0.1";
+  const bind = opts.bind ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
-  const providers = await generateProviders(opts.blobbers ?? 6, p.blobber, p.validator);
+  const providers = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
     miners: opts.miners,
     sharders: opts.sharders,
@@ -101,6 +118,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     proposal_wait: opts.proposalWait ?? "180ms",
     restart_mult: 2,
     max_block_txns: 1000,
+    min_round_time: opts.minRoundTime ?? "1s",
   };
   const writeNode = (
     name: string,
@@ -118,6 +136,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     const cfg: Record<string, unknown> = {
       role,
       host,
+      bind,
       port: entry.node.port,
       data_dir: "data",
       log_level: "info",
@@ -127,6 +146,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       keys_file: "keys.txt",
       consensus,
     };
+    if (role === "miner") cfg.prune_depth = opts.pruneDepth ?? 1000;
     if (role === "miner") {
       sdk.writeFileAtomic(
         join(nd, "dkg.json"),
@@ -147,6 +167,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     yamlStringify({
       role: "blockworker",
       host,
+      bind,
       port: p.bw,
       data_dir: "data",
       chain_id: chainId,
@@ -177,7 +198,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     sdk.writeFileAtomic(join(configDir, "0chain_validator.yaml"), validatorYaml(pr, blockWorkerUrl, chainId));
     const delegateWalletFile = join(pd, "delegate_wallet.json");
     sdk.writeWalletFile(delegateWalletFile, pr.delegate);
-    const common = ["--hostname", host, "--deployment_mode", "0", "--config_dir", configDir];
+    const common = ["--hostname", host, "--bind", bind, "--deployment_mode", "0", "--config_dir", configDir];
     return {
       n: pr.n,
       id: pr.id,

@@ -21,6 +21,7 @@ interface Flags {
   sharders: number;
   blobbers: number;
   basePort?: number;
+  bind: string;
 }
 
 function count(min: number, max: number) {
@@ -63,6 +64,7 @@ export async function main(argv: string[]): Promise<void> {
       "block worker port; miners use base-port+10.., sharders base-port+50.., blobber N base-port+100+N, validator N base-port+110+N",
       count(1024, 60000),
     )
+    .option("--bind <address>", "address the nodes listen on (new chains only; 0.0.0.0 serves other machines)", "127.0.0.1")
     .parse(argv, { from: "user" });
   const flags = program.opts<Flags>();
   const t0 = Date.now();
@@ -79,6 +81,7 @@ export async function main(argv: string[]): Promise<void> {
       miners: flags.miners,
       sharders: flags.sharders,
       blobbers: flags.blobbers,
+      bind: flags.bind,
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
     console.log(

@@ -53,7 +53,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   store.putStateNodes(nodes);
   const transport = new sdk.HttpTransport();
   const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };
-  const listenHost = "0.0.0.0";
+  const listenHost = cfg.bind;
 
   if (cfg.role === "miner") {
     const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
@@ -73,6 +73,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       store,
       transport,
       consensus: cfg.consensus,
+      pruneDepth: cfg.pruneDepth,
       log,
     });
     const app = minerApp(miner, me, logger);

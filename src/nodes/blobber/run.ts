@@ -43,7 +43,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     deploymentMode: flags.deploymentMode,
     processMetrics: true,
   });
-  const server = await listen(blobber.app, "0.0.0.0", flags.port);
+  const server = await listen(blobber.app, flags.bind, flags.port);
   logger.info(`blobber ${blobber.id} listening on ${blobber.url} (block worker ${config.block_worker})`);
   blobber.start();
   return async () => {

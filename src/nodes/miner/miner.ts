@@ -39,7 +39,19 @@ export interface MinerOptions {
   scheme: SignatureScheme;
   store: ChainStore;
   transport: sdk.Transport;
-  consensus: { softTimeoutMs: number; proposalWaitMs: number; restartMult: number; maxBlockTxns: number };
+  consensus: {
+    softTimeoutMs: number;
+    proposalWaitMs: number;
+    restartMult: number;
+    maxBlockTxns: number;
+    /** Least time of a round without transactions (default 0). */
+    minRoundTimeMs?: number;
+  };
+  /**
+   * Finalized rounds of history to keep (blocks and state); older ones are pruned every `depth / 10` rounds.
+   * 0 or absent: keep everything. Sharders are the archive.
+   */
+  pruneDepth?: number;
   now?: () => number;
   /** Timer functions (tests pass a manual clock's). */
   timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
@@ -62,7 +74,17 @@ export class MinerNode {
   private readonly timers: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   private stopped = false;
   private readonly now: () => number;
-  readonly stats = { txnsReceived: 0, txnsRejected: 0, blocksPushed: 0, pushFailures: 0, vrfs: 0, lastPushError: "" };
+  readonly stats = {
+    txnsReceived: 0,
+    txnsRejected: 0,
+    blocksPushed: 0,
+    pushFailures: 0,
+    vrfs: 0,
+    lastPushError: "",
+    prunedBlocks: 0,
+    prunedNodes: 0,
+  };
+  private lastPruneRound = 0;
 
   constructor(readonly opts: MinerOptions) {
     this.now = opts.now ?? Date.now;
@@ -102,6 +124,7 @@ export class MinerNode {
       },
     };
     const logic: BlockLogic = {
+      hasWork: () => this.pool.size > 0,
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
       validate: (block, parent) =>
         verifyBlockContent(block, parent, {
@@ -124,6 +147,7 @@ export class MinerNode {
         softTimeoutMs: opts.consensus.softTimeoutMs,
         proposalWaitMs: opts.consensus.proposalWaitMs,
         restartMult: opts.consensus.restartMult,
+        minRoundTimeMs: opts.consensus.minRoundTimeMs ?? 0,
       },
       restored: this.restore(),
       lookupFinalized: (h) => opts.store.getBlock(h),
@@ -151,7 +175,7 @@ export class MinerNode {
       lastVotedRound: vote.lastVotedRound,
       lockedHeight: vote.lockedHeight,
       finalized,
-      firstHeight: all.length - keep.length,
+      firstHeight: store.prunedCount() + all.length - keep.length,
       notarized: notarized.filter((b) => b.round > lfbRound),
     };
   }
@@ -312,6 +336,7 @@ export class MinerNode {
           this.opts.store.finalize(a.blocks);
           for (const b of a.blocks) for (const t of b.transactions) this.pool.delete(t.hash);
           this.expirePool();
+          this.maybePrune();
           break;
         case "log":
           this.opts.log(a.level, `${a.msg}${a.data ? ` ${JSON.stringify(a.data)}` : ""}`);
@@ -319,6 +344,37 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /** Drop blocks and state older than `pruneDepth` finalized rounds, every `pruneDepth / 10` rounds. */
+  private maybePrune(): void {
+    const depth = this.opts.pruneDepth ?? 0;
+    if (depth <= 0) return;
+    const lfb = this.engine.latestFinalized();
+    const every = Math.max(1, Math.floor(depth / 10));
+    if (lfb.round - this.lastPruneRound < every) return;
+    this.lastPruneRound = lfb.round;
+    const below = lfb.round - depth;
+    if (below <= 0) return;
+    const store = this.opts.store;
+    const roots = new Set<string>([lfb.state_hash]);
+    for (const b of this.engine.unfinalizedBlocks()) roots.add(b.state_hash);
+    for (let r = below; r <= lfb.round; r++) {
+      const h = store.hashAtRound(r);
+      const b = h === undefined ? undefined : (this.engine.getBlock(h) ?? store.getBlock(h));
+      if (b) roots.add(b.state_hash);
+    }
+    // transactions of a block younger than twice the admission window could still be replayed: keep their index
+    const beforeSec = lfb.creation_date - 2 * TXN_TIME_TOLERANCE_SEC;
+    try {
+      const r = store.prune(below, beforeSec, roots);
+      this.stats.prunedBlocks += r.blocks;
+      this.stats.prunedNodes += r.nodes;
+      if (r.blocks + r.nodes > 0)
+        this.opts.log("debug", `pruned ${r.blocks} blocks and ${r.nodes} state nodes; history starts at round ${r.firstRound}`);
+    } catch (err) {
+      this.opts.log("error", `pruning failed: ${errorMessage(err)}`);
+    }
   }
 
   private expirePool(): void {
@@ -398,8 +454,12 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
-      const clean = withoutResult(txn);
+      // the verifying key travels with the transaction, so every node verifies the block from the block alone
+      const clean = { ...withoutResult(txn), public_key: key };
+      const wasIdle = this.pool.size === 0;
       this.pool.set(txn.hash, { txn: clean, received: this.now() });
+      // a proposal held back by the minimum round time can go now
+      if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
     } catch (err) {
       this.stats.txnsRejected++;

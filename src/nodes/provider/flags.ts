@@ -22,6 +22,8 @@ export interface ProviderFlags {
   configDir: string;
   /** Absolute log directory; absent: log to the console only. */
   logDir?: string;
+  /** Address to listen on (Cairn's addition; default 0.0.0.0, every interface, as the reference). */
+  bind: string;
 }
 
 /** Flags of the blobber. */
@@ -43,6 +45,7 @@ const COMMON: FlagSpec[] = [
   { name: "keys_file", required: true, kind: "path" },
   { name: "config_dir", required: false, kind: "path" },
   { name: "log_dir", required: false, kind: "path" },
+  { name: "bind", required: false, kind: "host" },
 ];
 
 const BLOBBER: FlagSpec[] = [
@@ -109,6 +112,7 @@ function common(f: Map<string, string>, cwd: string): ProviderFlags {
     deploymentMode: Number(f.get("deployment_mode") ?? "2") as DeploymentMode,
     keysFile: resolve(cwd, f.get("keys_file") as string),
     configDir: resolve(cwd, f.get("config_dir") ?? "./config"),
+    bind: f.get("bind") ?? "0.0.0.0",
   };
   const logDir = f.get("log_dir");
   if (logDir !== undefined) out.logDir = resolve(cwd, logDir);

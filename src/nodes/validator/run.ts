@@ -37,7 +37,7 @@ export async function runValidator(flags: ProviderFlags): Promise<() => Promise<
     registerRetryMs: flags.deploymentMode === 0 ? 5_000 : 60_000,
     processMetrics: true,
   });
-  const server = await listen(v.app, "0.0.0.0", flags.port);
+  const server = await listen(v.app, flags.bind, flags.port);
   logger.info(`validator ${v.id} listening on ${v.url} (block worker ${config.block_worker})`);
   v.start();
   return async () => {

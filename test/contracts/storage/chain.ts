@@ -177,6 +177,7 @@ export class Chain {
     return out;
   }
 
+  // biome-ignore lint/suspicious/noExplicitAny: views are JSON the tests index freely
   rest(endpoint: string, params: Record<string, string> = {}, at = this.now): any {
     return this.sc.rest(this.view(), endpoint, params, at);
   }

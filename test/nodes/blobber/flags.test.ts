@@ -31,6 +31,7 @@ describe("blobber and validator flags", () => {
       logDir: "/var/log/b",
       filesDir: "/w/f",
       dbDir: "/w/d",
+      bind: "0.0.0.0",
     });
     const v = parseValidatorFlags(
       ["--port", "5061", "--hostname", "localhost", "--keys_file", "k.txt", "--config_dir", "c"],
