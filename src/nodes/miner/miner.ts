@@ -18,13 +18,16 @@ import type {
 import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { StateView } from "../../chain/state.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
+import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -59,16 +62,12 @@ export interface MinerOptions {
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
-/** Transaction pool entry. */
-interface PoolEntry {
-  txn: Transaction;
-  received: number;
-}
-
 export class MinerNode {
   readonly engine: ConsensusEngine;
   readonly miners: MinerInfo[];
   private readonly pool = new Map<string, PoolEntry>();
+  /** Transactions waiting in the pool, per client. */
+  private readonly pendingOf = new Map<string, number>();
   private readonly peers: Map<string, string>;
   private readonly sharders: string[];
   private timer: unknown;
@@ -194,13 +193,12 @@ export class MinerNode {
 
   private build(parent: Block, round: number, seed: bigint, timeoutCount: number, nowMs: number): Block {
     const creation = Math.max(Math.floor(nowMs / 1000), parent.creation_date);
-    const picked: Transaction[] = [];
-    for (const [h, e] of this.pool) {
-      if (picked.length >= this.opts.consensus.maxBlockTxns) break;
-      if (Math.abs(e.txn.creation_date - creation) > TXN_TIME_TOLERANCE_SEC) continue;
-      if (this.onChain(h, parent)) continue;
-      picked.push(e.txn);
-    }
+    // bounded in bytes, fee per byte first, fee-less data within its allowance (src/nodes/common/pool.ts)
+    const picked = pickTransactions(
+      this.pool.values(),
+      this.opts.consensus.maxBlockTxns,
+      (e) => Math.abs(e.txn.creation_date - creation) <= TXN_TIME_TOLERANCE_SEC && !this.onChain(e.txn.hash, parent),
+    );
     const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, {
       round,
       miner_id: this.opts.selfId,
@@ -328,7 +326,7 @@ export class MinerNode {
           break;
         case "finalized":
           this.opts.store.finalize(a.blocks);
-          for (const b of a.blocks) for (const t of b.transactions) this.pool.delete(t.hash);
+          for (const b of a.blocks) for (const t of b.transactions) this.unpool(t.hash);
           this.expirePool();
           this.maybePrune();
           break;
@@ -371,9 +369,27 @@ export class MinerNode {
     }
   }
 
+  /** A client's balance at this miner's latest finalized block (0 when unknown). */
+  private lfbBalance(clientId: string): bigint {
+    try {
+      return new StateView(new Trie(this.engine.latestFinalized().state_hash, this.opts.store.nodeDb())).balance(clientId);
+    } catch {
+      return 0n;
+    }
+  }
+
+  private unpool(hash: string): void {
+    const e = this.pool.get(hash);
+    if (!e) return;
+    this.pool.delete(hash);
+    const n = (this.pendingOf.get(e.txn.client_id) ?? 1) - 1;
+    if (n <= 0) this.pendingOf.delete(e.txn.client_id);
+    else this.pendingOf.set(e.txn.client_id, n);
+  }
+
   private expirePool(): void {
     const nowSec = Math.floor(this.now() / 1000);
-    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.pool.delete(h);
+    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.unpool(h);
   }
 
   private post(baseUrl: string, msg: ConsensusMessage): void {
@@ -448,10 +464,14 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+      checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
       // the verifying key travels with the transaction, so every node verifies the block from the block alone
       const clean = { ...withoutResult(txn), public_key: key };
+      const entry = poolEntry(clean, this.now());
+      checkPrice(entry, () => this.lfbBalance(txn.client_id));
       const wasIdle = this.pool.size === 0;
-      this.pool.set(txn.hash, { txn: clean, received: this.now() });
+      this.pool.set(txn.hash, entry);
+      this.pendingOf.set(txn.client_id, (this.pendingOf.get(txn.client_id) ?? 0) + 1);
       // a proposal held back by the minimum round time can go now
       if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
