@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { blockToJson, computeBlockHash, encodeBlockJson } from "../../src/chain/block.js";
+import { stringifyJson } from "../../src/chain/json.js";
 import { encodeTransactionJson, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -373,5 +374,46 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
       }
     }
     assert.deepEqual(errors, Array(5).fill("too_many_pending"));
+  });
+
+  it("6. smaller gaps: spoofed get_block, forged old blocks, missing balance, failed transactions pay their fee", async () => {
+    const a = net.miners[0] as InProcessNetwork["miners"][0];
+    const b = net.miners[1] as InProcessNetwork["miners"][0];
+    const lfb = a.node.engine.latestFinalized();
+    // a get_block claiming to come from miner a, unsigned or signed for another recipient: refused
+    const spoof = { from: a.id, msg: { type: "get_block", hash: lfb.hash, ancestors: 32 } };
+    const r1 = await drive(post(`${b.url}/v1/_n2n/consensus`, JSON.stringify(spoof)));
+    assert.equal(r1.status, 400);
+    assert.match(r1.json.error ?? "", /get_block without the sender's signature/);
+    const r2 = await drive(
+      post(
+        `${b.url}/v1/_n2n/consensus`,
+        JSON.stringify({ ...spoof, auth: { time: Math.floor(clock.now() / 1000), sig: "ab".repeat(32) } }),
+      ),
+    );
+    assert.equal(r2.status, 400);
+    assert.match(r2.json.error ?? "", /the signature is not/);
+    // a forged block of an old round: refused, not {"ok":true}
+    const old = sharder().opts.store.getBlock(sharder().opts.store.hashAtRound(2) as string) as Block;
+    const forged = { ...old, creation_date: old.creation_date + 1, hash: "" };
+    forged.hash = computeBlockHash(forged);
+    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(forged) })));
+    assert.equal(r3.status, 400, JSON.stringify(r3.json));
+    assert.equal(r3.json.code, "not_notarized");
+    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(old) })));
+    assert.equal(r4.status, 200, "the genuine block is known");
+    // a balance never seen: 404
+    const missing = await drive(
+      net.transport.request({ method: "GET", url: `${net.sharders[0]?.url}/v1/client/get/balance?client_id=${"e".repeat(64)}` }),
+    );
+    assert.equal(missing.status, 404);
+    assert.deepEqual(JSON.parse(missing.text()), { code: "resource_not_found", error: "resource_not_found: value not present" });
+    // a failed transfer still pays its fee
+    const alice = await funded();
+    await assert.rejects(
+      drive(client.execute(alice, { type: sdk.TxnType.send, toClientId: "d".repeat(64), value: 99_000_000_000n, fee: 7n })),
+      (e: unknown) => e instanceof sdk.CodedError && e.code === "txn_failed",
+    );
+    assert.equal((await drive(client.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 7n);
   });
 });

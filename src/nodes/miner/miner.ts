@@ -23,6 +23,7 @@ import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transac
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
+import { sha3 } from "../../core/hash.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
@@ -61,6 +62,9 @@ export interface MinerOptions {
   timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
+
+/** How far the time in a signed peer request may be from the receiver's clock. */
+export const N2N_AUTH_WINDOW_SEC = 120;
 
 export class MinerNode {
   readonly engine: ConsensusEngine;
@@ -313,12 +317,12 @@ export class MinerNode {
           );
           break;
         case "broadcast":
-          for (const url of this.peers.values()) this.post(url, a.msg);
+          for (const [id, url] of this.peers) this.post(url, a.msg, id);
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
         case "send": {
           const url = this.peers.get(a.to);
-          if (url) this.post(url, a.msg);
+          if (url) this.post(url, a.msg, a.to);
           break;
         }
         case "notarized":
@@ -392,8 +396,9 @@ export class MinerNode {
     for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.unpool(h);
   }
 
-  private post(baseUrl: string, msg: ConsensusMessage): void {
-    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg) });
+  private post(baseUrl: string, msg: ConsensusMessage, to: string): void {
+    const auth = msg.type === "get_block" ? this.authFor(msg, to) : undefined;
+    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg), ...(auth ? { auth } : {}) });
     this.opts.transport
       .request({
         method: "POST",
@@ -430,16 +435,52 @@ export class MinerNode {
     }
   }
 
+  /**
+   * What the sender of a message signs when the message's content is not itself signed by it (`get_block`:
+   * every other message carries its author's signature, checked by the engine): chain, sender, recipient,
+   * time and the request, so it can be neither spoofed nor replayed to another miner.
+   */
+  private static authHash(
+    chainId: string,
+    from: string,
+    to: string,
+    time: number,
+    msg: { hash: string; ancestors?: number },
+  ): string {
+    return sha3(`n2n:get_block:${chainId}:${from}:${to}:${time}:${msg.hash}:${msg.ancestors ?? 0}`);
+  }
+
+  private authFor(msg: { hash: string; ancestors?: number }, to: string): { time: number; sig: string } {
+    const time = Math.floor(this.now() / 1000);
+    return {
+      time,
+      sig: this.opts.scheme.sign(this.opts.privateKey, MinerNode.authHash(this.opts.chainId, this.opts.selfId, to, time, msg)),
+    };
+  }
+
   /** A consensus message from a peer (parsed HTTP body). */
   receive(body: unknown): void {
-    const v = body as { from?: unknown; msg?: unknown } | undefined;
-    if (typeof v?.from !== "string" || !this.peers.has(v.from))
-      throw new CodedError(
-        { code: "invalid_request", op: "receive consensus message" },
-        "sender is not a miner of the magic block",
-      );
-    const msg = decodeMsg(v.msg);
-    const from = v.from;
+    const v = body as { from?: unknown; msg?: unknown; auth?: { time?: unknown; sig?: unknown } } | undefined;
+    const refuse = (why: string): never => {
+      throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+    };
+    if (typeof v?.from !== "string" || !this.peers.has(v.from)) refuse("sender is not a miner of the magic block");
+    const msg = decodeMsg(v?.msg);
+    const from = v?.from as string;
+    if (msg.type === "get_block") {
+      const a = v?.auth;
+      const key = this.miners.find((m) => m.id === from)?.public_key;
+      const nowSec = Math.floor(this.now() / 1000);
+      if (typeof a?.time !== "number" || typeof a.sig !== "string") refuse("get_block without the sender's signature");
+      const time = a?.time as number;
+      if (Math.abs(time - nowSec) > N2N_AUTH_WINDOW_SEC)
+        refuse(`get_block signed at ${time}, more than ${N2N_AUTH_WINDOW_SEC} s from this miner's clock (${nowSec})`);
+      if (
+        !key ||
+        !this.opts.scheme.verify(key, MinerNode.authHash(this.opts.chainId, from, this.opts.selfId, time, msg), a?.sig as string)
+      )
+        refuse(`get_block: the signature is not ${from}'s`);
+    }
     this.serial(() => this.engine.onMessage(from, msg, this.now()));
   }
 

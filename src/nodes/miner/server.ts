@@ -6,6 +6,7 @@ import { CodedError } from "../../core/errors.js";
 import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
+import { nodeRateLimit } from "../common/ratelimit.js";
 import { createServer, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
@@ -61,7 +62,7 @@ export function minerDiagnostics(miner: MinerNode, me: NodeIdentity): Diagnostic
 
 /** Build the miner's HTTP app. */
 export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): FastifyInstance {
-  const app = createServer({ node: `miner ${me.host}:${me.port}`, logger });
+  const app = createServer({ node: `miner ${me.host}:${me.port}`, logger, rateLimit: nodeRateLimit(miner.opts.magicBlock) });
   const node = `miner ${me.host}:${me.port}`;
 
   app.post("/v1/client/put", async (req, reply) => {
