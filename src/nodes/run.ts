@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
+import { contractGenesis } from "../contracts/index.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
@@ -49,7 +50,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   );
   const kv = new LmdbKV(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks")));
-  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
+  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb(), contractGenesis);
   store.putStateNodes(nodes);
   const transport = new sdk.HttpTransport();
   const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };

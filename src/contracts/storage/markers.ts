@@ -7,7 +7,7 @@
  *   left, `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool to the
  *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
- *   reader's cumulative block count on that blobber, so the blocks paid are `counter` minus the last redeemed
+ *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
  *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, else the
  *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
  *   wallet, the rest to its delegates).
@@ -195,7 +195,10 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
-  const last = getTyped<{ read_marker: ReadMarker }>(ctx.state, keys.readMarker(rm.blobber_id, rm.client_id))?.read_marker;
+  const last = getTyped<{ read_marker: ReadMarker }>(
+    ctx.state,
+    keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
+  )?.read_marker;
   const lastCounter = last?.counter ?? 0;
   if (rm.counter <= lastCounter)
     refuse(code, `read marker already redeemed: counter ${rm.counter} is not above the last redeemed ${lastCounter}`);
@@ -218,6 +221,6 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   d.read_reward += value;
   a.stats.num_of_reads += Number(blocks);
   putAllocation(ctx.state, a);
-  ctx.state.putNode(keys.readMarker(rm.blobber_id, rm.client_id), { read_marker: rm });
+  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id), { read_marker: rm });
   return stringifyExactJson({ allocation_id: a.id, blobber_id: d.blobber_id, blocks, value, payer_id: payer });
 }

@@ -53,28 +53,6 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
   };
 }
 
-function simpleNode(n: MagicNode, type: "miner" | "sharder"): Record<string, unknown> {
-  return {
-    simple_miner: {
-      id: n.id,
-      n2n_host: n.n2n_host,
-      host: n.host,
-      port: n.port,
-      path: n.path,
-      public_key: n.public_key,
-      short_name: n.description,
-      build_tag: "",
-      total_stake: 0,
-      delegate_wallet: n.id,
-      service_charge: 0,
-      number_of_delegates: 0,
-      min_stake: 0,
-      max_stake: 0,
-      node_type: type,
-    },
-  };
-}
-
 export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): FastifyInstance {
   const node = `sharder ${me.host}:${me.port}`;
   const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024, rateLimit: nodeRateLimit(sh.opts.magicBlock) });
@@ -144,18 +122,6 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
     const q = req.query as Record<string, string>;
-    const mb = sh.opts.magicBlock;
-    if (address === ScAddress.miner) {
-      if (endpoint === "getMinerList")
-        return sendJson(reply, { Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) });
-      if (endpoint === "getSharderList")
-        return sendJson(reply, { Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) });
-      if (endpoint === "getMagicBlock") return sendJson(reply, mb);
-      throw new CodedError(
-        { code: "resource_not_found", op: "miner sc rest" },
-        `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`,
-      );
-    }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
