@@ -8,7 +8,8 @@ import { join, resolve } from "node:path";
 import Fastify from "fastify";
 import { getScheme, initCrypto } from "../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../src/core/wallet.js";
-import { createLocalnetLayout } from "../src/localnet/layout.js";
+import { createLocalnetLayout, portOffsets } from "../src/localnet/layout.js";
+import { findFreeBase } from "../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
 
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
   const layout = await createLocalnetLayout(dir, {
     miners: 3,
     sharders: 1,
-    basePort: 23000 + Math.floor(Math.random() * 50) * 100,
+    basePort: await findFreeBase({ offsets: portOffsets(3, 1) }),
   });
   const nodes: RunningNode[] = [];
   const results: Record<string, unknown> = {

@@ -500,6 +500,29 @@ export function verifyTrieProof(root: string, key: string, proof: readonly Uint8
   return undefined;
 }
 
+/**
+ * Hashes of every node reachable from `roots` (the mark phase of pruning: nodes outside the set belong to
+ * no kept state). A node missing from `db` is reported in `missing` and its subtree is skipped.
+ */
+export function reachableNodes(roots: Iterable<string>, db: NodeDb): { reached: Set<string>; missing: string[] } {
+  const reached = new Set<string>();
+  const missing: string[] = [];
+  const stack = [...roots].filter((r) => r !== EMPTY_ROOT);
+  while (stack.length > 0) {
+    const h = stack.pop() as string;
+    if (reached.has(h)) continue;
+    const v = db.get(h);
+    if (v === undefined) {
+      missing.push(h);
+      continue;
+    }
+    reached.add(h);
+    const n = decodeTrieNode(asBytes(v), h);
+    if (!n.leaf) for (const c of n.children) if (c !== "" && !reached.has(c)) stack.push(c);
+  }
+  return { reached, missing };
+}
+
 /** A NodeDb over a Map (tests, in-memory nodes). */
 export class MapNodeDb implements NodeDb {
   readonly map = new Map<string, Uint8Array>();

@@ -1,7 +1,8 @@
 /**
  * Node HTTP servers on fastify 5, with the reference's conventions (0chain `common.Respond`): CORS allowed, and
  * every error answered as `{"code":"<code>","error":"<code>: <msg>"}` — HTTP 404 for `resource_not_found`, 500
- * for `internal_error` (any error that is not a `CodedError`), 413 for an oversized body, 400 otherwise. A handler
+ * for `internal_error` (any error that is not a `CodedError`), 413 for an oversized body, 503 for
+ * `sharder_busy`/`node_busy` (back-pressure), 429 for `rate_limited`, 400 otherwise. A handler
  * that returns nothing answers 204 No Content, as the reference does.
  *
  * JSON request bodies are parsed with exact int64 (integers beyond 2^53 become `bigint`) and replies are
@@ -32,6 +33,8 @@ export interface ServerOptions {
 export function statusForCode(code: string): number {
   if (code === "resource_not_found") return 404;
   if (code === "internal_error") return 500;
+  if (code === "sharder_busy" || code === "node_busy") return 503;
+  if (code === "rate_limited") return 429;
   return 400;
 }
 

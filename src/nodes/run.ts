@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
+import { contractGenesis } from "../contracts/index.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
@@ -49,11 +50,11 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   );
   const kv = new LmdbKV(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks")));
-  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
+  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb(), contractGenesis);
   store.putStateNodes(nodes);
   const transport = new sdk.HttpTransport();
   const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };
-  const listenHost = "0.0.0.0";
+  const listenHost = cfg.bind;
 
   if (cfg.role === "miner") {
     const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
@@ -73,6 +74,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       store,
       transport,
       consensus: cfg.consensus,
+      pruneDepth: cfg.pruneDepth,
       log,
     });
     const app = minerApp(miner, me, logger);
@@ -85,7 +87,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     void miner.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${String(err)}`));
     return async () => {
       miner.stop();
-      await app.close();
+      await closeWithin(app, 3000);
       await transport.close();
       await kv.close();
     };
@@ -107,9 +109,30 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     "info",
     `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`,
   );
+  void sharder.sync().catch((err: unknown) => log("warn", `sync failed: ${String(err)}`));
   return async () => {
-    await app.close();
+    sharder.stop();
+    await closeWithin(app, 3000);
     await transport.close();
     await kv.close();
   };
+}
+
+/** Close the server; requests still in progress after `graceMs` have their connections dropped. */
+async function closeWithin(
+  app: { close(): Promise<unknown>; server: { closeAllConnections(): void } },
+  graceMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const force = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      app.server.closeAllConnections();
+      resolve();
+    }, graceMs);
+  });
+  try {
+    await Promise.race([app.close(), force]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -606,3 +606,27 @@ describe("rollbacks, timeouts, catch-up", () => {
     assert.deepEqual(d.engine.status().lfb, { hash: b3.hash, round: 3, height: 3 });
   });
 });
+
+describe("minimum round time", () => {
+  test("an empty proposal waits out the minimum round time; local work releases it at once", () => {
+    const fx = new Fixture();
+    const g = fx.generators(1)[0] as number;
+    const others = [0, 1, 2, 3].filter((x) => x !== g).slice(0, fx.T - 1);
+    const d = fx.engine(g, undefined, { ...TEST_CONFIG, minRoundTimeMs: 500 });
+    d.start(0);
+    let out: Action[] = [];
+    for (const i of others) out = out.concat(d.deliver(i, fx.share(i, 1)));
+    assert.equal(sent(out, "proposal").length, 0, "the beacon is known, but the round is younger than 500 ms");
+    assert.equal(d.engine.nextDeadline(), 500, "the engine wakes when the minimum round time has passed");
+    assert.equal(sent(d.advance(499), "proposal").length, 0);
+    assert.equal(sent(d.advance(500), "proposal").length, 1);
+
+    const e = fx.engine(g, undefined, { ...TEST_CONFIG, minRoundTimeMs: 500 });
+    e.start(0);
+    for (const i of others) e.deliver(i, fx.share(i, 1));
+    e.now = 20;
+    assert.equal(sent(e.take(e.engine.onWork(20)), "proposal").length, 0, "no work yet: still waiting");
+    (e.ledger as { work: boolean }).work = true;
+    assert.equal(sent(e.take(e.engine.onWork(20)), "proposal").length, 1, "a transaction arrived: propose now");
+  });
+});

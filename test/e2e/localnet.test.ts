@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createLocalnetLayout, type LocalnetLayout } from "../../src/localnet/layout.js";
+import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
+import { findFreeBase } from "../../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
 
 const ZWALLET = resolve(import.meta.dirname, "../../src/bin/zwallet.js");
-const BASE = 20000 + Math.floor(Math.random() * 300) * 100;
 
 function zwallet(cfgDir: string, args: string[], wallet = "wallet.json"): Promise<{ code: number; out: string; err: string }> {
   return new Promise((res) => {
@@ -57,10 +57,13 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
   const nodes: RunningNode[] = [];
   let cfg: string;
   let sharder: string;
+  let basePort = 0;
 
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), "cairn-e2e-"));
-    layout = await createLocalnetLayout(dir, { miners: 3, sharders: 1, basePort: BASE, softTimeout: "1s", proposalWait: "50ms" });
+    // ports below the ephemeral range, each checked free (CAIRN_PORT_RANGE=lo-hi narrows the choice)
+    basePort = await findFreeBase({ offsets: [...portOffsets(3, 1), 99] });
+    layout = await createLocalnetLayout(dir, { miners: 3, sharders: 1, basePort, softTimeout: "1s", proposalWait: "50ms" });
     cfg = layout.clientConfigDir;
     sharder = layout.sharders[0]?.url ?? "";
     const logs = join(dir, "logs");
@@ -145,7 +148,7 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     const nv = await zwallet(cfg, ["verify", "--hash", "0".repeat(64)]);
     assert.equal(nv.code, 1);
     assert.match(nv.err, /Verification failed\. transaction 0{64} is not in any finalized block/);
-    const down = await zwallet(cfg, ["getid", "--url", `http://127.0.0.1:${BASE + 99}`]);
+    const down = await zwallet(cfg, ["getid", "--url", `http://127.0.0.1:${basePort + 99}`]);
     assert.equal(down.code, 1);
     assert.match(down.err, /ID not found.*connection refused/);
   });

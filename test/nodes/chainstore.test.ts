@@ -5,13 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { computeBlockHash } from "../../src/chain/block.js";
-import type { Block } from "../../src/chain/types.js";
+import { Trie } from "../../src/chain/trie.js";
+import type { Block, Transaction } from "../../src/chain/types.js";
 import { sha3 } from "../../src/core/hash.js";
 import { LmdbKV } from "../../src/nodes/kv-lmdb.js";
 import { MemoryKV } from "../../src/nodes/kv-memory.js";
 import { ChainStore, FsBlockFiles } from "../../src/nodes/store/chainstore.js";
 
-function block(round: number, prev: string): Block {
+function block(round: number, prev: string, stateHash?: string, txns: Transaction[] = []): Block {
   const b: Block = {
     version: "1.0",
     creation_date: 1_700_000_000 + round,
@@ -23,8 +24,8 @@ function block(round: number, prev: string): Block {
     round,
     round_random_seed: BigInt(round) * 1_000_000_000_000_000n,
     round_timeout_count: 0,
-    state_hash: sha3(`s${round}`),
-    transactions: [],
+    state_hash: stateHash ?? sha3(`s${round}`),
+    transactions: txns,
     verification_tickets: [{ verifier_id: sha3("v"), signature: "ab" }],
     hash: "",
     signature: "",
@@ -72,6 +73,60 @@ for (const [name, make] of stores) {
         assert.equal(again.clientKey(sha3("c1")), "abcd");
         await again.kv.close();
       }
+    });
+
+    it("prunes old blocks, their transaction index and unreachable state; heights stay known", async () => {
+      const { store } = make();
+      // five states: account k<i> set in round i; each root shares the older accounts' nodes
+      const trie = Trie.at("", store.nodeDb());
+      const roots: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        trie.put(`k${i}`, `v${i}`);
+        trie.put("counter", String(i));
+        const c = trie.commit();
+        store.putStateNodes(c.nodes);
+        roots.push(c.root);
+      }
+      const txn: Transaction = {
+        hash: sha3("t1"),
+        version: "1.0",
+        client_id: sha3("c"),
+        to_client_id: "",
+        chain_id: sha3("c"),
+        transaction_data: "",
+        transaction_value: 0n,
+        signature: "ab",
+        creation_date: 1_700_000_001,
+        transaction_fee: 0n,
+        transaction_type: 0,
+        transaction_output: "",
+        txn_output_hash: sha3(""),
+        transaction_status: 1,
+      };
+      const chain: Block[] = [];
+      let prev = "";
+      for (let i = 0; i < 5; i++) {
+        const b = block(i, prev, roots[i], i === 1 ? [txn] : []);
+        chain.push(b);
+        prev = b.hash;
+      }
+      store.finalize(chain);
+      const before = store.kv.range({ prefix: "n:" }).length;
+      // rounds below 3 created before 1_700_000_002 go: rounds 0 and 1 (round 2 is too young)
+      const r = store.prune(3, 1_700_000_002, [roots[3] as string, roots[4] as string]);
+      assert.deepEqual({ blocks: r.blocks, firstRound: r.firstRound }, { blocks: 2, firstRound: 2 });
+      assert.equal(store.getBlock(chain[1]?.hash as string), undefined);
+      assert.equal(store.hashAtRound(1), undefined);
+      assert.equal(store.txnBlock(txn.hash), undefined, "its transactions' index entries go with it");
+      assert.equal(store.getBlock(chain[2]?.hash as string)?.round, 2);
+      assert.equal(store.prunedCount(), 2);
+      assert.ok(r.nodes > 0 && store.kv.range({ prefix: "n:" }).length === before - r.nodes);
+      const kept = Trie.at(roots[3] as string, store.nodeDb());
+      assert.equal(kept.getString("k0"), "v0", "kept states are whole");
+      assert.equal(kept.getString("counter"), "3");
+      assert.equal(Trie.at(roots[4] as string, store.nodeDb()).missingNodes().length, 0);
+      assert.ok(Trie.at(roots[1] as string, store.nodeDb()).missingNodes().length > 0, "an old root's own nodes are gone");
+      if (store.kv instanceof LmdbKV) await store.kv.close();
     });
   });
 }

@@ -135,6 +135,8 @@ export class ConsensusEngine {
   private candidates = new Map<string, Candidate>();
   private voteAt: number | undefined;
   private softAt = 0;
+  /** Earliest time this miner proposes an empty block in the current round (minimum round time). */
+  private proposeAt = 0;
   private softCount = 0;
   private proposedRound = 0;
   private myProposal: ProposalMsg | undefined;
@@ -174,8 +176,12 @@ export class ConsensusEngine {
     this.T = opts.T;
     this.G = generatorCount(this.n);
     this.cfg = { ...DEFAULT_CONSENSUS_CONFIG, ...opts.config };
-    if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0)
-      throw codedError("consensus_config_invalid", "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0", { op });
+    if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0 || this.cfg.minRoundTimeMs < 0)
+      throw codedError(
+        "consensus_config_invalid",
+        "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0, minRoundTimeMs >= 0",
+        { op },
+      );
     this.crypto = opts.crypto;
     this.logic = opts.logic;
     this.lookupFinalized = opts.lookupFinalized;
@@ -286,6 +292,11 @@ export class ConsensusEngine {
     });
   }
 
+  /** New local work (a transaction entered the pool): propose now if only the minimum round time held it back. */
+  onWork(nowMs: number): Action[] {
+    return this.run(nowMs, "handle new work", () => {}); // settling proposes if due
+  }
+
   /** Add a notarized block learned out of band (e.g. from a sharder): tickets and content are verified. */
   addNotarizedBlock(block: Block, nowMs: number): Action[] {
     return this.run(nowMs, "add notarized block", () => {
@@ -294,10 +305,18 @@ export class ConsensusEngine {
     });
   }
 
+  /** Blocks held above the latest finalized one (their state must be kept while they may still finalize). */
+  unfinalizedBlocks(): Block[] {
+    const out: Block[] = [];
+    for (const n of this.nodes.values()) if (!n.finalized && !n.pruned) out.push(n.block);
+    return out;
+  }
+
   /** Earliest time the node must call `onTimer` (undefined before `start`). */
   nextDeadline(): number | undefined {
     if (!this.started) return undefined;
-    return Math.min(this.softAt, this.voteAt ?? Number.POSITIVE_INFINITY, this.retryAt ?? Number.POSITIVE_INFINITY);
+    const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? this.proposeAt : Number.POSITIVE_INFINITY;
+    return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY, this.retryAt ?? Number.POSITIVE_INFINITY);
   }
 
   /** A block this miner holds (tree, pending or in-memory finalized window), with the tickets it holds. */
@@ -413,7 +432,8 @@ export class ConsensusEngine {
     if (progress) this.roundTimeoutCount = 0;
     this.round = round;
     this.softCount = 0;
-    this.softAt = this.now + this.softTimeoutMs();
+    this.proposeAt = this.now + this.cfg.minRoundTimeMs;
+    this.softAt = this.proposeAt + this.softTimeoutMs();
     this.voteAt = undefined;
     this.myProposal = undefined;
     this.myTicket = undefined;
@@ -478,7 +498,7 @@ export class ConsensusEngine {
       // soft timeouts count from here. Otherwise a miner that waited in the round could time out of it just as
       // the others arrive, and two groups one round apart can keep missing each other (seed 3716).
       this.softCount = 0;
-      this.softAt = this.now + this.softTimeoutMs();
+      this.softAt = Math.max(this.now, this.proposeAt) + this.softTimeoutMs();
     }
     return beacon;
   }
@@ -560,6 +580,7 @@ export class ConsensusEngine {
     if (this.proposedRound >= round) return;
     const beacon = this.beacons.get(round);
     if (!beacon) return;
+    if (this.now < this.proposeAt && !(this.logic.hasWork?.() ?? false)) return; // minimum round time
     this.proposedRound = round;
     const rank = this.rankOf(beacon, this.selfId);
     if (rank >= this.G) return;

@@ -48,6 +48,11 @@ export interface BlockLogic {
   build(parent: Block, round: number, seed: bigint, timeoutCount: number, nowMs: number): Block;
   /** Throws a `CodedError` when `block` is not a valid child of `parent` (content, hash, state). */
   validate(block: Block, parent: Block): void;
+  /**
+   * Whether this miner holds transactions to include. A miner with work proposes as soon as it may; one
+   * without waits out `minRoundTimeMs` (absent: never has work, so every proposal waits it out).
+   */
+  hasWork?(): boolean;
 }
 
 /** Timing and memory parameters. The first three are protocol settings; the rest have defaults. */
@@ -58,6 +63,11 @@ export interface ConsensusConfig {
   softTimeoutMs: number;
   /** Soft timeouts in one round after which the round times out (reference `round_restart_mult`). */
   restartMult: number;
+  /**
+   * Least time from entering a round to proposing an empty block in it (default 0: at once). An idle chain
+   * then makes at most one round per this time; a generator holding transactions proposes at once.
+   */
+  minRoundTimeMs?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
   maxBackoff?: number;
   /** Finalized blocks kept in memory to answer `get_block` (default 64; older ones via `lookupFinalized`). */
@@ -75,6 +85,7 @@ export const DEFAULT_CONSENSUS_CONFIG: Required<ConsensusConfig> = {
   proposalWaitMs: 180,
   softTimeoutMs: 3000,
   restartMult: 2,
+  minRoundTimeMs: 0,
   maxBackoff: 8,
   keepFinalized: 64,
   maxPendingBlocks: 256,

@@ -17,7 +17,7 @@ export async function runBlockWorker(
   const transport = new sdk.HttpTransport();
   const bw = new BlockWorker({ genesis, dataDir: cfg.dataDir, transport, log });
   const app = blockWorkerApp(bw);
-  await app.listen({ host: cfg.host === "localhost" ? "127.0.0.1" : cfg.host, port: cfg.port });
+  await app.listen({ host: cfg.bind, port: cfg.port });
   log("info", `block worker listening on http://${cfg.host}:${cfg.port} (magic block ${bw.magicBlock().magic_block_number})`);
   // the refresh loop can be paused and triggered (tests drive it directly through BlockWorker.refresh)
   const loop = new Loop({

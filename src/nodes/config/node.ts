@@ -17,12 +17,16 @@ export interface ConsensusSettings {
   restartMult: number;
   /** Most transactions per block. */
   maxBlockTxns: number;
+  /** Least time of a round in which the generator has no transactions (an idle chain's pace). */
+  minRoundTimeMs: number;
 }
 
 export interface NodeConfig {
   file: string;
   role: NodeRole;
   host: string;
+  /** Address the HTTP server listens on (default 127.0.0.1; 0.0.0.0 serves every interface). */
+  bind: string;
   port: number;
   /** Directory for the node's databases and blocks. */
   dataDir: string;
@@ -39,6 +43,8 @@ export interface NodeConfig {
   /** Miners and sharders: genesis balances (`initial_state.yaml`). */
   initialStatesFile?: string;
   consensus: ConsensusSettings;
+  /** Miners: finalized rounds of blocks and state kept (older ones are pruned); 0 keeps everything. */
+  pruneDepth: number;
   /** Block worker: seconds between magic-block refreshes from sharders. */
   refreshSeconds: number;
 }
@@ -60,6 +66,7 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
     file,
     role,
     host: r.str("host", { default: "127.0.0.1", nonEmpty: true }),
+    bind: r.str("bind", { default: "127.0.0.1", nonEmpty: true }),
     port: r.int("port", { min: 1, max: 65535 }),
     dataDir: path(r.str("data_dir", { nonEmpty: true })),
     logLevel: r.str("log_level", {
@@ -74,9 +81,13 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
       proposalWaitMs: Number(proposalWait / MILLISECOND),
       restartMult: c.int("restart_mult", { default: 2, min: 1, max: 100 }),
       maxBlockTxns: c.int("max_block_txns", { default: 1000, min: 1, max: 100000 }),
+      minRoundTimeMs: Number(c.duration("min_round_time", { default: SECOND }) / MILLISECOND),
     },
+    pruneDepth: r.int("prune_depth", { default: 1000, min: 0 }),
     refreshSeconds: r.int("refresh_seconds", { default: 5, min: 1 }),
   };
+  if (cfg.pruneDepth > 0 && cfg.pruneDepth < 100)
+    r.fail("prune_depth", "0 (keep everything) or at least 100 rounds", cfg.pruneDepth);
   if (r.has("log_file")) cfg.logFile = path(r.str("log_file", { nonEmpty: true }));
   if (role !== "blockworker") {
     cfg.keysFile = path(r.str("keys_file", { nonEmpty: true }));

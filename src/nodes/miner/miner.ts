@@ -25,6 +25,7 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 export interface MinerOptions {
@@ -39,7 +40,19 @@ export interface MinerOptions {
   scheme: SignatureScheme;
   store: ChainStore;
   transport: sdk.Transport;
-  consensus: { softTimeoutMs: number; proposalWaitMs: number; restartMult: number; maxBlockTxns: number };
+  consensus: {
+    softTimeoutMs: number;
+    proposalWaitMs: number;
+    restartMult: number;
+    maxBlockTxns: number;
+    /** Least time of a round without transactions (default 0). */
+    minRoundTimeMs?: number;
+  };
+  /**
+   * Finalized rounds of history to keep (blocks and state); older ones are pruned every `depth / 10` rounds.
+   * 0 or absent: keep everything. Sharders are the archive.
+   */
+  pruneDepth?: number;
   now?: () => number;
   /** Timer functions (tests pass a manual clock's). */
   timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
@@ -62,7 +75,17 @@ export class MinerNode {
   private readonly timers: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   private stopped = false;
   private readonly now: () => number;
-  readonly stats = { txnsReceived: 0, txnsRejected: 0, blocksPushed: 0, pushFailures: 0, vrfs: 0, lastPushError: "" };
+  readonly stats = {
+    txnsReceived: 0,
+    txnsRejected: 0,
+    blocksPushed: 0,
+    pushFailures: 0,
+    vrfs: 0,
+    lastPushError: "",
+    prunedBlocks: 0,
+    prunedNodes: 0,
+  };
+  private lastPruneRound = 0;
 
   constructor(readonly opts: MinerOptions) {
     this.now = opts.now ?? Date.now;
@@ -102,6 +125,7 @@ export class MinerNode {
       },
     };
     const logic: BlockLogic = {
+      hasWork: () => this.pool.size > 0,
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
       validate: (block, parent) =>
         verifyBlockContent(block, parent, {
@@ -124,6 +148,7 @@ export class MinerNode {
         softTimeoutMs: opts.consensus.softTimeoutMs,
         proposalWaitMs: opts.consensus.proposalWaitMs,
         restartMult: opts.consensus.restartMult,
+        minRoundTimeMs: opts.consensus.minRoundTimeMs ?? 0,
       },
       restored: this.restore(),
       lookupFinalized: (h) => opts.store.getBlock(h),
@@ -151,7 +176,7 @@ export class MinerNode {
       lastVotedRound: vote.lastVotedRound,
       lockedHeight: vote.lockedHeight,
       finalized,
-      firstHeight: all.length - keep.length,
+      firstHeight: store.prunedCount() + all.length - keep.length,
       notarized: notarized.filter((b) => b.round > lfbRound),
     };
   }
@@ -213,49 +238,42 @@ export class MinerNode {
   }
 
   /**
-   * Catch up from the sharders: fetch the finalized blocks after this miner's latest finalized round, in
-   * order, and hand them to the engine as notarized blocks (their tickets and content are verified as for
-   * any block). Returns the number of blocks added. Peers still serve anything newer via `get_block`.
+   * Catch up after a long absence: fetch finalized blocks after this miner's latest finalized round by ranges
+   * (`/v1/block/get/range`) from the sharders and the other miners, in order, and hand them to the engine as
+   * notarized blocks (their tickets and content are verified as for any block). Stops when no source has a
+   * block this miner can add. Returns the number of blocks added. Peers still serve anything newer via
+   * `get_block`.
    */
-  async syncFromSharders(maxBlocks = 10_000): Promise<number> {
+  async syncFromSharders(maxBlocks = 1_000_000): Promise<number> {
+    const sources = [...this.sharders, ...this.peers.values()];
     let added = 0;
-    for (const url of this.sharders) {
-      let target: number;
+    let idle = 0;
+    let i = 0;
+    while (!this.stopped && added < maxBlocks && sources.length > 0 && idle < sources.length) {
+      const url = sources[i % sources.length] as string;
+      let blocks: Block[] = [];
+      const from = this.engine.latestFinalized().round + 1;
       try {
-        const res = await this.opts.transport.request({
-          method: "GET",
-          url: `${url}/v1/block/get/latest_finalized`,
-          timeoutMs: 5000,
-        });
-        if (res.status !== 200) continue;
-        target = (parseJson(res.text()) as { round: number }).round;
+        blocks = (await fetchRange(this.opts.transport, url, from, from + 4 * RANGE_MAX_BLOCKS)).blocks;
       } catch (err) {
-        this.opts.log("debug", `sync: ${url} unreachable: ${errorMessage(err)}`);
-        continue;
+        this.opts.log("debug", `sync from ${url}: ${errorMessage(err)}`);
       }
-      let round = this.engine.latestFinalized().round;
-      while (round < target && added < maxBlocks && !this.stopped) {
-        round++;
-        try {
-          const res = await this.opts.transport.request({
-            method: "GET",
-            url: `${url}/v1/block/get?round=${round}`,
-            timeoutMs: 5000,
-          });
-          if (res.status === 404) continue; // a round without a block
-          if (res.status !== 200) break;
-          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
-          if (this.engine.getBlock(b.hash)) continue;
-          this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
-          added++;
-        } catch (err) {
-          this.opts.log("warn", `sync from ${url} stopped at round ${round}: ${errorMessage(err)}`);
-          break;
-        }
+      let progress = 0;
+      for (const b of blocks) {
+        if (this.stopped) break;
+        if (this.engine.getBlock(b.hash)) continue;
+        this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
+        if (!this.engine.getBlock(b.hash)) break; // refused: try another source
+        progress++;
       }
-      if (added > 0) break;
+      added += progress;
+      if (progress > 0) idle = 0;
+      else {
+        idle++;
+        i++;
+      }
     }
-    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks from the sharders`);
+    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks by ranges`);
     return added;
   }
 
@@ -312,6 +330,7 @@ export class MinerNode {
           this.opts.store.finalize(a.blocks);
           for (const b of a.blocks) for (const t of b.transactions) this.pool.delete(t.hash);
           this.expirePool();
+          this.maybePrune();
           break;
         case "log":
           this.opts.log(a.level, `${a.msg}${a.data ? ` ${JSON.stringify(a.data)}` : ""}`);
@@ -319,6 +338,37 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /** Drop blocks and state older than `pruneDepth` finalized rounds, every `pruneDepth / 10` rounds. */
+  private maybePrune(): void {
+    const depth = this.opts.pruneDepth ?? 0;
+    if (depth <= 0) return;
+    const lfb = this.engine.latestFinalized();
+    const every = Math.max(1, Math.floor(depth / 10));
+    if (lfb.round - this.lastPruneRound < every) return;
+    this.lastPruneRound = lfb.round;
+    const below = lfb.round - depth;
+    if (below <= 0) return;
+    const store = this.opts.store;
+    const roots = new Set<string>([lfb.state_hash]);
+    for (const b of this.engine.unfinalizedBlocks()) roots.add(b.state_hash);
+    for (let r = below; r <= lfb.round; r++) {
+      const h = store.hashAtRound(r);
+      const b = h === undefined ? undefined : (this.engine.getBlock(h) ?? store.getBlock(h));
+      if (b) roots.add(b.state_hash);
+    }
+    // transactions of a block younger than twice the admission window could still be replayed: keep their index
+    const beforeSec = lfb.creation_date - 2 * TXN_TIME_TOLERANCE_SEC;
+    try {
+      const r = store.prune(below, beforeSec, roots);
+      this.stats.prunedBlocks += r.blocks;
+      this.stats.prunedNodes += r.nodes;
+      if (r.blocks + r.nodes > 0)
+        this.opts.log("debug", `pruned ${r.blocks} blocks and ${r.nodes} state nodes; history starts at round ${r.firstRound}`);
+    } catch (err) {
+      this.opts.log("error", `pruning failed: ${errorMessage(err)}`);
+    }
   }
 
   private expirePool(): void {
@@ -398,8 +448,12 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
-      const clean = withoutResult(txn);
+      // the verifying key travels with the transaction, so every node verifies the block from the block alone
+      const clean = { ...withoutResult(txn), public_key: key };
+      const wasIdle = this.pool.size === 0;
       this.pool.set(txn.hash, { txn: clean, received: this.now() });
+      // a proposal held back by the minimum round time can go now
+      if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
     } catch (err) {
       this.stats.txnsRejected++;

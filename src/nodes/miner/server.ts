@@ -3,9 +3,10 @@ import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
 import { CodedError } from "../../core/errors.js";
-import { clientIdOf } from "../../core/schemes.js";
+import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { createServer, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
 
@@ -67,12 +68,9 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     const v = req.body as { id?: unknown; public_key?: unknown } | undefined;
     if (typeof v?.id !== "string" || typeof v.public_key !== "string")
       throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
-    let id: string;
-    try {
-      id = clientIdOf(v.public_key);
-    } catch {
-      throw new CodedError({ code: "invalid_request", op: "register client" }, "public_key is not hex");
-    }
+    const problem = publicKeyProblem(v.public_key);
+    if (problem) throw new CodedError({ code: "invalid_request", op: "register client" }, problem);
+    const id = clientIdOf(v.public_key);
     if (id !== v.id)
       throw new CodedError(
         { code: "invalid_request", op: "register client" },
@@ -113,6 +111,11 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(miner.opts.store, from, to, miner.engine.latestFinalized().round));
+  });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
     sendJson(reply, { magic_block: miner.opts.magicBlock }),
   );

@@ -5,7 +5,8 @@ import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, optionalInt, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { createServer, optionalInt, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
 import type { SharderNode } from "./sharder.js";
@@ -35,34 +36,19 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
     ...processFigures(),
     state_missing_nodes: missing,
     lfb_state: lfb.state_hash,
-    fetching_status: sh.fetchingCount() > 0 ? `fetching ${sh.fetchingCount()} blocks` : "idle",
-    is_active_in_chain: true,
-    state_health: missing,
+    fetching_status: sh.isSyncing()
+      ? `syncing by ranges, ${sh.behind()} rounds behind`
+      : sh.fetchingCount() > 0
+        ? `fetching ${sh.fetchingCount()} blocks`
+        : "idle",
+    pending_blocks: sh.pendingCount(),
+    is_active_in_chain: sh.unhealthy() === undefined,
+    state_health: missing + (sh.unhealthy() === undefined ? 0 : sh.behind()),
+    behind_rounds: sh.behind(),
+    health: sh.unhealthy() ?? "ok",
     blocks_rejected: sh.stats.rejected,
     blocks_fetched: sh.stats.fetched,
     last_error: sh.stats.lastError,
-  };
-}
-
-function simpleNode(n: MagicNode, type: "miner" | "sharder"): Record<string, unknown> {
-  return {
-    simple_miner: {
-      id: n.id,
-      n2n_host: n.n2n_host,
-      host: n.host,
-      port: n.port,
-      path: n.path,
-      public_key: n.public_key,
-      short_name: n.description,
-      build_tag: "",
-      total_stake: 0,
-      delegate_wallet: n.id,
-      service_charge: 0,
-      number_of_delegates: 0,
-      min_stake: 0,
-      max_stake: 0,
-      node_type: type,
-    },
   };
 }
 
@@ -71,9 +57,11 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024 });
   const store = sh.opts.store;
 
-  app.post("/v1/_m2s/block", async (req) => {
-    await sh.receive(req.body);
-    return { ok: true };
+  app.post("/v1/_m2s/block", async (req, reply) => sendJson(reply, await sh.receive(req.body)));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(store, from, to, sh.latestFinalized().round));
   });
 
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
@@ -132,18 +120,6 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
     const q = req.query as Record<string, string>;
-    const mb = sh.opts.magicBlock;
-    if (address === ScAddress.miner) {
-      if (endpoint === "getMinerList")
-        return sendJson(reply, { Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) });
-      if (endpoint === "getSharderList")
-        return sendJson(reply, { Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) });
-      if (endpoint === "getMagicBlock") return sendJson(reply, mb);
-      throw new CodedError(
-        { code: "resource_not_found", op: "miner sc rest" },
-        `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`,
-      );
-    }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
@@ -179,7 +155,14 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     };
   });
   app.get("/v1/sharder/get/stats", async () => ({ ...sh.stats, finalizeTimes: undefined }));
-  app.get("/_health_check", async () => ({ ok: true, lfb: sh.latestFinalized().round }));
+  app.get("/_health_check", async (_req, reply) => {
+    const why = sh.unhealthy();
+    return sendJson(
+      reply,
+      { ok: why === undefined, lfb: sh.latestFinalized().round, behind_rounds: sh.behind(), ...(why ? { reason: why } : {}) },
+      why === undefined ? 200 : 503,
+    );
+  });
   app.get("/_nh/whoami", async () => whoami("sharder", me));
   app.get("/_diagnostics/json", async () => sharderDiagnostics(sh, me));
   app.get("/_diagnostics", async (_req, reply) => {

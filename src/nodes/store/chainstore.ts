@@ -4,10 +4,10 @@
  * clients and small metadata. Every index change is one KV transaction, written after the block files it
  * points to, so a kill at any moment never leaves an index entry without its block.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeBlockJson, encodeBlockJson } from "../../chain/block.js";
-import type { NodeDb } from "../../chain/trie.js";
+import { type NodeDb, reachableNodes } from "../../chain/trie.js";
 import type { Block } from "../../chain/types.js";
 import * as sdk from "../../sdk/index.js";
 import type { KV } from "../kv.js";
@@ -16,6 +16,8 @@ import type { KV } from "../kv.js";
 export interface BlockFiles {
   write(hash: string, text: string): void;
   read(hash: string): string | undefined;
+  /** Delete a block body (absent: nothing to do). */
+  remove(hash: string): void;
 }
 
 /** Block bodies as `<dir>/<hash[0:2]>/<hash>.json`, written atomically (temp file, fsync, rename). */
@@ -38,6 +40,20 @@ export class FsBlockFiles implements BlockFiles {
       return undefined;
     }
   }
+
+  remove(hash: string): void {
+    rmSync(this.path(hash), { force: true });
+  }
+}
+
+/** What {@link ChainStore.prune} removed. */
+export interface PruneResult {
+  /** Finalized blocks removed (files, round and transaction index entries). */
+  blocks: number;
+  /** State nodes removed. */
+  nodes: number;
+  /** Lowest round still held afterwards. */
+  firstRound: number;
 }
 
 const roundKey = (r: number): string => `r:${String(r).padStart(12, "0")}`;
@@ -50,7 +66,13 @@ export class ChainStore {
     readonly kv: KV,
     files?: BlockFiles,
   ) {
-    this.files = files ?? { write: (h, t) => kv.putString(`b:${h}`, t), read: (h) => kv.getString(`b:${h}`) };
+    this.files = files ?? {
+      write: (h, t) => kv.putString(`b:${h}`, t),
+      read: (h) => kv.getString(`b:${h}`),
+      remove: (h) => {
+        kv.delete(`b:${h}`);
+      },
+    };
   }
 
   /** Trie nodes in the store. */
@@ -82,6 +104,45 @@ export class ChainStore {
       }
       tx.putString("meta:lfb", (blocks[blocks.length - 1] as Block).hash);
     });
+  }
+
+  /**
+   * Drop history (miners; sharders keep everything): finalized blocks of rounds below `belowRound` whose
+   * creation time is before `beforeSec` (their transactions can no longer be replayed, so their index entries
+   * go too), then every state node not reachable from `keepRoots`. The count of removed round entries is kept
+   * (`prunedCount`), so chain heights stay known.
+   */
+  prune(belowRound: number, beforeSec: number, keepRoots: Iterable<string>): PruneResult {
+    let blocks = 0;
+    let firstRound = belowRound;
+    for (const e of this.kv.range({ prefix: "r:", end: roundKey(belowRound) })) {
+      const hash = Buffer.from(e.value).toString("utf8");
+      const b = this.getBlock(hash);
+      if (b && b.creation_date >= beforeSec) {
+        firstRound = b.round;
+        break;
+      }
+      this.kv.transaction((tx) => {
+        for (const t of b?.transactions ?? []) tx.delete(`t:${t.hash}`);
+        tx.delete(e.key);
+        tx.putString("meta:pruned", String(this.prunedCount() + 1));
+      });
+      this.files.remove(hash); // after the index entry: a kill in between leaves an orphan file, never a dangling entry
+      blocks++;
+    }
+    const { reached } = reachableNodes(keepRoots, this.nodeDb());
+    const drop: string[] = [];
+    for (const e of this.kv.range({ prefix: "n:" })) if (!reached.has(e.key.slice(2))) drop.push(e.key);
+    for (let i = 0; i < drop.length; i += 1000)
+      this.kv.transaction((tx) => {
+        for (const k of drop.slice(i, i + 1000)) tx.delete(k);
+      });
+    return { blocks, nodes: drop.length, firstRound };
+  }
+
+  /** Finalized blocks removed from the start of the chain by {@link prune}. */
+  prunedCount(): number {
+    return Number(this.kv.getString("meta:pruned") ?? "0");
   }
 
   lfbHash(): string | undefined {

@@ -148,7 +148,7 @@ export class Fixture {
       ...(restored ? { restored } : {}),
       ...(lookupFinalized ? { lookupFinalized } : {}),
     });
-    return new Driver(engine, this);
+    return new Driver(engine, this, ledger);
   }
 }
 
@@ -161,9 +161,10 @@ export class Driver {
   constructor(
     readonly engine: ConsensusEngine,
     readonly fx: Fixture,
+    readonly ledger?: ToyLedger,
   ) {}
 
-  private take(actions: Action[]): Action[] {
+  take(actions: Action[]): Action[] {
     this.log.push(...actions);
     for (const a of actions) if (a.kind === "log" && a.level === "error") throw new Error(`engine error: ${a.msg}`);
     return actions;

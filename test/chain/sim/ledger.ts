@@ -102,6 +102,8 @@ export function applyTransfers(parent: Balances, txns: readonly Transaction[]): 
 export class ToyLedger implements BlockLogic {
   private readonly states = new Map<string, Balances>();
   private txnCounter = 0;
+  /** What `hasWork` answers (tests of the minimum round time set it). */
+  work = false;
 
   constructor(
     readonly minerId: string,
@@ -110,6 +112,10 @@ export class ToyLedger implements BlockLogic {
     private readonly rng: Rng,
   ) {
     this.states.set(genesis.hash, genesisBalances());
+  }
+
+  hasWork(): boolean {
+    return this.work;
   }
 
   /** Rebuild the state of a restored finalized chain (in order, from the first block after genesis). */

@@ -1,0 +1,32 @@
+// node.yaml: defaults for the listen address, the idle round pace and miners' pruning; errors name the field.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseNodeConfig } from "../../src/nodes/config/node.js";
+
+const BASE = `role: miner
+port: 7071
+data_dir: data
+chain_id: ${"ab".repeat(32)}
+magic_block_file: mb.json
+keys_file: keys.txt
+initial_states_file: init.yaml
+dkg_file: dkg.json
+`;
+
+describe("node.yaml", () => {
+  it("binds 127.0.0.1, paces idle rounds at 1s and keeps 1000 rounds unless told otherwise", () => {
+    const c = parseNodeConfig(BASE, "/x/node.yaml");
+    assert.equal(c.bind, "127.0.0.1");
+    assert.equal(c.consensus.minRoundTimeMs, 1000);
+    assert.equal(c.pruneDepth, 1000);
+    const d = parseNodeConfig(`${BASE}bind: 0.0.0.0\nprune_depth: 0\nconsensus:\n  min_round_time: 250ms\n`, "/x/node.yaml");
+    assert.deepEqual([d.bind, d.pruneDepth, d.consensus.minRoundTimeMs], ["0.0.0.0", 0, 250]);
+  });
+
+  it("refuses a pruning depth the consensus window cannot live with", () => {
+    assert.throws(
+      () => parseNodeConfig(`${BASE}prune_depth: 20\n`, "/x/node.yaml"),
+      /field "prune_depth": expected 0 \(keep everything\) or at least 100 rounds, found 20/,
+    );
+  });
+});
