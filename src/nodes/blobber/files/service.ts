@@ -95,6 +95,8 @@ export interface FileServiceDeps {
   blobberId: string;
   allocations: AllocationSource;
   log: Logger;
+  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
+  onCommit?: (allocationId: string, sizeDelta: number) => void;
 }
 
 /** The caller of a request, as request authentication established it. */
@@ -188,6 +190,7 @@ export class FileService {
   private readonly allocations: AllocationSource;
   private readonly log: Logger;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly onCommit: FileServiceDeps["onCommit"];
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -198,6 +201,7 @@ export class FileService {
     this.blobberId = deps.blobberId;
     this.allocations = deps.allocations;
     this.log = deps.log;
+    this.onCommit = deps.onCommit;
     this.startedAt = deps.clock.now();
   }
 
@@ -598,6 +602,7 @@ export class FileService {
       for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
       this.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
+      this.onCommit?.(a.id, wm.size);
       return { ...this.latest(a), allocation_root: wm.allocation_root, success: true };
     });
   }
