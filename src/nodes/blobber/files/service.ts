@@ -95,6 +95,8 @@ export interface FileServiceDeps {
   blobberId: string;
   allocations: AllocationSource;
   log: Logger;
+  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
+  onCommit?: (allocationId: string, sizeDelta: number) => void;
 }
 
 /** The caller of a request, as request authentication established it. */
@@ -137,9 +139,12 @@ interface StoredFile extends FileMeta {
 interface ConnRecord {
   client_id: string;
   created_at: number;
-  changes: Change[];
-  /** Bytes of chunks received, by path hash. */
-  pending: Record<string, number>;
+  /** Changes recorded (each under its own key, so a large batch is not rewritten per change). */
+  changes: number;
+  /** Bytes of chunks received. */
+  pending: number;
+  /** True while every change is an upload or update (then each is checked on its own). */
+  uploads_only?: boolean;
 }
 
 interface ChunkRecord {
@@ -158,6 +163,10 @@ const K = {
   conn: (a: string, c: string) => `sf:conn:${a}:${c}`,
   connPrefix: () => "sf:conn:",
   chunk: (a: string, c: string, ph: string, i: number) => `sf:chunk:${a}:${c}:${ph}:${String(i).padStart(8, "0")}`,
+  change: (a: string, c: string, n: number) => `sf:cc:${a}:${c}:${String(n).padStart(8, "0")}`,
+  changePrefix: (a: string, c: string) => `sf:cc:${a}:${c}:`,
+  changedPath: (a: string, c: string, p: string) => `sf:cp:${a}:${c}:${p}`,
+  changedPathPrefix: (a: string, c: string) => `sf:cp:${a}:${c}:`,
   chunkPrefix: (a: string, c: string, ph?: string) => `sf:chunk:${a}:${c}:${ph === undefined ? "" : `${ph}:`}`,
   wm: (a: string, seq: number) => `sf:wm:${a}:${String(seq).padStart(12, "0")}`,
   wmPrefix: (a?: string) => (a ? `sf:wm:${a}:` : "sf:wm:"),
@@ -181,6 +190,7 @@ export class FileService {
   private readonly allocations: AllocationSource;
   private readonly log: Logger;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly onCommit: FileServiceDeps["onCommit"];
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -191,6 +201,7 @@ export class FileService {
     this.blobberId = deps.blobberId;
     this.allocations = deps.allocations;
     this.log = deps.log;
+    this.onCommit = deps.onCommit;
     this.startedAt = deps.clock.now();
   }
 
@@ -278,14 +289,14 @@ export class FileService {
     const c = this.kv.getJson<ConnRecord>(K.conn(a.id, connectionId));
     if (c && c.client_id !== caller.clientId)
       throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
-    return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: [], pending: {} };
+    return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: 0, pending: 0 };
   }
 
   private pendingBytes(a: AllocationView): number {
     let n = 0;
     for (const e of this.kv.range({ prefix: `sf:conn:${a.id}:` })) {
       const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
-      for (const v of Object.values(c.pending)) n += v;
+      n += c.pending;
     }
     return n;
   }
@@ -330,7 +341,7 @@ export class FileService {
     this.kv.transaction((tx) => {
       const cur = tx.getJson<ConnRecord>(K.conn(a.id, conn)) ?? record;
       const prevLen = tx.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index))?.len ?? 0;
-      cur.pending[ph] = (cur.pending[ph] ?? 0) - prevLen + body.length;
+      cur.pending = cur.pending - prevLen + body.length;
       tx.putJson(K.conn(a.id, conn), cur);
       tx.putJson(K.chunk(a.id, conn, ph, index), { len: body.length, leaves } satisfies ChunkRecord);
     });
@@ -383,11 +394,25 @@ export class FileService {
     if (change.op === "upload" || change.op === "update") await this.checkUploaded(a, conn, change.path, change.file, op);
     return this.withLock(a.id, async () => {
       const rec = this.openConn(a, caller, conn, op);
-      const changes = [...rec.changes, change];
-      applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op); // throws when it would not apply
-      rec.changes = changes;
-      this.kv.putJson(K.conn(a.id, conn), rec);
-      return { connection_id: conn, change, changes: changes.length };
+      // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
+      const isUpload = change.op === "upload" || change.op === "update";
+      const uploadsOnly = isUpload && (rec.changes === 0 || rec.uploads_only === true);
+      if (uploadsOnly) {
+        if (this.kv.has(K.changedPath(a.id, conn, change.path)))
+          throw storageError(StorageErrors.duplicateFile, op, `${change.path} is already part of connection ${conn}`);
+        applyChanges(this.loadListings(a.id, pathsNeeded([change])), [change], op);
+      } else {
+        const changes = [...this.connChanges(a.id, conn), change];
+        applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      }
+      rec.changes += 1;
+      rec.uploads_only = uploadsOnly;
+      this.kv.transaction((tx) => {
+        tx.putJson(K.conn(a.id, conn), rec);
+        tx.putJson(K.change(a.id, conn, rec.changes), change);
+        tx.putJson(K.changedPath(a.id, conn, change.path), 1);
+      });
+      return { connection_id: conn, change, changes: rec.changes };
     });
   }
 
@@ -438,9 +463,17 @@ export class FileService {
     });
   }
 
+  private connChanges(allocId: string, conn: string): Change[] {
+    return this.kv
+      .range({ prefix: K.changePrefix(allocId, conn) })
+      .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as Change);
+  }
+
   private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
     const run = (t: KVTxn) => {
       for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
       t.delete(K.conn(allocId, conn));
     };
     if (tx) run(tx);
@@ -467,7 +500,8 @@ export class FileService {
     const wm = parseWriteMarker(body.write_marker, op);
     return this.withLock(a.id, async () => {
       const rec = this.kv.getJson<ConnRecord>(K.conn(a.id, conn));
-      if (!rec || rec.changes.length === 0)
+      const changes = rec ? this.connChanges(a.id, conn) : [];
+      if (!rec || changes.length === 0)
         throw storageError(
           StorageErrors.invalidConnection,
           op,
@@ -500,7 +534,7 @@ export class FileService {
         );
       if (wm.timestamp < (st.latest_write_marker?.timestamp ?? 0))
         throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is older than the previous one");
-      const result = applyChanges(this.loadListings(a.id, pathsNeeded(rec.changes)), rec.changes, op);
+      const result = applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
       const expectRoot = allocationRoot(result.contentRoot, wm.timestamp);
       if (wm.allocation_root !== expectRoot)
         throw storageError(
@@ -567,7 +601,8 @@ export class FileService {
       });
       for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
-      this.log.info({ allocation: a.id, connection: conn, changes: rec.changes.length, size: wm.size }, "commit accepted");
+      this.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
+      this.onCommit?.(a.id, wm.size);
       return { ...this.latest(a), allocation_root: wm.allocation_root, success: true };
     });
   }
