@@ -6,6 +6,7 @@ import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
 import { registerVestingCommands } from "./zwallet/vesting.js";
+import { registerGetBlobbersCommand } from "./zbox/index.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -198,7 +199,7 @@ export function buildZwallet(io: CliIo): Command {
   registerInterestCommands(program, io);
   registerVestingCommands(program, io);
   registerMultisigCommands(program, io);
-
+  registerGetBlobbersCommand(program, io);
   return program;
 }
 

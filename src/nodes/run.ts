@@ -113,7 +113,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     return async () => {
       await registrar.stop();
       miner.stop();
-      await app.close();
+      await closeWithin(app, 3000);
       await transport.close();
       await kv.close();
     };
@@ -135,11 +135,32 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     "info",
     `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`,
   );
+  void sharder.sync().catch((err: unknown) => log("warn", `sync failed: ${String(err)}`));
   registrar.start();
   return async () => {
     await registrar.stop();
-    await app.close();
+    sharder.stop();
+    await closeWithin(app, 3000);
     await transport.close();
     await kv.close();
   };
+}
+
+/** Close the server; requests still in progress after `graceMs` have their connections dropped. */
+async function closeWithin(
+  app: { close(): Promise<unknown>; server: { closeAllConnections(): void } },
+  graceMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const force = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      app.server.closeAllConnections();
+      resolve();
+    }, graceMs);
+  });
+  try {
+    await Promise.race([app.close(), force]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
