@@ -276,7 +276,7 @@ export function globalFromConfig(c: MinerScConfig): MinerGlobal {
     max_mint: c.max_mint,
     minted: 0n,
     reward_round_frequency: c.reward_round_frequency,
-    settings: Object.fromEntries(SETTING_FIELDS.map((f) => [f, c[f]])) as MinerGlobal["settings"],
+    settings: Object.fromEntries(SETTING_FIELDS.map((f) => [f, c[f]])) as NonNullable<MinerGlobal["settings"]>,
   };
 }
 
