@@ -213,6 +213,7 @@ describe("miner contract: view change with a dealer-less DKG", () => {
     c.block();
     const start = c.dkg();
     assert.equal(start.phase, Phase.start);
+    assert.equal(start.cycle, 1);
     assert.deepEqual(start.candidates, miners.map((m) => m.id).sort());
     assert.equal(start.t, 3, "T = ceil(0.51 * 4)");
     assert.equal(start.k, 3, "K = ceil(0.75 * 4)");
@@ -249,6 +250,8 @@ describe("miner contract: view change with a dealer-less DKG", () => {
     assert.equal(inForce?.hash, next.hash, "the new magic block took force at its starting round");
     assert.equal(readMinerGlobal(c.view())?.view_change, 0);
     assert.equal(c.dkg().phase, Phase.start, "a new cycle starts");
+    assert.equal(c.dkg().cycle, 2);
+    assert.equal((c.sc.rest(c.view(), "getDkgCycle", {}) as DkgState).cycle, 2);
     // any T members recover a group signature that verifies under the new group key
     const h = sha3("round seed message");
     const sigs = miners.slice(1).map((m) => ({ id: m.id, sig: signShare(secret.get(m.id) as string, h) }));

@@ -62,6 +62,8 @@ export interface ShareOrSign {
 
 /** The DKG cycle in the contract's state. */
 export interface DkgState {
+  /** Cycle number (1 for the first; each start, after a switch or a cancellation, adds one). */
+  cycle: number;
   phase: number;
   /** Round the current phase started. */
   start_round: number;
@@ -249,6 +251,7 @@ function startCycle(
   time: number,
   restarts: number,
 ): DkgState {
+  const cycle = (readDkg(state)?.cycle ?? 0) + 1;
   const mb = readMagicBlock(state);
   const inMb = new Set(mb ? Object.keys(mb.miners.nodes) : []);
   const candidates = readList(state, "miner")
@@ -260,6 +263,7 @@ function startCycle(
     .sort();
   const n = candidates.length;
   return {
+    cycle,
     phase: Phase.start,
     start_round: round,
     restarts,

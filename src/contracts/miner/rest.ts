@@ -27,6 +27,7 @@ export const MINER_REST_POINTS = [
   "getDkgList",
   "getMpksList",
   "getGroupShareOrSigns",
+  "getDkgCycle",
   "getMagicBlock",
   "nodeStat",
   "nodePoolStat",
@@ -107,6 +108,11 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
     case "getDkgList": {
       const d = readDkg(state);
       return { simple_nodes: d?.candidates ?? [], t: d?.t ?? 0, k: d?.k ?? 0, n: d?.n ?? 0, waited: d?.waited ?? [] };
+    }
+    case "getDkgCycle": {
+      const d = readDkg(state);
+      if (!d) notFound("no DKG cycle (view changes are off, or none started yet)");
+      return d;
     }
     case "getMpksList": {
       const d = readDkg(state);
