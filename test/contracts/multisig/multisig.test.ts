@@ -191,14 +191,20 @@ describe("multisig contract", () => {
     };
     const good = bls0chain.sign(owner.privateKey, transferHash({ from, to: TO, amount: 40n }));
     assert.equal(run({ publicKey: owner.publicKey, signature: good })?.status, 1);
-    assert.match(run({ publicKey: STRANGER_KEYS().publicKey, signature: good })?.output ?? "", /^invalid_transfer_signature: .*belongs to/);
+    assert.match(
+      run({ publicKey: STRANGER_KEYS().publicKey, signature: good })?.output ?? "",
+      /^invalid_transfer_signature: .*belongs to/,
+    );
     assert.match(
       run({ publicKey: owner.publicKey, signature: good, amount: 41n })?.output ?? "",
       /^invalid_transfer_signature: .*does not verify/,
     );
     assert.match(
-      run({ publicKey: owner.publicKey, signature: bls0chain.sign(owner.privateKey, transferHash({ from, to: TO, amount: 400n })), amount: 400n })
-        ?.output ?? "",
+      run({
+        publicKey: owner.publicKey,
+        signature: bls0chain.sign(owner.privateKey, transferHash({ from, to: TO, amount: 400n })),
+        amount: 400n,
+      })?.output ?? "",
       /^insufficient_balance: /,
     );
   });
