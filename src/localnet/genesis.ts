@@ -36,6 +36,8 @@ export async function generateGenesis(opts: {
   minerPort: (i: number) => number;
   sharderPort: (i: number) => number;
   nowSec: number;
+  /** More genesis balances (the storage providers' delegate wallets). */
+  extraStates?: InitialState[];
 }): Promise<GeneratedGenesis> {
   await initCrypto();
   const scheme = getScheme("bls0chain");
@@ -84,6 +86,7 @@ export async function generateGenesis(opts: {
   const initialStates: InitialState[] = [
     { id: ScAddress.faucet, tokens: FAUCET_GENESIS_SAS },
     ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000n })),
+    ...(opts.extraStates ?? []),
   ];
   return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, miners, sharders, initialStates };
 }

@@ -6,10 +6,14 @@
 
 import { genesisBlock } from "../chain/genesis.js";
 import type { Block, MagicBlock } from "../chain/types.js";
+import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { clientVerifier, getScheme } from "../core/schemes.js";
+import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
+import { MemoryBlobStore } from "../nodes/blobstore.js";
 import { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { blockWorkerApp } from "../nodes/blockworker/server.js";
 import type { Clock } from "../nodes/clock.js";
+import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operator.js";
 import type { NodeApp } from "../nodes/http.js";
 import { MemoryKV } from "../nodes/kv-memory.js";
 import { silentLogger } from "../nodes/logger.js";
@@ -19,8 +23,11 @@ import { minerApp } from "../nodes/miner/server.js";
 import { sharderApp } from "../nodes/sharder/server.js";
 import { SharderNode } from "../nodes/sharder/sharder.js";
 import { ChainStore } from "../nodes/store/chainstore.js";
+import { createValidator, type Validator } from "../nodes/validator/validator.js";
 import * as sdk from "../sdk/index.js";
 import { generateGenesis } from "./genesis.js";
+import { ports } from "./layout.js";
+import { blobberYaml, type GeneratedProvider, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
 
 export interface InProcessOptions {
   miners?: number;
@@ -28,10 +35,24 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Miner contract settings written at genesis (e.g. a short `reward_round_frequency` for tests). */
+  minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
+  /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
+  blobbers?: number;
+}
+
+/** A blobber with its validator and delegate wallet. */
+export interface InProcessProvider {
+  n: number;
+  id: string;
+  validatorId: string;
+  delegate: GeneratedProvider["delegate"];
+  blobber: Blobber;
+  validator: Validator;
 }
 
 /** A running in-process network. */
@@ -42,6 +63,7 @@ export interface InProcessNetwork {
   blockWorkerUrl: string;
   miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
+  providers: InProcessProvider[];
   /** Take a miner off the network (its timers stop and requests to it are refused). */
   stopMiner(i: number): void;
   /** Stop everything. */
@@ -54,7 +76,10 @@ const HOST = "127.0.0.1";
 export async function startInProcessNetwork(opts: InProcessOptions): Promise<InProcessNetwork> {
   const clock = opts.clock;
   const chainId = sdk.DEFAULT_CHAIN_ID;
+  const p = ports({});
+  const generated = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
+    extraStates: providerGenesisStates(generated),
     miners: opts.miners ?? 3,
     sharders: opts.sharders ?? 1,
     host: HOST,
@@ -70,7 +95,9 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   let genesis: Block | undefined;
   const storeFor = (): ChainStore => {
     const store = new ChainStore(new MemoryKV());
-    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb());
+    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb(), (st, mb) =>
+      contractGenesis(st, mb, opts.minerConfig ? { miner: opts.minerConfig } : {}),
+    );
     store.putStateNodes(gb.nodes);
     genesis = gb.block;
     return store;
@@ -123,11 +150,57 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   const bw = new BlockWorker({ genesis: g.magicBlock, transport });
   transport.register(`${HOST}:9091`, blockWorkerApp(bw, logger));
   for (const m of miners) m.node.start();
+  const blockWorkerUrl = `http://${HOST}:9091/dns`;
+  const providers: InProcessProvider[] = [];
+  for (const pr of generated) {
+    const chainFor = (port: number): sdk.ChainClient =>
+      new sdk.ChainClient({
+        blockWorker: blockWorkerUrl,
+        chainId,
+        transport: transport.from(`${HOST}:${port}`),
+        scheme: getScheme("bls0chain"),
+        nowMs: () => clock.now(),
+        sleep: (ms) => clock.sleep(ms),
+        pollMs: 200,
+      });
+    const bcfg = parseBlobberConfig(blobberYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_blobber.yaml`);
+    const vcfg = parseValidatorConfig(validatorYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_validator.yaml`);
+    const blobber = await createBlobber({
+      config: bcfg,
+      keys: pr.keys,
+      hostname: HOST,
+      port: pr.blobberPort,
+      kv: new MemoryKV(),
+      blobs: new MemoryBlobStore(),
+      clock,
+      chain: chainFor(pr.blobberPort),
+      logger,
+      intervals: { registerRetryMs: 2_000, healthCheckMs: 60_000, allocationsMs: 5_000 },
+      deploymentMode: 0,
+    });
+    const validator = createValidator({
+      config: vcfg,
+      keys: pr.validatorKeys,
+      hostname: HOST,
+      port: pr.validatorPort,
+      kv: new MemoryKV(),
+      clock,
+      chain: chainFor(pr.validatorPort),
+      logger,
+      registerRetryMs: 2_000,
+    });
+    transport.register(`${HOST}:${pr.blobberPort}`, blobber.app);
+    transport.register(`${HOST}:${pr.validatorPort}`, validator.app);
+    validator.start();
+    blobber.start();
+    providers.push({ n: pr.n, id: pr.id, validatorId: pr.validatorId, delegate: pr.delegate, blobber, validator });
+  }
   return {
+    providers,
     transport,
     magicBlock: g.magicBlock,
     genesis: genesis as Block,
-    blockWorkerUrl: `http://${HOST}:9091/dns`,
+    blockWorkerUrl,
     miners,
     sharders,
     stopMiner(i: number) {
@@ -138,6 +211,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       transport.unregister(`${HOST}:${7071 + i}`);
     },
     async close() {
+      for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
       for (const m of miners) m.node.stop();
       await transport.close();
     },
