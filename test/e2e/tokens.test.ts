@@ -274,7 +274,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
       "--lock",
       "2",
       "--duration",
-      "2m",
+      "10m",
       "--description",
       "gift",
     ]);

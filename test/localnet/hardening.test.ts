@@ -3,7 +3,8 @@
 // keys only some nodes know, forged old blocks, stale or hung clients, oversized blocks.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { blockToJson, computeBlockHash } from "../../src/chain/block.js";
+import { blockToJson, computeBlockHash, encodeBlockJson } from "../../src/chain/block.js";
+import { stringifyJson } from "../../src/chain/json.js";
 import { encodeTransactionJson, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -11,6 +12,7 @@ import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
+import { MAX_BLOCK_BYTES, MAX_PENDING_PER_CLIENT } from "../../src/nodes/common/pool.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
 
@@ -327,5 +329,91 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     const res = await drive(c.confirm(t.hash, t.creation_date));
     assert.equal(res.status, 1);
     assert.equal((await drive(c.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 1n);
+  });
+
+  it("5. no free stall: big fee-less data is refused up front; paid big data finalizes in blocks bounded in bytes", async () => {
+    const junkFrom = createWallet(getScheme("ed25519"));
+    const jc = clientFor("ed25519");
+    const junk = jc.buildTransaction(junkFrom, { type: sdk.TxnType.data, toClientId: "", data: "\u0001".repeat(98_300) });
+    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(junk)));
+    assert.equal(r.status, 400);
+    assert.equal(r.json.code, "insufficient_fee", JSON.stringify(r.json).slice(0, 300));
+    // a fee the zero-balance sender cannot pay is refused too
+    const junk2 = jc.buildTransaction(junkFrom, {
+      type: sdk.TxnType.data,
+      toClientId: "",
+      data: "\u0001".repeat(98_300),
+      fee: 1n,
+    });
+    const r2 = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(junk2)));
+    assert.equal(r2.json.code, "insufficient_balance");
+    // paid: six ~590 KB transactions, more than one 4 MiB request would hold, all finalize
+    const payer = await funded("ed25519");
+    const big = Array.from({ length: 6 }, (_, i) =>
+      jc.buildTransaction(payer, { type: sdk.TxnType.data, toClientId: "", data: `${i}${"\u0001".repeat(98_300)}`, fee: 1n }),
+    );
+    const from = sharder().latestFinalized().round;
+    await drive(Promise.all(big.map((t) => jc.submit(t))));
+    const results = await drive(Promise.all(big.map((t) => jc.confirm(t.hash, t.creation_date))));
+    assert.ok(results.every((x) => x.status === 1));
+    const store = sharder().opts.store;
+    for (let round = from; round <= sharder().latestFinalized().round; round++) {
+      const h = store.hashAtRound(round);
+      const b = h ? store.getBlock(h) : undefined;
+      if (b) assert.ok(Buffer.byteLength(encodeBlockJson(b)) <= MAX_BLOCK_BYTES, `round ${round}`);
+    }
+    // one client cannot fill a miner's pool
+    const m = net.miners[1]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
+    const spammer = await funded("ed25519");
+    const errors: string[] = [];
+    for (let i = 0; i < MAX_PENDING_PER_CLIENT + 5; i++) {
+      try {
+        m.admit(jc.buildTransaction(spammer, { type: sdk.TxnType.data, toClientId: "", data: `n${i}` }));
+      } catch (e) {
+        errors.push((e as sdk.CodedError).code);
+      }
+    }
+    assert.deepEqual(errors, Array(5).fill("too_many_pending"));
+  });
+
+  it("6. smaller gaps: spoofed get_block, forged old blocks, missing balance, failed transactions pay their fee", async () => {
+    const a = net.miners[0] as InProcessNetwork["miners"][0];
+    const b = net.miners[1] as InProcessNetwork["miners"][0];
+    const lfb = a.node.engine.latestFinalized();
+    // a get_block claiming to come from miner a, unsigned or signed for another recipient: refused
+    const spoof = { from: a.id, msg: { type: "get_block", hash: lfb.hash, ancestors: 32 } };
+    const r1 = await drive(post(`${b.url}/v1/_n2n/consensus`, JSON.stringify(spoof)));
+    assert.equal(r1.status, 400);
+    assert.match(r1.json.error ?? "", /get_block without the sender's signature/);
+    const r2 = await drive(
+      post(
+        `${b.url}/v1/_n2n/consensus`,
+        JSON.stringify({ ...spoof, auth: { time: Math.floor(clock.now() / 1000), sig: "ab".repeat(32) } }),
+      ),
+    );
+    assert.equal(r2.status, 400);
+    assert.match(r2.json.error ?? "", /the signature is not/);
+    // a forged block of an old round: refused, not {"ok":true}
+    const old = sharder().opts.store.getBlock(sharder().opts.store.hashAtRound(2) as string) as Block;
+    const forged = { ...old, creation_date: old.creation_date + 1, hash: "" };
+    forged.hash = computeBlockHash(forged);
+    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(forged) })));
+    assert.equal(r3.status, 400, JSON.stringify(r3.json));
+    assert.equal(r3.json.code, "not_notarized");
+    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(old) })));
+    assert.equal(r4.status, 200, "the genuine block is known");
+    // a balance never seen: 404
+    const missing = await drive(
+      net.transport.request({ method: "GET", url: `${net.sharders[0]?.url}/v1/client/get/balance?client_id=${"e".repeat(64)}` }),
+    );
+    assert.equal(missing.status, 404);
+    assert.deepEqual(JSON.parse(missing.text()), { code: "resource_not_found", error: "resource_not_found: value not present" });
+    // a failed transfer still pays its fee
+    const alice = await funded();
+    await assert.rejects(
+      drive(client.execute(alice, { type: sdk.TxnType.send, toClientId: "d".repeat(64), value: 99_000_000_000n, fee: 7n })),
+      (e: unknown) => e instanceof sdk.CodedError && e.code === "txn_failed",
+    );
+    assert.equal((await drive(client.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 7n);
   });
 });

@@ -6,6 +6,7 @@ import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
+import { nodeRateLimit } from "../common/ratelimit.js";
 import { createServer, optionalInt, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
@@ -54,7 +55,7 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
 
 export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): FastifyInstance {
   const node = `sharder ${me.host}:${me.port}`;
-  const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024 });
+  const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024, rateLimit: nodeRateLimit(sh.opts.magicBlock) });
   const store = sh.opts.store;
 
   app.post("/v1/_m2s/block", async (req, reply) => sendJson(reply, await sh.receive(req.body)));
@@ -114,7 +115,8 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   app.get("/v1/client/get/balance", async (req, reply) => {
     const id = requireHash(req.query, "client_id");
     const a = sh.lfbState().account(id);
-    if (!a) throw new CodedError({ code: "value not present", op: "get balance" }, "value not present");
+    // README: a missing balance answers 404 (the reference's text "value not present" is kept)
+    if (!a) throw new CodedError({ code: "resource_not_found", op: "get balance" }, "value not present");
     return sendJson(reply, { txn: a.txn, round: a.round, balance: a.balance });
   });
   app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
