@@ -20,6 +20,7 @@ import {
   CHUNK_SIZE,
   type Change,
   type DirListing,
+  type ErasureCoder,
   type FileMeta,
   fragmentSize,
   type Listings,
@@ -29,7 +30,6 @@ import {
   merkleRoot,
   normalizePath,
   parentOf,
-  ReedSolomon,
   type RefPathReply,
   type RefView,
   type Signer,
@@ -41,6 +41,7 @@ import {
 } from "../../../storage/index.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
 import { fileConsensus, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -214,7 +215,7 @@ export class AllocationFiles {
   private readonly o: AllocationFilesOptions;
   private readonly timeoutMs: number;
   private readonly now: () => number;
-  private readonly rs: ReedSolomon;
+  private readonly rs: ErasureCoder;
   /** Blobbers known to be behind (missed a write), by index → reason. */
   private readonly behind = new Map<number, string>();
 
@@ -225,7 +226,7 @@ export class AllocationFiles {
     this.now = opts.now ?? Date.now;
     const copts = { transport: opts.transport, signer: opts.signer, timeoutMs: this.timeoutMs, now: this.now };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
-    this.rs = new ReedSolomon(opts.allocation.data_shards, opts.allocation.parity_shards);
+    this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
   }
 
   get dataShards(): number {
