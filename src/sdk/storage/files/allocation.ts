@@ -906,6 +906,8 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    // a whole file written from its start is hashed as it is written (no second read)
+    const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
       // a small window of requests in flight; writes happen in order
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
@@ -937,6 +939,7 @@ export class AllocationFiles {
             outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), from);
           }
           await fh.write(outBuf, 0, outBuf.length, fileOff - startByte);
+          streamHash?.update(outBuf);
         }
         next = job.s + job.count;
         await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
@@ -953,19 +956,23 @@ export class AllocationFiles {
       await fh.close();
     }
     if (!ranged) {
-      const h = createHash("sha256");
-      const rfh = await open(opts.localPath, "r");
-      try {
-        const buf = new Uint8Array(4 * 1024 * 1024);
-        for (;;) {
-          const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
-          if (bytesRead === 0) break;
-          h.update(buf.subarray(0, bytesRead));
+      let digest = streamHash?.digest("hex");
+      if (digest === undefined) {
+        const h = createHash("sha256");
+        const rfh = await open(opts.localPath, "r");
+        try {
+          const buf = new Uint8Array(4 * 1024 * 1024);
+          for (;;) {
+            const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
+            if (bytesRead === 0) break;
+            h.update(buf.subarray(0, bytesRead));
+          }
+        } finally {
+          await rfh.close();
         }
-      } finally {
-        await rfh.close();
+        digest = h.digest("hex");
       }
-      if (h.digest("hex") !== meta.actual_hash) {
+      if (digest !== meta.actual_hash) {
         await rm(progressFile, { force: true });
         throw new CodedError({ code: "content_hash_mismatch", op }, `downloaded ${remote} does not match its actual hash`);
       }
