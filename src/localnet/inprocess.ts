@@ -6,6 +6,7 @@
 
 import { genesisBlock } from "../chain/genesis.js";
 import type { Block, MagicBlock } from "../chain/types.js";
+import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { clientVerifier, getScheme } from "../core/schemes.js";
 import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
 import { MemoryBlobStore } from "../nodes/blobstore.js";
@@ -34,6 +35,8 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Miner contract settings written at genesis (e.g. a short `reward_round_frequency` for tests). */
+  minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
@@ -92,7 +95,9 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   let genesis: Block | undefined;
   const storeFor = (): ChainStore => {
     const store = new ChainStore(new MemoryKV());
-    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb());
+    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb(), (st, mb) =>
+      contractGenesis(st, mb, opts.minerConfig ? { miner: opts.minerConfig } : {}),
+    );
     store.putStateNodes(gb.nodes);
     genesis = gb.block;
     return store;

@@ -2,11 +2,14 @@
 import { join } from "node:path";
 import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
+import { contractGenesis } from "../contracts/index.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
 import * as sdk from "../sdk/index.js";
 import { runBlockWorker } from "./blockworker/run.js";
+import { SystemClock } from "./clock.js";
+import { NodeRegistrar } from "./common/registration.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
@@ -17,6 +20,9 @@ import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
 import { SharderNode } from "./sharder/sharder.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
+
+/** Period of a node's health checks with the miner contract. */
+const HEALTH_CHECK_MS = 60_000;
 
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
@@ -49,10 +55,29 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   );
   const kv = new LmdbKV(join(cfg.dataDir, "db"));
   const store = new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks")));
-  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb());
+  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb(), contractGenesis);
   store.putStateNodes(nodes);
   const transport = new sdk.HttpTransport();
   const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };
+  // register with the miner contract when the chain does not know these keys, then send health checks
+  const urls = (nodes: Record<string, { host: string; port: number }>): string[] =>
+    Object.values(nodes).map((n) => `http://${n.host}:${n.port}`);
+  const registrar = new NodeRegistrar({
+    kind: cfg.role === "miner" ? "miner" : "sharder",
+    self: { id, publicKey: keys.public_key, privateKey: keys.private_key, host: cfg.host, n2nHost: cfg.host, port: cfg.port },
+    chain: sdk.chainClientFor(
+      {
+        config: { block_worker: "", chain_id: cfg.chainId, min_submit: 50, min_confirmation: 50 },
+        network: { miners: urls(mb.miners.nodes), sharders: urls(mb.sharders.nodes) },
+      },
+      nodeScheme,
+      transport,
+    ),
+    clock: new SystemClock(),
+    healthCheckMs: HEALTH_CHECK_MS,
+    intervalMs: 5_000,
+    log,
+  });
   const listenHost = cfg.bind;
 
   if (cfg.role === "miner") {
@@ -83,10 +108,12 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`,
     );
     miner.start();
+    registrar.start();
     void miner.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${String(err)}`));
     return async () => {
+      await registrar.stop();
       miner.stop();
-      await app.close();
+      await closeWithin(app, 3000);
       await transport.close();
       await kv.close();
     };
@@ -108,9 +135,32 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     "info",
     `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`,
   );
+  void sharder.sync().catch((err: unknown) => log("warn", `sync failed: ${String(err)}`));
+  registrar.start();
   return async () => {
-    await app.close();
+    await registrar.stop();
+    sharder.stop();
+    await closeWithin(app, 3000);
     await transport.close();
     await kv.close();
   };
+}
+
+/** Close the server; requests still in progress after `graceMs` have their connections dropped. */
+async function closeWithin(
+  app: { close(): Promise<unknown>; server: { closeAllConnections(): void } },
+  graceMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const force = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      app.server.closeAllConnections();
+      resolve();
+    }, graceMs);
+  });
+  try {
+    await Promise.race([app.close(), force]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
