@@ -18,6 +18,7 @@ import type { NodeApp } from "../nodes/http.js";
 import { MemoryKV } from "../nodes/kv-memory.js";
 import { silentLogger } from "../nodes/logger.js";
 import { MemoryTransport } from "../nodes/memory-transport.js";
+import { DkgDriver } from "../nodes/miner/dkg-driver.js";
 import { MinerNode } from "../nodes/miner/miner.js";
 import { minerApp } from "../nodes/miner/server.js";
 import { sharderApp } from "../nodes/sharder/server.js";
@@ -35,6 +36,8 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Run each miner's DKG loop (view changes need `minerConfig.view_change_enabled`). */
+  dkg?: { intervalMs: number };
   /** Miner contract settings written at genesis (e.g. a short `reward_round_frequency` for tests). */
   minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
@@ -61,7 +64,7 @@ export interface InProcessNetwork {
   magicBlock: MagicBlock;
   genesis: Block;
   blockWorkerUrl: string;
-  miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
+  miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean; dkg?: DkgDriver }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
   providers: InProcessProvider[];
   /** Take a miner off the network (its timers stop and requests to it are refused). */
@@ -144,12 +147,31 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       log,
     });
     const app = minerApp(node, { id: m.node.id, publicKey: m.kp.publicKey, host: HOST, port: m.node.port }, logger);
+    let dkg: DkgDriver | undefined;
+    if (opts.dkg) {
+      const from = transport.from(`${HOST}:${m.node.port}`);
+      dkg = new DkgDriver({
+        self: { id: m.node.id, publicKey: m.kp.publicKey, privateKey: m.kp.privateKey },
+        chain: sdk.chainClientFor(
+          { config: { block_worker: `http://${HOST}:9091/dns`, chain_id: chainId, min_submit: 50, min_confirmation: 50 } },
+          getScheme("bls0chain"),
+          from,
+          { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms), pollMs: 250 },
+        ),
+        transport: from,
+        clock,
+        intervalMs: opts.dkg.intervalMs,
+      });
+      const driver = dkg;
+      app.post("/v1/_m2m/dkg/share", async (req) => driver.receiveShare(req.body));
+    }
     transport.register(`${HOST}:${m.node.port}`, app);
-    return { id: m.node.id, url: `http://${HOST}:${m.node.port}`, node, app, up: true };
+    return { id: m.node.id, url: `http://${HOST}:${m.node.port}`, node, app, up: true, ...(dkg ? { dkg } : {}) };
   });
   const bw = new BlockWorker({ genesis: g.magicBlock, transport });
   transport.register(`${HOST}:9091`, blockWorkerApp(bw, logger));
   for (const m of miners) m.node.start();
+  for (const m of miners) m.dkg?.start();
   const blockWorkerUrl = `http://${HOST}:9091/dns`;
   const providers: InProcessProvider[] = [];
   for (const pr of generated) {
@@ -212,6 +234,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     },
     async close() {
       for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
+      for (const m of miners) await m.dkg?.stop();
       for (const m of miners) m.node.stop();
       await transport.close();
     },
