@@ -15,6 +15,7 @@ import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
 import { LmdbKV } from "./kv-lmdb.js";
 import { createLogger, type LogLevel } from "./logger.js";
+import { DkgDriver } from "./miner/dkg-driver.js";
 import { MinerNode } from "./miner/miner.js";
 import { minerApp } from "./miner/server.js";
 import { sharderApp } from "./sharder/server.js";
@@ -62,17 +63,18 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   // register with the miner contract when the chain does not know these keys, then send health checks
   const urls = (nodes: Record<string, { host: string; port: number }>): string[] =>
     Object.values(nodes).map((n) => `http://${n.host}:${n.port}`);
+  const nodeChain = sdk.chainClientFor(
+    {
+      config: { block_worker: "", chain_id: cfg.chainId, min_submit: 50, min_confirmation: 50 },
+      network: { miners: urls(mb.miners.nodes), sharders: urls(mb.sharders.nodes) },
+    },
+    nodeScheme,
+    transport,
+  );
   const registrar = new NodeRegistrar({
     kind: cfg.role === "miner" ? "miner" : "sharder",
     self: { id, publicKey: keys.public_key, privateKey: keys.private_key, host: cfg.host, n2nHost: cfg.host, port: cfg.port },
-    chain: sdk.chainClientFor(
-      {
-        config: { block_worker: "", chain_id: cfg.chainId, min_submit: 50, min_confirmation: 50 },
-        network: { miners: urls(mb.miners.nodes), sharders: urls(mb.sharders.nodes) },
-      },
-      nodeScheme,
-      transport,
-    ),
+    chain: nodeChain,
     clock: new SystemClock(),
     healthCheckMs: HEALTH_CHECK_MS,
     intervalMs: 5_000,
@@ -102,6 +104,17 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       log,
     });
     const app = minerApp(miner, me, logger);
+    // this miner's part in view changes (idle unless the genesis enabled them)
+    const dkgDriver = new DkgDriver({
+      self: { id, publicKey: keys.public_key, privateKey: keys.private_key },
+      chain: nodeChain,
+      transport,
+      clock: new SystemClock(),
+      intervalMs: 5_000,
+      dataDir: cfg.dataDir,
+      log,
+    });
+    app.post("/v1/_m2m/dkg/share", async (req) => dkgDriver.receiveShare(req.body));
     await app.listen({ host: listenHost, port: cfg.port });
     log(
       "info",
@@ -109,8 +122,10 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     );
     miner.start();
     registrar.start();
+    dkgDriver.start();
     void miner.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${String(err)}`));
     return async () => {
+      await dkgDriver.stop();
       await registrar.stop();
       miner.stop();
       await closeWithin(app, 3000);
