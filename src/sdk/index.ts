@@ -76,8 +76,8 @@ export {
   type UnlockOutcome,
 } from "./miner.js";
 export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
-export * as storage from "./storage/index.js";
 export * as storageFiles from "./storage/files/index.js";
+export * as storage from "./storage/index.js";
 export * from "./tokens/index.js";
 export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
