@@ -8,6 +8,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import { type Clock, SystemClock } from "../nodes/clock.js";
 import { createLocalnetLayout, type LocalnetLayout, loadLocalnetLayout } from "./layout.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
 
@@ -29,10 +30,10 @@ function count(min: number, max: number) {
   };
 }
 
-async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
+async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: number, clock: Clock): Promise<number> {
+  const deadline = clock.now() + timeoutMs;
   let round = 0;
-  while (Date.now() < deadline) {
+  while (clock.now() < deadline) {
     try {
       const res = await fetch(`${sharderUrl}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(2000) });
       if (res.ok) {
@@ -42,7 +43,7 @@ async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: nu
     } catch {
       // not up yet
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await clock.sleep(300);
   }
   throw new Error(`no block finalized past round ${minRound} within ${timeoutMs / 1000} s (latest ${round}); see the logs`);
 }
@@ -58,6 +59,7 @@ export async function main(argv: string[]): Promise<void> {
     .option("--bind <address>", "address the nodes listen on (new chains only; 0.0.0.0 serves other machines)", "127.0.0.1")
     .parse(argv, { from: "user" });
   const flags = program.opts<Flags>();
+  const clock = new SystemClock();
   const dir = resolve(flags.dir);
   if (flags.fresh && existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   let layout: LocalnetLayout;
@@ -71,6 +73,7 @@ export async function main(argv: string[]): Promise<void> {
       miners: flags.miners,
       sharders: flags.sharders,
       bind: flags.bind,
+      nowSec: Math.floor(clock.now() / 1000),
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
     console.log(`Created a new chain in ${dir}: ${layout.miners.length} miners, ${layout.sharders.length} sharders.`);
@@ -100,7 +103,7 @@ export async function main(argv: string[]): Promise<void> {
     for (const n of running.slice(firstMiner)) await waitReady(n, "/_nh/whoami", 30_000);
     const sharderUrl = layout.sharders[0]?.url ?? "";
     console.log("Waiting for blocks to finalize...");
-    const round = await waitFinalized(sharderUrl, 3, 120_000);
+    const round = await waitFinalized(sharderUrl, 3, 120_000, clock);
     for (const n of running) {
       n.exited.then((code) => {
         if (!stopping) console.error(`${n.spec.name} exited unexpectedly (code ${code}); see ${n.logFile}`);

@@ -24,6 +24,7 @@ import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
+import type { Clock } from "../clock.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -52,9 +53,8 @@ export interface MinerOptions {
    * 0 or absent: keep everything. Sharders are the archive.
    */
   pruneDepth?: number;
-  now?: () => number;
-  /** Timer functions (tests pass a manual clock's). */
-  timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
+  /** Time and timers (a ManualClock in tests). */
+  clock: Clock;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -70,10 +70,8 @@ export class MinerNode {
   private readonly pool = new Map<string, PoolEntry>();
   private readonly peers: Map<string, string>;
   private readonly sharders: string[];
-  private timer: unknown;
-  private readonly timers: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
+  private cancelTimer: (() => void) | undefined;
   private stopped = false;
-  private readonly now: () => number;
   readonly stats = {
     txnsReceived: 0,
     txnsRejected: 0,
@@ -87,8 +85,6 @@ export class MinerNode {
   private lastPruneRound = 0;
 
   constructor(readonly opts: MinerOptions) {
-    this.now = opts.now ?? Date.now;
-    this.timers = opts.timers ?? { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
     this.miners = minersOf(opts.magicBlock);
     const mb = opts.magicBlock;
     this.peers = new Map(
@@ -285,7 +281,12 @@ export class MinerNode {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.cancelTimer?.();
+  }
+
+  /** Milliseconds since the epoch on this miner's clock. */
+  now(): number {
+    return this.opts.clock.now();
   }
 
   /** Serialize engine calls (HTTP handlers and timers interleave). */
@@ -299,11 +300,13 @@ export class MinerNode {
   }
 
   private arm(): void {
-    if (this.timer !== undefined) this.timers.clear(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     const due = this.engine.nextDeadline();
     if (due === undefined || this.stopped) return;
-    this.timer = this.timers.set(() => this.serial(() => this.engine.onTimer(this.now())), Math.max(0, due - this.now()));
+    this.cancelTimer = this.opts.clock.setTimer(Math.max(0, due - this.now()), () =>
+      this.serial(() => this.engine.onTimer(this.now())),
+    );
   }
 
   private apply(actions: Action[]): void {

@@ -79,7 +79,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
         `id ${v.id} is not sha3-256 of the public key (${id})`,
       );
     miner.registerClient(id, v.public_key);
-    return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key });
+    return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(miner.now() / 1000), public_key: v.public_key });
   });
   app.get("/v1/client/get", async (req, reply) => {
     const id = requireHash(req.query, "id");

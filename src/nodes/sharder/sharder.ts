@@ -15,6 +15,7 @@ import type { Block, MagicBlock } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
+import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -27,6 +28,8 @@ export interface SharderOptions {
   store: ChainStore;
   transport: sdk.Transport;
   maxBlockTxns: number;
+  /** Time (finality delay figures). */
+  clock: Clock;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -214,7 +217,7 @@ export class SharderNode {
     for (let b: Block | undefined = best; b && b !== this.lfb; b = this.tree.get(b.prev_hash)) chain.unshift(b);
     if (chain[0]?.prev_hash !== this.lfb.hash) return;
     this.opts.store.finalize(chain);
-    const now = Date.now();
+    const now = this.opts.clock.now();
     for (const b of chain) this.stats.finalizeTimes.push(now - b.creation_date * 1000);
     if (this.stats.finalizeTimes.length > 1000) this.stats.finalizeTimes.splice(0, this.stats.finalizeTimes.length - 1000);
     this.stats.finalized += chain.length;
