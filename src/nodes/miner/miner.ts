@@ -81,6 +81,7 @@ export class MinerNode {
     lastPushError: "",
     prunedBlocks: 0,
     prunedNodes: 0,
+    hookFailures: 0,
   };
   private lastPruneRound = 0;
 
@@ -122,14 +123,16 @@ export class MinerNode {
     const logic: BlockLogic = {
       hasWork: () => this.pool.size > 0,
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
-      validate: (block, parent) =>
-        verifyBlockContent(block, parent, {
+      validate: (block, parent) => {
+        const failures = verifyBlockContent(block, parent, {
           chainId: opts.chainId,
           scheme: opts.scheme,
           store: opts.store,
           seen: (h) => this.onChain(h, parent),
           maxTxns: opts.consensus.maxBlockTxns,
-        }),
+        });
+        this.noteHookFailures(block.round, failures);
+      },
     };
     this.engine = new ConsensusEngine({
       self,
@@ -196,13 +199,14 @@ export class MinerNode {
       if (this.onChain(h, parent)) continue;
       picked.push(e.txn);
     }
-    const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, {
+    const { root, executed, hookFailures } = executeOn(this.opts.store, parent.state_hash, picked, {
       round,
       miner_id: this.opts.selfId,
       prev_hash: parent.hash,
       round_random_seed: seed,
       creation_date: creation,
     });
+    this.noteHookFailures(round, hookFailures);
     const block: Block = {
       version: "1.0",
       creation_date: creation,
@@ -347,6 +351,13 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /** Log block hooks that failed while executing a block of `round` (their changes were rolled back). */
+  private noteHookFailures(round: number, failures: string[]): void {
+    if (failures.length === 0) return;
+    this.stats.hookFailures += failures.length;
+    for (const f of failures) this.opts.log("warn", `round ${round}: block hook failed: ${f}`);
   }
 
   /** Drop blocks and state older than `pruneDepth` finalized rounds, every `pruneDepth / 10` rounds. */

@@ -48,6 +48,7 @@ export class SharderNode {
     lastError: "",
     finalizeTimes: [] as number[],
     deterministicRound: 0,
+    hookFailures: 0,
   };
   private fetching = 0;
   private queue: Promise<void> = Promise.resolve();
@@ -185,13 +186,15 @@ export class SharderNode {
           );
       }
       const par = parent;
-      verifyBlockContent(block, par, {
+      const hookFailures = verifyBlockContent(block, par, {
         chainId: this.opts.chainId,
         scheme: this.opts.scheme,
         store: this.opts.store,
         seen: (h) => this.onChain(h, par),
         maxTxns: this.opts.maxBlockTxns,
       });
+      for (const f of hookFailures) this.opts.log("warn", `round ${block.round}: block hook failed: ${f}`);
+      this.stats.hookFailures += hookFailures.length;
       this.tree.set(block.hash, block);
       this.tryFinalize();
     } catch (err) {
