@@ -15,6 +15,9 @@
  * every transaction the net change of all balances must equal what was minted.
  */
 import { CodedError } from "../core/errors.js";
+import { sha3 } from "../core/hash.js";
+import { clientIdOf, getScheme } from "../core/schemes.js";
+import { stringifyExactJson } from "./codec.js";
 import { StateView } from "./state.js";
 import { outputHash, smartContractCall } from "./transaction.js";
 import { type NodeDb, Trie } from "./trie.js";
@@ -36,12 +39,34 @@ export interface ContractState {
   transfer(from: string, to: string, amount: bigint): void;
   /** Create tokens on `to`; only approved minters (`invalid_mint` otherwise). */
   mint(to: string, amount: bigint): void;
+  /**
+   * Move tokens out of any account on the strength of its owner's signature (reference `AddSignedTransfer`):
+   * `publicKey` must hash to `from` and `signature` must sign `transferHash({from, to, amount})` under
+   * `scheme`; `invalid_transfer_signature` otherwise, `insufficient_balance` when `from` lacks the tokens.
+   */
+  signedTransfer(t: SignedTransfer): void;
   /** A contract node (parsed JSON; integers beyond 2^53 as bigint), or undefined. */
   getNode<T>(key: string): T | undefined;
   /** Store a contract node as JSON. */
   putNode(key: string, value: unknown): void;
   /** Remove a contract node. */
   deleteNode(key: string): void;
+}
+
+/** A transfer authorized by the sender's signature (reference `state.SignedTransfer`). */
+export interface SignedTransfer {
+  from: string;
+  to: string;
+  amount: bigint;
+  /** Signature scheme of `publicKey` (`bls0chain`, `ed25519`). */
+  scheme: string;
+  publicKey: string;
+  signature: string;
+}
+
+/** What a signed transfer signs: sha3 of the JSON `{"from","to","amount"}` (reference `Transfer.Encode`). */
+export function transferHash(t: { from: string; to: string; amount: bigint }): string {
+  return sha3(stringifyExactJson({ from: t.from, to: t.to, amount: t.amount }));
 }
 
 /**
@@ -201,6 +226,26 @@ class GuardedState implements ContractState {
   mint(to: string, amount: bigint): void {
     if (!APPROVED_MINTERS.has(this.who.self)) fail("invalid_mint", "invalid minter");
     this.view.mint(to, amount, this.who.txnHash, this.round);
+  }
+
+  signedTransfer(t: SignedTransfer): void {
+    const bad = (why: string): never => fail("invalid_transfer_signature", `Invalid signature on transfer: ${why}`);
+    if (t.amount <= 0n) fail("invalid_transfer", `invalid transfer of state: amount ${t.amount} is not positive`);
+    let id = "";
+    try {
+      id = clientIdOf(t.publicKey);
+    } catch {
+      bad("the public key is not hex");
+    }
+    if (id !== t.from) bad(`the public key belongs to ${id}, not to ${t.from}`);
+    let ok = false;
+    try {
+      ok = getScheme(t.scheme).verify(t.publicKey, transferHash(t), t.signature);
+    } catch {
+      ok = false;
+    }
+    if (!ok) bad(`the ${t.scheme} signature does not verify under ${t.from}'s key`);
+    this.view.transfer(t.from, t.to, t.amount, this.who.txnHash, this.round);
   }
 
   getNode<T>(key: string): T | undefined {

@@ -70,12 +70,21 @@ export interface Genesis {
  * Build the genesis block (round 0) of `mb` with `states` as the initial balances (their sum is the initial
  * total supply). Deterministic: the creation date is the earliest `creation_date` of the magic block's miners,
  * the state root depends only on the balances. `db` is only read (pass the node's store so existing nodes are
- * recognised; default: an empty one).
+ * recognised; default: an empty one). `init` writes the contracts' genesis state (e.g. `contracts/index.ts:
+ * contractGenesis`, which registers the magic block's nodes with the miner contract); every node must pass the
+ * same one.
  */
-export function genesisBlock(mb: MagicBlock, states: InitialState[], chainId: string, db: NodeDb = new MapNodeDb()): Genesis {
+export function genesisBlock(
+  mb: MagicBlock,
+  states: InitialState[],
+  chainId: string,
+  db: NodeDb = new MapNodeDb(),
+  init?: (state: StateView, mb: MagicBlock) => void,
+): Genesis {
   const trie = Trie.at("", db);
   const view = new StateView(trie);
   for (const s of states) view.mint(s.id, s.tokens, "", 0);
+  init?.(view, mb);
   const { root, newNodes, nodes } = trie.commit();
   const dates = Object.values(mb.miners.nodes).map((m) => m.creation_date);
   const block: Block = {

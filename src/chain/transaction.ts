@@ -1,7 +1,14 @@
 /**
- * Transactions: the reference hash (`sha3(creation_date:client_id:to_client_id:value:sha3(data))`), signing
- * with the sender's scheme, output hashes, and the admission checks a miner runs on
- * `POST /v1/transaction/put`, in the reference order and with the reference's texts (plus detail).
+ * Transactions: the hash (what is signed), signing with the sender's scheme, output hashes, and the admission
+ * checks a miner runs on `POST /v1/transaction/put`, in the reference order and with the reference's texts
+ * (plus detail).
+ *
+ * DEPARTURE FROM THE REFERENCE: the reference hashes (and so signs) only
+ * `creation_date:client_id:to_client_id:value:sha3(data)`, which lets anyone holding a signed transaction raise
+ * its fee, change its type or replay it on another chain. Cairn's hash is
+ * `creation_date:client_id:to_client_id:value:fee:type:chain_id:sha3(data)` (see `transactionHashData`), so
+ * the signature covers every field that changes a transaction's effect. The reference preimage stays
+ * available as `referenceTransactionHash` (for reading reference vectors), never for verification.
  * The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
  */
 import { CodedError } from "../core/errors.js";
@@ -15,6 +22,8 @@ export { transactionFromJson, transactionToJson } from "./codec.js";
 
 /** Reference limit of `transaction_data` in bytes (`transaction.payload.max_size`). */
 export const MAX_TXN_PAYLOAD = 98_304;
+/** Longest `public_key` a transaction may carry, in hex characters (a bls0chain G2 key). */
+export const MAX_TXN_PUBLIC_KEY_HEX = 128;
 /** Reference creation-time tolerance (`transaction.timeout`), seconds. */
 export const TXN_TIME_TOLERANCE_SEC = 30;
 
@@ -33,20 +42,41 @@ export const FEE_EXEMPT_SC_FUNCTIONS: ReadonlySet<string> = new Set([
   "wait",
 ]);
 
-/** The fields the transaction hash covers. */
+/** The fields the transaction hash (and so the signature) covers. */
 export type HashedFields = Pick<
   Transaction,
-  "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data"
+  | "creation_date"
+  | "client_id"
+  | "to_client_id"
+  | "transaction_value"
+  | "transaction_fee"
+  | "transaction_type"
+  | "chain_id"
+  | "transaction_data"
 >;
 
-/** The text the reference hashes: `creation_date:client_id:to_client_id:value:sha3(transaction_data)`. */
+/**
+ * The text Cairn hashes and signs: `creation_date:client_id:to_client_id:value:fee:type:chain_id:sha3(data)`
+ * (decimal numbers; the reference has only `creation_date:client_id:to_client_id:value:sha3(data)` — the fee,
+ * the type and the chain id are added so that no one can change them without the sender's key).
+ */
 export function transactionHashData(t: HashedFields): string {
-  return `${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`;
+  return `${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${t.transaction_fee}:${t.transaction_type}:${t.chain_id}:${sha3(t.transaction_data)}`;
 }
 
-/** The transaction hash as the reference computes it: sha3 of `transactionHashData`. */
+/** The transaction hash: sha3 of `transactionHashData`; the signature signs its raw bytes. */
 export function transactionHash(t: HashedFields): string {
   return sha3(transactionHashData(t));
+}
+
+/**
+ * The reference's hash (`sha3(creation_date:client_id:to_client_id:value:sha3(data))`), kept to check reference
+ * vectors. Never used to admit or verify: it does not cover the fee, the type or the chain id.
+ */
+export function referenceTransactionHash(
+  t: Pick<Transaction, "creation_date" | "client_id" | "to_client_id" | "transaction_value" | "transaction_data">,
+): string {
+  return sha3(`${t.creation_date}:${t.client_id}:${t.to_client_id}:${t.transaction_value}:${sha3(t.transaction_data)}`);
 }
 
 /** A copy of `txn` with `hash` computed and `signature` set (the scheme signs the raw hash bytes). */
@@ -165,6 +195,8 @@ export function validateTransaction(t: Transaction, ctx: AdmissionContext): stri
   if (t.chain_id !== ctx.chainId)
     refuse("invalid_chain", `chain "${shorten(t.chain_id)}" is not supported by this server (this is chain ${ctx.chainId})`);
   if (!isHash(t.client_id)) refuse("invalid_request", `client id must be a hexadecimal hash (found "${shorten(t.client_id)}")`);
+  if (t.public_key !== undefined && t.public_key.length > MAX_TXN_PUBLIC_KEY_HEX)
+    refuse("invalid_request", `public key is ${t.public_key.length} hex characters, at most ${MAX_TXN_PUBLIC_KEY_HEX} allowed`);
   if (t.transaction_type !== TxnType.send && t.transaction_type !== TxnType.data && t.transaction_type !== TxnType.smartContract)
     refuse("invalid_request", `unknown transaction type ${t.transaction_type} (0 send, 10 data, 1000 smart contract)`);
   if (t.hash === "") refuse("hash_missing", "hash required for transaction");
@@ -180,14 +212,21 @@ export function validateTransaction(t: Transaction, ctx: AdmissionContext): stri
     );
   if (t.client_id === t.to_client_id) refuse("invalid_request", "from and to client should be different");
   const expected = transactionHash(t);
-  if (t.hash !== expected)
+  const key = verificationKey(t, (id) => ctx.registeredKey(id));
+  const scheme = key === undefined ? undefined : typeof ctx.scheme === "function" ? ctx.scheme(key) : ctx.scheme;
+  if (t.hash !== expected) {
+    // a genuine signature over a hash that does not match the content: someone changed a signed field
+    if (key !== undefined && scheme?.verify(key, t.hash, t.signature))
+      refuse(
+        "invalid_signature",
+        `Invalid Signature: the sender signed ${shorten(t.hash)}, but this content (fee, type, chain, value, data, ...) hashes to ${expected}: the transaction was altered after signing`,
+      );
     refuse(
       "hash_mismatch",
       `The hash of the data doesn't match with the provided hash: ${shorten(t.hash)} ${expected} ${transactionHashData(t)}`,
     );
-  const key = verificationKey(t, (id) => ctx.registeredKey(id));
+  }
   if (key === undefined) refuse("put transaction error", `client ${t.client_id} doesn't exist, please register`);
-  const scheme = typeof ctx.scheme === "function" ? ctx.scheme(key) : ctx.scheme;
   if (!scheme?.verify(key, t.hash, t.signature))
     refuse("invalid_signature", `Invalid Signature: the signature does not verify under the key of client ${t.client_id}`);
   if (t.txn_output_hash !== undefined && t.txn_output_hash !== outputHash(t.transaction_output ?? ""))

@@ -2,6 +2,9 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerInterestCommands } from "./zwallet/interest.js";
+import { registerMultisigCommands } from "./zwallet/multisig.js";
+import { registerVestingCommands } from "./zwallet/vesting.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -267,6 +270,10 @@ export function buildZwallet(io: CliIo): Command {
         ctx.println(`\nURL: ${opts.url} \nID: ${id}`);
       }),
     );
+
+  registerInterestCommands(program, io);
+  registerVestingCommands(program, io);
+  registerMultisigCommands(program, io);
 
   return program;
 }

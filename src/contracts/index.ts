@@ -8,9 +8,19 @@ import {
   type ExecOptions,
 } from "../chain/execute.js";
 import type { NodeDb } from "../chain/trie.js";
-import type { Transaction } from "../chain/types.js";
+import type { MagicBlock, Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
+import { storageContract } from "./storage/index.js";
+
+export * from "./interest/index.js";
+export * from "./multisig/index.js";
+export * from "./vesting/index.js";
+
+import { interestContract } from "./interest/index.js";
+import { multisigContract } from "./multisig/index.js";
+import { vestingContract } from "./vesting/index.js";
+import { minerContract, minerGenesis } from "./miner/index.js";
 
 export type {
   BlockHookContext,
@@ -33,9 +43,17 @@ export {
   readFaucetGlobal,
   readFaucetUser,
 } from "./faucet.js";
+export * from "./miner/index.js";
 
 /** Every contract, in the order their block hooks run. Add a contract here (one line) to register it. */
-const CONTRACTS: readonly SmartContract[] = [faucetContract];
+const CONTRACTS: readonly SmartContract[] = [
+  faucetContract,
+  storageContract,
+  interestContract,
+  vestingContract,
+  multisigContract,
+  minerContract,
+];
 
 const REGISTRY: ReadonlyMap<string, SmartContract> = new Map(CONTRACTS.map((c) => [c.address, c]));
 
@@ -66,4 +84,14 @@ export function executeBlock(
   opts: Omit<ExecOptions, "contracts" | "hooks">,
 ): BlockExecution {
   return applyBlockTransactions(root, db, txns, { ...opts, contracts: contractAt, hooks: HOOKS });
+}
+
+export * as storage from "./storage/index.js";
+export { createStorageContract, STORAGE_ADDRESS, storageContract } from "./storage/index.js";
+/**
+ * Contract state of the genesis block (the miner contract registers the genesis magic block's miners and
+ * sharders). Pass it to `chain/genesis.ts: genesisBlock` as `init` so every node builds the same genesis state.
+ */
+export function contractGenesis(state: { putNode(key: string, value: unknown): void }, mb: MagicBlock): void {
+  minerGenesis(state, mb);
 }

@@ -200,3 +200,33 @@ export function groupPublicKeyOf(mpks: readonly string[][]): string {
   for (const [j, mpk] of mpks.entries()) sum.add(parsePk(mpk[0] ?? "", op, `master public key ${j} entry 0`));
   return sum.serializeToHexStr();
 }
+
+/**
+ * Deal shares of a given secret key (e.g. a multisig group wallet's key, reference
+ * `BLS0GenerateThresholdKeyShares`): the polynomial's constant term is `secretKey`, the other t-1 coefficients
+ * come from the system CSPRNG. The group public key is then the public key of `secretKey`.
+ * Throws `invalid_threshold` unless 1 <= t <= ids.length and the party ids are distinct.
+ */
+export function dealSharesOfSecret(secretKey: string, t: number, ids: string[]): DealtShares {
+  const op = "deal threshold key shares";
+  const lib = blsLib();
+  if (!Number.isInteger(t) || t < 1 || t > ids.length)
+    fail("invalid_threshold", op, `threshold ${t} must be an integer between 1 and the number of participants (${ids.length})`);
+  const partyIds = ids.map(partyIdOf);
+  const dup = partyIds.find((p, i) => partyIds.indexOf(p) !== i);
+  if (dup !== undefined)
+    fail("invalid_threshold", op, `participant ids must differ in their first 31 hex characters (party id ${dup} repeats)`);
+  const msk: B.SecretKey[] = [blsSecretKey(secretKey)];
+  while (msk.length < t) {
+    const sk = new lib.SecretKey();
+    sk.setLittleEndianMod(randomBytes(64));
+    if (!sk.isZero()) msk.push(sk);
+  }
+  const mpk = msk.map((s) => s.getPublicKey().serializeToHexStr());
+  const shares = ids.map((id): KeyShare => {
+    const sk = new lib.SecretKey();
+    sk.share(msk, blsId(id));
+    return { id, secretKey: sk.serializeToHexStr(), publicKey: sk.getPublicKey().serializeToHexStr() };
+  });
+  return { t, mpk, groupPublicKey: mpk[0] as string, shares };
+}

@@ -58,6 +58,7 @@ export {
   transportReason,
 } from "./http-transport.js";
 export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+export * from "./tokens/index.js";
 export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
 export { readWalletFile, walletExists, walletPath, writeWalletFile } from "./walletfile.js";

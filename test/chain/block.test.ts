@@ -22,8 +22,8 @@ import {
   decodeConfirmation,
   stringifyExactJson,
 } from "../../src/chain/codec.js";
-import { merkleRoot } from "../../src/chain/merkle.js";
-import { outputHash, transactionHash } from "../../src/chain/transaction.js";
+import { merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
+import { outputHash, referenceTransactionHash, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { CodedError } from "../../src/core/errors.js";
 import { EMPTY_HASH, sha3 } from "../../src/core/hash.js";
@@ -189,13 +189,18 @@ describe("confirmations", () => {
     assert.deepEqual(decodeConfirmation(text), c);
     assert.ok(text.startsWith('{"version":"1.0","hash":'));
   });
-  it("a real reference confirmation: paths, content and output verify; its block hash needs the previous hash it lacks", () => {
+  it("a real reference confirmation: paths, content (reference preimage) and output verify; Cairn refuses its preimage", () => {
     const c = decodeConfirmation(VECTORS.confirmation);
     assert.equal(c.previous_block_hash, "");
     assert.equal(c.round_random_seed, -55_809_941_478_188_169n);
     assert.equal(c.round, 504_863);
+    assert.equal(referenceTransactionHash(c.txn), c.hash);
+    assert.equal(outputHash(c.txn.transaction_output ?? ""), c.txn.txn_output_hash);
+    assert.ok(verifyMerklePath(c.hash, c.merkle_tree_path, c.merkle_tree_root));
+    assert.ok(verifyMerklePath(c.txn.txn_output_hash ?? "", c.receipt_merkle_tree_path, c.receipt_merkle_tree_root));
+    // Cairn's signed preimage also covers fee, type and chain id, so a reference transaction does not pass
     const reason = checkConfirmation(c, "bee436b5e9753cf6c1170202bb874bd539cdb3319740828c23efa62360c40632");
-    assert.match(reason ?? "", /^block hash verification failed/, "every check before the block hash passes");
+    assert.equal(reason, "the transaction's content does not hash to its hash");
   });
   it("refuses a seed that already lost precision (JSON.parse of a big int64)", () => {
     assert.throws(

@@ -14,6 +14,7 @@ import {
   decodeTransactionJson,
   encodeTransactionJson,
   outputHash,
+  referenceTransactionHash,
   signTransaction,
   smartContractCall,
   transactionHash,
@@ -93,26 +94,36 @@ describe("exact int64 JSON", () => {
 });
 
 describe("transaction hash", () => {
-  it("is sha3(creation_date:client_id:to_client_id:value:sha3(data))", () => {
+  it("is sha3(creation_date:client_id:to_client_id:value:fee:type:chain_id:sha3(data)) (Cairn's preimage)", () => {
     const t = txn();
-    const data = `1700000000:${t.client_id}:${t.to_client_id}:10000000000:${sha3("hello")}`;
+    const data = `1700000000:${t.client_id}:${t.to_client_id}:10000000000:${t.transaction_fee}:${t.transaction_type}:${t.chain_id}:${sha3("hello")}`;
     assert.equal(transactionHashData(t), data);
     assert.equal(transactionHash(t), sha3(data));
     assert.equal(
       transactionHash(txn({ to_client_id: "", transaction_value: 0n, transaction_data: "" })),
-      sha3(`1700000000:${t.client_id}::0:${EMPTY_HASH}`),
+      sha3(`1700000000:${t.client_id}::0:${t.transaction_fee}:${t.transaction_type}:${t.chain_id}:${EMPTY_HASH}`),
     );
     assert.equal(outputHash(""), EMPTY_HASH);
     assert.equal(outputHash("ok"), sha3("ok"));
   });
-  it("pins a known value (computed independently with Python's hashlib.sha3_256)", () => {
-    assert.equal(transactionHash(txn()), "c21bc6302220c2bd2f5e20562e7dfa4536507021b7a65ad4add1dbb8bf9cd243");
+  it("covers the fee, the type and the chain id (which the reference's hash does not)", () => {
+    const t = txn();
+    const h = transactionHash(t);
+    assert.notEqual(transactionHash({ ...t, transaction_fee: t.transaction_fee + 1n }), h);
+    assert.notEqual(transactionHash({ ...t, transaction_type: t.transaction_type === 0 ? 10 : 0 }), h);
+    assert.notEqual(transactionHash({ ...t, chain_id: sha3("another chain") }), h);
+    const { transaction_fee: _f, transaction_type: _t, chain_id: _c, ...refFields } = t;
+    assert.equal(referenceTransactionHash({ ...refFields }), referenceTransactionHash(t), "the reference ignores them");
+  });
+  it("pins the reference preimage's known value (computed independently with Python's hashlib.sha3_256)", () => {
+    assert.equal(referenceTransactionHash(txn()), "c21bc6302220c2bd2f5e20562e7dfa4536507021b7a65ad4add1dbb8bf9cd243");
   });
   it("matches real reference transactions (gosdk docs: put response and confirmation)", () => {
     const put = (parseExactJson(VECTORS.put_response) as { entity: unknown }).entity;
     const t = transactionFromJson(put);
     assert.equal(t.hash, "a8986181e09f01813ee6226c4605cc34654000d1bb70f20bcca0d590cb8511cb");
-    assert.equal(transactionHash(t), t.hash);
+    assert.equal(referenceTransactionHash(t), t.hash);
+    assert.notEqual(transactionHash(t), t.hash, "Cairn's preimage departs from the reference's");
     assert.equal(t.transaction_type, 1000);
     assert.equal(t.txn_output_hash, undefined, 'txn_output_hash "" means not executed');
     assert.deepEqual(smartContractCall(t), {
@@ -123,7 +134,7 @@ describe("transaction hash", () => {
     assert.ok(getScheme("ed25519").verify(VECTORS.client_public_key, t.hash, t.signature), "reference signature verifies");
     const c = (parseExactJson(VECTORS.confirmation) as { txn: unknown }).txn;
     const ct = transactionFromJson(c);
-    assert.equal(transactionHash(ct), "bee436b5e9753cf6c1170202bb874bd539cdb3319740828c23efa62360c40632");
+    assert.equal(referenceTransactionHash(ct), "bee436b5e9753cf6c1170202bb874bd539cdb3319740828c23efa62360c40632");
     assert.equal(outputHash(ct.transaction_output ?? ""), ct.txn_output_hash);
     assert.ok(getScheme("ed25519").verify(VECTORS.client_public_key, ct.hash, ct.signature));
   });
@@ -237,7 +248,7 @@ describe("admission checks (reference order and codes)", () => {
       const self = signTransaction({ ...same.t, to_client_id: same.w.client_id }, scheme(), same.w.keys[0]!.private_key);
       refuse(self, "invalid_request", /from and to client should be different/);
       refuse(
-        { ...signed().t, transaction_value: 5n },
+        { ...signed().t, transaction_value: 5n, hash: sha3("not the hash") },
         "hash_mismatch",
         /The hash of the data doesn't match with the provided hash/,
       );
@@ -251,6 +262,39 @@ describe("admission checks (reference order and codes)", () => {
       assert.doesNotThrow(() =>
         validateTransaction({ ...signed().t, transaction_output: "x", txn_output_hash: sha3("x") }, ctx()),
       );
+    });
+  }
+
+  for (const schemeName of ["bls0chain", "ed25519"]) {
+    it(`${schemeName}: a signed transaction altered afterwards (fee, type, value, chain) is refused with invalid_signature`, () => {
+      const scheme = getScheme(schemeName);
+      const w = createWallet(scheme);
+      const c = { chainId: CHAIN, nowSec: 1_700_000_000, scheme, registeredKey: () => undefined };
+      const t = signTransaction(
+        txn({ client_id: w.client_id, public_key: w.client_key, transaction_fee: 0n, transaction_type: 0 }),
+        scheme,
+        w.keys[0]!.private_key,
+      );
+      assert.doesNotThrow(() => validateTransaction(t, c));
+      const altered: Partial<Transaction>[] = [
+        { transaction_fee: 99_999_999_999n },
+        { transaction_type: 10 },
+        { transaction_value: t.transaction_value + 1n },
+        { transaction_data: "other" },
+      ];
+      for (const a of altered) {
+        assert.throws(
+          () => validateTransaction({ ...t, ...a }, c),
+          coded("invalid_signature", /altered after signing/),
+          JSON.stringify(a, (_k, v) => (typeof v === "bigint" ? String(v) : v)),
+        );
+        // re-hashing after the change does not help: the signature is over the original hash
+        const rehashed = { ...t, ...a };
+        assert.throws(() => validateTransaction({ ...rehashed, hash: transactionHash(rehashed) }, c), coded("invalid_signature"));
+      }
+      // replay on another chain: that chain refuses it (its id is in the signed hash)
+      const other = { ...c, chainId: sha3("other chain") };
+      assert.throws(() => validateTransaction({ ...t, chain_id: other.chainId }, other), coded("invalid_signature"));
     });
   }
 

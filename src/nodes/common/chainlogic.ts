@@ -17,11 +17,16 @@ function reject(msg: string): never {
   throw new CodedError({ code: "invalid_block", op: "verify block" }, msg);
 }
 
-/** Key that verifies a transaction: its own public key when it hashes to the client id, else the registered one. */
-export function txnKey(t: Transaction, store: ChainStore): string | undefined {
+/**
+ * Key that verifies a transaction in a block: its own public key when it hashes to the client id, nothing
+ * else. A block is verified from the block and the state alone, identically on every miner and sharder, so a
+ * key a client registered with some miners only (`/v1/client/put`) must travel in the transaction: miners
+ * attach it at admission (see `MinerNode.admit`).
+ */
+export function txnKey(t: Transaction): string | undefined {
   if (t.public_key && isHex(t.public_key) && t.public_key.length > 0 && sha3(fromHex(t.public_key)) === t.client_id)
     return t.public_key;
-  return store.clientKey(t.client_id);
+  return undefined;
 }
 
 /** The block a set of transactions executes in (what contracts and block hooks see). */
@@ -72,7 +77,10 @@ export function verifyBlockContent(
     reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
   const inBlock = new Set<string>();
   for (const t of block.transactions) {
-    if (t.hash !== transactionHash(t)) reject(`transaction ${t.hash} hash mismatch`);
+    if (t.hash !== transactionHash(t))
+      reject(
+        `transaction ${t.hash}: invalid_signature: its content (fee, type, chain, value, data, ...) does not hash to the signed hash`,
+      );
     if (inBlock.has(t.hash) || opts.seen(t.hash)) reject(`transaction ${t.hash} is already on the chain`);
     inBlock.add(t.hash);
     if (t.chain_id !== opts.chainId) reject(`transaction ${t.hash} is for another chain`);
@@ -80,8 +88,13 @@ export function verifyBlockContent(
       reject(`transaction ${t.hash} is outside the block's time window`);
     if (Buffer.byteLength(t.transaction_data, "utf8") > MAX_TXN_PAYLOAD) reject(`transaction ${t.hash} payload too large`);
     if (t.transaction_value < 0n || t.transaction_fee < 0n) reject(`transaction ${t.hash} has a negative amount`);
-    const key = txnKey(t, opts.store);
-    if (!key || !opts.scheme.verify(key, t.hash, t.signature)) reject(`transaction ${t.hash} signature does not verify`);
+    const key = txnKey(t);
+    if (!key)
+      reject(
+        `transaction ${t.hash}: invalid_signature: it carries no public key of client ${t.client_id} (keys travel in the block)`,
+      );
+    if (!opts.scheme.verify(key, t.hash, t.signature))
+      reject(`transaction ${t.hash}: invalid_signature: the signature does not verify under the key of client ${t.client_id}`);
   }
   // the executor ignores the block's stated results and recomputes them
   const { root, executed, hookFailures } = executeOn(opts.store, parent.state_hash, block.transactions, block);

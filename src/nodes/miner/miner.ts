@@ -468,7 +468,8 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
-      const clean = withoutResult(txn);
+      // the verifying key travels with the transaction, so every node verifies the block from the block alone
+      const clean = { ...withoutResult(txn), public_key: key };
       const wasIdle = this.pool.size === 0;
       this.pool.set(txn.hash, { txn: clean, received: this.now() });
       // a proposal held back by the minimum round time can go now

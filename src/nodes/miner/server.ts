@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
 import { CodedError } from "../../core/errors.js";
-import { clientIdOf } from "../../core/schemes.js";
+import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { createServer, requireHash, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
@@ -67,12 +67,9 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     const v = req.body as { id?: unknown; public_key?: unknown } | undefined;
     if (typeof v?.id !== "string" || typeof v.public_key !== "string")
       throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
-    let id: string;
-    try {
-      id = clientIdOf(v.public_key);
-    } catch {
-      throw new CodedError({ code: "invalid_request", op: "register client" }, "public_key is not hex");
-    }
+    const problem = publicKeyProblem(v.public_key);
+    if (problem) throw new CodedError({ code: "invalid_request", op: "register client" }, problem);
+    const id = clientIdOf(v.public_key);
     if (id !== v.id)
       throw new CodedError(
         { code: "invalid_request", op: "register client" },

@@ -36,8 +36,10 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
     state_missing_nodes: missing,
     lfb_state: lfb.state_hash,
     fetching_status: sh.fetchingCount() > 0 ? `fetching ${sh.fetchingCount()} blocks` : "idle",
-    is_active_in_chain: true,
-    state_health: missing,
+    is_active_in_chain: sh.unhealthy() === undefined,
+    state_health: missing + (sh.unhealthy() === undefined ? 0 : sh.behind()),
+    behind_rounds: sh.behind(),
+    health: sh.unhealthy() ?? "ok",
     blocks_rejected: sh.stats.rejected,
     blocks_fetched: sh.stats.fetched,
     last_error: sh.stats.lastError,
@@ -179,7 +181,14 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     };
   });
   app.get("/v1/sharder/get/stats", async () => ({ ...sh.stats, finalizeTimes: undefined }));
-  app.get("/_health_check", async () => ({ ok: true, lfb: sh.latestFinalized().round }));
+  app.get("/_health_check", async (_req, reply) => {
+    const why = sh.unhealthy();
+    return sendJson(
+      reply,
+      { ok: why === undefined, lfb: sh.latestFinalized().round, behind_rounds: sh.behind(), ...(why ? { reason: why } : {}) },
+      why === undefined ? 200 : 503,
+    );
+  });
   app.get("/_nh/whoami", async () => whoami("sharder", me));
   app.get("/_diagnostics/json", async () => sharderDiagnostics(sh, me));
   app.get("/_diagnostics", async (_req, reply) => {

@@ -19,6 +19,9 @@ import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import type { ChainStore } from "../store/chainstore.js";
 
+/** A sharder further behind the notarized chain than this many rounds reports itself unhealthy. */
+export const BEHIND_LIMIT = 10;
+
 export interface SharderOptions {
   chainId: string;
   magicBlock: MagicBlock;
@@ -51,6 +54,8 @@ export class SharderNode {
     hookFailures: 0,
   };
   private fetching = 0;
+  /** Highest round of a block with a quorum of valid tickets this sharder has seen (pushed or fetched). */
+  private highestSeen = 0;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(readonly opts: SharderOptions) {
@@ -75,6 +80,19 @@ export class SharderNode {
 
   latestFinalized(): Block {
     return this.lfb;
+  }
+
+  /** Rounds between the latest finalized block and the highest notarized block seen (0 when none is newer). */
+  behind(): number {
+    return Math.max(0, this.highestSeen - this.lfb.round);
+  }
+
+  /** Why this sharder is not healthy (stuck or far behind the miners), or undefined when it is. */
+  unhealthy(): string | undefined {
+    const behind = this.behind();
+    if (behind > BEHIND_LIMIT)
+      return `${behind} rounds behind the notarized round ${this.highestSeen} (latest finalized ${this.lfb.round})${this.stats.lastError ? `; last error: ${this.stats.lastError}` : ""}`;
+    return undefined;
   }
 
   fetchingCount(): number {
@@ -159,6 +177,7 @@ export class SharderNode {
     if (block.round <= this.lfb.round || this.tree.has(block.hash)) return;
     try {
       this.checkTickets(block);
+      if (block.round > this.highestSeen) this.highestSeen = block.round;
       let parent = this.parentOf(block);
       if (!parent) {
         if (depth > 200)

@@ -1,0 +1,22 @@
+/** The miner contract: node registration, stake pools on miners and sharders, block rewards. */
+export { createMinerContract, MINER_FEE_EXEMPT, minerContract } from "./contract.js";
+export { MINER_REST_POINTS, minerRest } from "./rest.js";
+export {
+  DEFAULT_MINER_CONFIG,
+  type DelegatePool,
+  MINER_ADDRESS,
+  type MinerGlobal,
+  type MinerNode,
+  type MinerScConfig,
+  minerGenesis,
+  minerNodeJson,
+  type NodeKind,
+  type PoolStatus,
+  readGlobal as readMinerGlobal,
+  readList as readMinerList,
+  readLocked as readMinerLocked,
+  readNode as readMinerNode,
+  readUser as readMinerUser,
+  type SimpleNode,
+  type UserNode,
+} from "./state.js";

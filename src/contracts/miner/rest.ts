@@ -1,0 +1,130 @@
+/** REST views of the miner contract (reference `minersc/handler.go`), answered by sharders at `/v1/screst/<miner SC>/…`. */
+import type { StateView } from "../../chain/state.js";
+import { CodedError } from "../../core/errors.js";
+import {
+  globalFromConfig,
+  globalJson,
+  type MinerScConfig,
+  minerNodeJson,
+  type NodeKind,
+  poolJson,
+  readGlobal,
+  readList,
+  readMagicBlock,
+  readNode,
+  readUser,
+} from "./state.js";
+
+export const MINER_REST_POINTS = [
+  "getNodepool",
+  "getUserPools",
+  "getMinerList",
+  "getSharderList",
+  "getSharderKeepList",
+  "getPhase",
+  "getMagicBlock",
+  "nodeStat",
+  "nodePoolStat",
+  "configs",
+] as const;
+
+function notFound(msg: string): never {
+  throw new CodedError({ code: "resource_not_found", op: "miner sc rest" }, msg);
+}
+
+type View = Pick<StateView, "getNode">;
+
+function nodeList(state: View, kind: NodeKind): { Nodes: Record<string, unknown>[] } {
+  const nodes: Record<string, unknown>[] = [];
+  for (const id of readList(state, kind)) {
+    const mn = readNode(state, id);
+    if (mn) nodes.push(minerNodeJson(mn));
+  }
+  return { Nodes: nodes };
+}
+
+/** Answer one REST view. */
+export function minerRest(state: View, endpoint: string, params: Record<string, string>, config: MinerScConfig): unknown {
+  const path = endpoint.replace(/^\/+/, "");
+  switch (path) {
+    case "getMinerList":
+      return nodeList(state, "miner");
+    case "getSharderList":
+      return nodeList(state, "sharder");
+    case "getSharderKeepList":
+      return { Nodes: [] };
+    case "getNodepool": {
+      const id = params.id ?? "";
+      if (id !== "" && !readNode(state, id)) notFound("unknown miner");
+      const urls = (kind: NodeKind): string[] =>
+        readList(state, kind).flatMap((nid) => {
+          const n = readNode(state, nid)?.node;
+          return n ? [`${n.host}:${n.port}`] : [];
+        });
+      return { Miners: urls("miner"), Sharders: urls("sharder") };
+    }
+    case "getUserPools": {
+      const u = readUser(state, params.client_id ?? "");
+      const pools: Record<string, Record<string, unknown[]>> = {};
+      for (const [nodeId, ids] of u.pool_map) {
+        const mn = readNode(state, nodeId);
+        if (!mn) continue;
+        const kind = mn.node.node_type;
+        for (const pid of ids) {
+          const p = mn.pools.get(pid);
+          if (!p) continue;
+          pools[kind] ??= {};
+          const byNode = pools[kind] as Record<string, unknown[]>;
+          byNode[nodeId] ??= [];
+          (byNode[nodeId] as unknown[]).push({
+            id: p.id,
+            balance: p.balance,
+            interest_paid: p.interest_paid,
+            reward_paid: p.reward_paid,
+            status: p.status,
+            high: p.high,
+            low: p.low,
+          });
+        }
+      }
+      return { pools };
+    }
+    case "getPhase": {
+      const g = readGlobal(state);
+      return { phase: 0, start_round: 0, current_round: g?.last_round ?? 0, restarts: 0 };
+    }
+    case "getMagicBlock": {
+      const mb = readMagicBlock(state);
+      if (!mb) notFound("can't get magic block: value not present");
+      return mb;
+    }
+    case "nodeStat": {
+      const mn = readNode(state, params.id ?? "");
+      if (!mn) notFound(`can't get miner node: ${params.id || "(no id given)"}: value not present`);
+      return minerNodeJson(mn);
+    }
+    case "nodePoolStat": {
+      const mn = readNode(state, params.id ?? "");
+      if (!mn) notFound(`can't get miner node: ${params.id || "(no id given)"}: value not present`);
+      const p = mn.pools.get(params.pool_id ?? "");
+      if (!p) notFound("can't find pool stats");
+      return poolJson(p);
+    }
+    case "configs": {
+      const g = readGlobal(state) ?? globalFromConfig(config);
+      return {
+        ...globalJson(g),
+        start_rounds: config.start_rounds,
+        contribute_rounds: config.contribute_rounds,
+        share_rounds: config.share_rounds,
+        publish_rounds: config.publish_rounds,
+        wait_rounds: config.wait_rounds,
+      };
+    }
+    default:
+      throw new CodedError(
+        { code: "resource_not_found", op: "miner sc rest" },
+        `the miner SC has no endpoint "${path.slice(0, 40)}" (${MINER_REST_POINTS.join(", ")})`,
+      );
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The storage smart contract (reference `smartcontract/storagesc`, 2021) at `ScAddress.storage`.
+ *
+ * Functions (input = JSON object of the transaction's `{"name", "input"}`; value in SAS where it says so):
+ * - `add_blobber` StorageNode `{id, url, geolocation, terms{read_price, write_price, min_lock_demand,
+ *   max_offer_duration, challenge_completion_time}, capacity, stake_pool_settings{delegate_wallet, min_stake,
+ *   max_stake, num_delegates, service_charge}}` — sender = the blobber
+ * - `update_blobber_settings` the same JSON — sender = the blobber's delegate wallet
+ * - `blobber_health_check` `{}` — sender = the blobber (or validator)
+ * - `add_validator` `{id, url, stake_pool_settings}` — sender = the validator
+ * - `stake_pool_lock {blobber_id | validator_id}` value; `stake_pool_unlock {blobber_id, pool_id}`;
+ *   `stake_pool_pay_interests {blobber_id}`
+ * - `new_allocation_request {data_shards, parity_shards, size, expiration_date, owner_id, owner_public_key,
+ *   preferred_blobbers, read_price_range{min,max}, write_price_range{min,max}, max_challenge_completion_time,
+ *   diversify_blobbers}` value = write pool lock; `update_allocation_request {id, size, expiration_date,
+ *   set_immutable}` value = extra lock; `cancel_allocation {allocation_id}`; `finalize_allocation {allocation_id}`
+ * - `new_read_pool {}`; `read_pool_lock {allocation_id, blobber_id?, duration}` value; `read_pool_unlock {pool_id}`
+ * - `write_pool_lock {allocation_id, blobber_id?, duration}` value; `write_pool_unlock {pool_id}`
+ * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sender = the blobber
+ * - `read_redeem {read_marker}` — sender = the blobber
+ */
+import { CodedError } from "../../core/errors.js";
+import type { SmartContract } from "../context.js";
+import { cancelAllocation, finalizeAllocation, newAllocationRequest, updateAllocationRequest } from "./allocation.js";
+import { addBlobber, addValidator, blobberHealthCheck, updateBlobberSettings } from "./blobbers.js";
+import { DEFAULT_STORAGE_CONFIG, type StorageConfig } from "./config.js";
+import { commitConnection, readRedeem } from "./markers.js";
+import { newReadPool, readPoolLock, readPoolUnlock, writePoolLock, writePoolUnlock } from "./pools.js";
+import { STORAGE_REST_POINTS, storageRest } from "./rest.js";
+import { stakePoolLock, stakePoolPayInterests, stakePoolUnlock } from "./stakepool.js";
+import { STORAGE_ADDRESS } from "./state.js";
+
+export { blobberSize, minLockDemand, writeCost } from "./allocation.js";
+export type { StorageConfig } from "./config.js";
+export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
+export { readCost, readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
+export { STORAGE_REST_POINTS } from "./rest.js";
+export * from "./state.js";
+
+type Fn = (ctx: Parameters<SmartContract["execute"]>[0], conf: StorageConfig, input: unknown) => string;
+
+const FUNCTIONS: Record<string, Fn> = {
+  add_blobber: addBlobber,
+  update_blobber_settings: updateBlobberSettings,
+  blobber_health_check: (ctx) => blobberHealthCheck(ctx),
+  add_validator: addValidator,
+  stake_pool_lock: stakePoolLock,
+  stake_pool_unlock: stakePoolUnlock,
+  stake_pool_pay_interests: stakePoolPayInterests,
+  new_allocation_request: newAllocationRequest,
+  update_allocation_request: updateAllocationRequest,
+  cancel_allocation: cancelAllocation,
+  finalize_allocation: finalizeAllocation,
+  new_read_pool: (ctx) => newReadPool(ctx),
+  read_pool_lock: readPoolLock,
+  read_pool_unlock: (ctx, _c, input) => readPoolUnlock(ctx, input),
+  write_pool_lock: writePoolLock,
+  write_pool_unlock: (ctx, _c, input) => writePoolUnlock(ctx, input),
+  commit_connection: commitConnection,
+  read_redeem: readRedeem,
+};
+
+/** The names of the storage contract's functions. */
+export const STORAGE_FUNCTIONS: readonly string[] = Object.keys(FUNCTIONS);
+
+/** The storage contract with a configuration (the registry uses the reference defaults). */
+export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CONFIG): SmartContract {
+  return {
+    address: STORAGE_ADDRESS,
+    name: "storage",
+    restPoints: STORAGE_REST_POINTS,
+    execute(ctx, fn, input) {
+      const f = Object.hasOwn(FUNCTIONS, fn) ? FUNCTIONS[fn] : undefined;
+      if (!f)
+        throw new CodedError(
+          { code: "failed execution", op: "storage" },
+          `no function with that name ("${fn.slice(0, 40)}"; the storage contract has ${STORAGE_FUNCTIONS.join(", ")})`,
+        );
+      return f(ctx, config, input);
+    },
+    rest(state, endpoint, params, nowSec) {
+      return storageRest(state, config, endpoint.replace(/^\/+/, ""), params, nowSec);
+    },
+  };
+}
+
+/** The storage contract with the reference configuration. */
+export const storageContract: SmartContract = createStorageContract();

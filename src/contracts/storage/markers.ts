@@ -1,0 +1,223 @@
+/**
+ * Settlement of the markers blobbers redeem (storage-protocol §2.1, §2.4, §2.5):
+ *
+ * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sent by the blobber the marker
+ *   names. The marker must be signed by the allocation's owner (key recorded in the allocation), chain onto
+ *   the root the blobber last redeemed, and fit the blobber's share. The cost of the written bytes for the time
+ *   left, `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool to the
+ *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
+ * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
+ *   reader's cumulative block count on that blobber, so the blocks paid are `counter` minus the last redeemed
+ *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, else the
+ *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
+ *   wallet, the rest to its delegates).
+ *
+ * Signatures: `bls0chain` keys (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
+ */
+import { stringifyExactJson } from "../../chain/codec.js";
+import { bls0chain } from "../../core/bls.js";
+import { SECOND } from "../../core/duration.js";
+import { ed25519 } from "../../core/ed25519.js";
+import { sha3 } from "../../core/hash.js";
+import { clientIdOf } from "../../core/schemes.js";
+import type { ContractContext } from "../context.js";
+import { writeCost } from "./allocation.js";
+import type { StorageConfig } from "./config.js";
+import { Input, refuse } from "./errors.js";
+import { returnToPools, takeFromPools } from "./pools.js";
+import { payReward } from "./stakepool.js";
+import {
+  GB,
+  getAllocation,
+  getChallengePool,
+  getReadPools,
+  getStakePool,
+  getTyped,
+  getWritePools,
+  keys,
+  putAllocation,
+  putChallengePool,
+  putReadPools,
+  putStakePool,
+  putWritePools,
+  READ_BLOCK_SIZE,
+  type ReadMarker,
+  type WriteMarker,
+} from "./state.js";
+
+/** Hash a client signs for a write marker. */
+export function writeMarkerHash(wm: WriteMarker): string {
+  return sha3(
+    `${wm.allocation_root}:${wm.prev_allocation_root}:${wm.allocation_id}:${wm.blobber_id}:${wm.client_id}:${wm.size}:${wm.timestamp}`,
+  );
+}
+
+/** Hash a reader signs for a read marker. */
+export function readMarkerHash(rm: ReadMarker): string {
+  return sha3(
+    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.counter}:${rm.timestamp}`,
+  );
+}
+
+/** Verify a signature of either scheme (told apart by the key's length). */
+export function verifySignature(publicKey: string, hash: string, signature: string): boolean {
+  if (publicKey.length === 64) return ed25519.verify(publicKey, hash, signature);
+  if (publicKey.length === 128) return bls0chain.verify(publicKey, hash, signature);
+  return false;
+}
+
+function readWriteMarker(code: string, i: Input): WriteMarker {
+  return {
+    allocation_root: i.str("allocation_root"),
+    prev_allocation_root: i.str("prev_allocation_root", ""),
+    allocation_id: i.str("allocation_id"),
+    size: i.int("size"),
+    blobber_id: i.str("blobber_id"),
+    timestamp: i.num("timestamp"),
+    client_id: i.str("client_id"),
+    signature: i.str("signature", "") || refuse(code, "write marker has no signature"),
+  };
+}
+
+/** `commit_connection {allocation_root, prev_allocation_root, write_marker}` (blobber only). */
+export function commitConnection(ctx: ContractContext, _conf: StorageConfig, input: unknown): string {
+  const code = "commit_connection_failed";
+  const i = Input.of(input, code);
+  const wm = readWriteMarker(code, i.obj("write_marker"));
+  const root = i.str("allocation_root", wm.allocation_root);
+  const prev = i.str("prev_allocation_root", wm.prev_allocation_root);
+  if (root !== wm.allocation_root || prev !== wm.prev_allocation_root)
+    refuse(code, "allocation_root and prev_allocation_root must equal the write marker's");
+  if (ctx.txn.client_id !== wm.blobber_id)
+    refuse(code, `only the blobber the write marker names (${wm.blobber_id}) can redeem it`);
+  const a = getAllocation(ctx.state, wm.allocation_id);
+  if (!a) refuse(code, `can't get allocation: ${wm.allocation_id}: value not present`);
+  if (a.finalized || a.canceled) refuse(code, "allocation is finalized or canceled");
+  const d = a.blobber_details.find((x) => x.blobber_id === wm.blobber_id);
+  if (!d) refuse(code, `blobber ${wm.blobber_id} is not in allocation ${a.id}`);
+  if (wm.client_id !== a.owner_id) refuse(code, `write marker client ${wm.client_id} is not the allocation owner ${a.owner_id}`);
+  if (wm.timestamp > a.expiration_date)
+    refuse(code, `write marker time ${wm.timestamp} is after allocation expires (${a.expiration_date})`);
+  if (ctx.now > a.expiration_date) refuse(code, "allocation is expired");
+  if (d.allocation_root === wm.allocation_root) refuse(code, "write marker already redeemed (same allocation root)");
+  if (d.allocation_root !== wm.prev_allocation_root)
+    refuse(
+      code,
+      `previous allocation root mismatch: the marker chains onto "${wm.prev_allocation_root}", the last redeemed is "${d.allocation_root}"`,
+    );
+  if (!verifySignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
+    refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
+  if (d.used + wm.size > d.size)
+    refuse(code, `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`);
+  if (d.used + wm.size < 0n) refuse(code, `write marker size ${wm.size} removes more than the ${d.used} bytes stored`);
+  const rest = BigInt(a.expiration_date - ctx.now) * SECOND;
+  const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };
+  const cp = getChallengePool(ctx.state, a.id);
+  if (!cp) refuse(code, `can't get challenge pool of allocation ${a.id}`);
+  let moved = 0n;
+  if (wm.size > 0n) {
+    moved = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
+    if (!takeFromPools(wp, a.id, d.blobber_id, moved, ctx.now))
+      refuse(code, `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${moved}`);
+    cp.balance += moved;
+    d.challenge_pool_integral_value += moved;
+    d.spent += moved;
+    a.moved_to_challenge += moved;
+  } else if (wm.size < 0n) {
+    let back = writeCost(d.terms.write_price, -wm.size, rest, a.time_unit);
+    if (back > d.challenge_pool_integral_value) back = d.challenge_pool_integral_value;
+    if (back > cp.balance) back = cp.balance;
+    cp.balance -= back;
+    d.challenge_pool_integral_value -= back;
+    d.spent -= back;
+    d.returned += back;
+    a.moved_back += back;
+    returnToPools(wp, a, d.blobber_id, back, ctx.txn.hash, a.expiration_date + Number(a.challenge_completion_time / SECOND));
+    moved = -back;
+  }
+  d.used += wm.size;
+  d.allocation_root = wm.allocation_root;
+  d.last_write_marker = wm;
+  a.used_size += wm.size;
+  a.stats.used_size += wm.size;
+  a.stats.num_of_writes += 1;
+  putWritePools(ctx.state, a.owner_id, wp);
+  putChallengePool(ctx.state, cp);
+  putAllocation(ctx.state, a);
+  return stringifyExactJson({
+    allocation_id: a.id,
+    blobber_id: d.blobber_id,
+    allocation_root: wm.allocation_root,
+    size: wm.size,
+    moved,
+  });
+}
+
+function readReadMarker(code: string, i: Input): ReadMarker {
+  const rm: ReadMarker = {
+    client_id: i.str("client_id"),
+    client_public_key: i.str("client_public_key"),
+    blobber_id: i.str("blobber_id"),
+    allocation_id: i.str("allocation_id"),
+    owner_id: i.str("owner_id"),
+    timestamp: i.num("timestamp"),
+    counter: i.num("counter"),
+    signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
+  };
+  const payer = i.str("payer_id", "");
+  if (payer) rm.payer_id = payer;
+  return rm;
+}
+
+/** What reading `blocks` 64 KiB blocks costs at `readPrice` (SAS per GB). */
+export function readCost(readPrice: bigint, blocks: bigint): bigint {
+  return (readPrice * blocks * READ_BLOCK_SIZE) / GB;
+}
+
+/** `read_redeem {read_marker}` (blobber only). */
+export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: unknown): string {
+  const code = "read_redeem_failed";
+  const i = Input.of(input, code);
+  const rm = readReadMarker(code, i.obj("read_marker"));
+  if (ctx.txn.client_id !== rm.blobber_id)
+    refuse(code, `only the blobber the read marker names (${rm.blobber_id}) can redeem it`);
+  const a = getAllocation(ctx.state, rm.allocation_id);
+  if (!a) refuse(code, `can't get allocation: ${rm.allocation_id}: value not present`);
+  if (rm.owner_id !== a.owner_id) refuse(code, `read marker owner ${rm.owner_id} is not the allocation owner ${a.owner_id}`);
+  const d = a.blobber_details.find((x) => x.blobber_id === rm.blobber_id);
+  if (!d) refuse(code, `blobber ${rm.blobber_id} is not in allocation ${a.id}`);
+  let keyOk = false;
+  try {
+    keyOk = clientIdOf(rm.client_public_key) === rm.client_id;
+  } catch {
+    keyOk = false;
+  }
+  if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
+  if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
+    refuse(code, "invalid signature on the read marker (not signed by the reader)");
+  const last = getTyped<{ read_marker: ReadMarker }>(ctx.state, keys.readMarker(rm.blobber_id, rm.client_id))?.read_marker;
+  const lastCounter = last?.counter ?? 0;
+  if (rm.counter <= lastCounter)
+    refuse(code, `read marker already redeemed: counter ${rm.counter} is not above the last redeemed ${lastCounter}`);
+  const blocks = BigInt(rm.counter - lastCounter);
+  const value = readCost(d.terms.read_price, blocks);
+  const payer = rm.payer_id || rm.client_id;
+  const rp = getReadPools(ctx.state, payer);
+  if (value > 0n) {
+    if (!rp || !takeFromPools(rp, a.id, d.blobber_id, value, ctx.now))
+      refuse(
+        code,
+        `not enough tokens in client's read pools associated with the allocation->blobber (${payer} -> ${a.id} -> ${d.blobber_id}): want ${value}`,
+      );
+    const sp = getStakePool(ctx.state, d.blobber_id);
+    if (!sp) refuse(code, `can't get stake pool of blobber ${d.blobber_id}`);
+    payReward(ctx.state, sp, value, "blobber");
+    putStakePool(ctx.state, sp);
+    putReadPools(ctx.state, payer, rp);
+  }
+  d.read_reward += value;
+  a.stats.num_of_reads += Number(blocks);
+  putAllocation(ctx.state, a);
+  ctx.state.putNode(keys.readMarker(rm.blobber_id, rm.client_id), { read_marker: rm });
+  return stringifyExactJson({ allocation_id: a.id, blobber_id: d.blobber_id, blocks, value, payer_id: payer });
+}

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { allocInput, Chain, GiB, setupBlobbers, signedReadMarker, signedWriteMarker, T0, wallet, ZCN } from "./chain.js";
+
+const MIN = 60_000_000_000n;
+const MONTH = 720 * 3600;
+
+function world() {
+  const c = new Chain();
+  const bs = setupBlobbers(c, 4, ZCN);
+  const owner = wallet();
+  c.fund(owner, 10n * ZCN);
+  const a = c.ok(owner, "new_allocation_request", allocInput(owner), ZCN);
+  const id = a.id as string;
+  const ids = (c.rest("allocation", { allocation: id }).blobbers as { id: string }[]).map((b) => b.id);
+  const blobber = bs.find((b) => b.blobber.id === ids[0])!;
+  return { c, bs, owner, id, blobber };
+}
+
+describe("storage contract: commit_connection and read_redeem", () => {
+  it("commit_connection moves the written size's cost from the write pool to the challenge pool", () => {
+    const { c, owner, id, blobber } = world();
+    const b = blobber.blobber;
+    const wm = signedWriteMarker(owner, {
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      allocation_id: id,
+      size: GiB / 4n,
+      blobber_id: b.id,
+      timestamp: T0,
+    });
+    const out = c.ok(b, "commit_connection", { allocation_root: "r1", prev_allocation_root: "", write_marker: wm });
+    // 0.1 ZCN/GB × 0.25 GB × 720h/720h
+    const cost = ZCN / 40n;
+    assert.equal(out.moved, Number(cost));
+    assert.equal(c.rest("getChallengePoolStat", { allocation_id: id }).balance, cost);
+    const alloc = c.rest("allocation", { allocation: id });
+    const d = alloc.blobber_details[0];
+    assert.equal(d.allocation_root, "r1");
+    assert.equal(d.used, GiB / 4n);
+    assert.equal(d.spent, cost);
+    assert.equal(d.last_write_marker.signature, wm.signature);
+    assert.equal(alloc.moved_to_challenge, cost);
+    assert.equal(alloc.used_size, GiB / 4n);
+    const share = c.rest("getWritePoolAllocBlobberStat", { client_id: owner.id, allocation_id: id, blobber_id: b.id });
+    assert.equal(share[0].balance, ZCN / 4n - cost);
+    // a delete halfway through the allocation's life moves back half the price of what it removes
+    const wm2 = signedWriteMarker(owner, {
+      allocation_root: "r2",
+      prev_allocation_root: "r1",
+      allocation_id: id,
+      size: -(GiB / 4n),
+      blobber_id: b.id,
+      timestamp: T0 + MONTH / 2,
+    });
+    c.ok(b, "commit_connection", { allocation_root: "r2", prev_allocation_root: "r1", write_marker: wm2 }, 0n, T0 + MONTH / 2);
+    assert.equal(c.rest("getChallengePoolStat", { allocation_id: id }).balance, cost / 2n);
+    // at finalization the challenge pool goes to the blobber
+    const before = c.balance(blobber.delegate.id);
+    c.ok(owner, "finalize_allocation", { allocation_id: id }, 0n, T0 + MONTH + 121);
+    assert.equal(c.rest("getChallengePoolStat", { allocation_id: id }).balance, 0n);
+    assert.equal(
+      c.balance(blobber.delegate.id) - before,
+      cost / 2n,
+      "the challenge pool share (cost / 2, above the min lock demand)",
+    );
+  });
+
+  it("commit_connection refusals", () => {
+    const { c, owner, id, blobber, bs } = world();
+    const b = blobber.blobber;
+    const mk = (o: Record<string, unknown> = {}, signer = owner) =>
+      signedWriteMarker(signer, {
+        allocation_root: "r1",
+        prev_allocation_root: "",
+        allocation_id: id,
+        size: 1000n,
+        blobber_id: b.id,
+        timestamp: T0,
+        ...o,
+      });
+    const r = (wm: unknown, re: RegExp, from = b, at = T0) =>
+      c.refused(from, "commit_connection", { write_marker: wm }, 0n, re, at);
+    r(mk(), /^commit_connection_failed: only the blobber the write marker names/, bs.find((x) => x.blobber.id !== b.id)!.blobber);
+    r(mk({ allocation_id: "nope" }), /can't get allocation: nope/);
+    r(mk({ blobber_id: wallet().id }), /only the blobber/);
+    r({ ...mk(), signature: "00".repeat(64) }, /invalid signature on the write marker/);
+    r(mk({}, wallet()), /is not the allocation owner/);
+    r(mk({ prev_allocation_root: "zz" }), /previous allocation root mismatch/);
+    r(mk({ size: GiB }), /max allocation size reached on blobber/);
+    r(mk({ size: -5n }), /removes more than the 0 bytes stored/);
+    r(mk({ timestamp: T0 + MONTH + 5 }), /write marker time .* is after allocation expires/);
+    r(mk(), /allocation is expired/, b, T0 + MONTH + 1);
+    r({ allocation_root: "x" }, /malformed request: write_marker.allocation_id must be a string/);
+    const wm = mk();
+    c.ok(b, "commit_connection", { write_marker: wm });
+    r(wm, /write marker already redeemed/);
+  });
+
+  it("commit_connection refuses when the write pool cannot pay", () => {
+    const c = new Chain();
+    setupBlobbers(c, 1, 10n * ZCN, { write: 10n * ZCN });
+    const owner = wallet();
+    c.fund(owner, 10n * ZCN);
+    const a = c.ok(
+      owner,
+      "new_allocation_request",
+      allocInput(owner, { data_shards: 1, parity_shards: 0, size: GiB }),
+      (3n * ZCN) / 2n,
+    );
+    const b = c.rest("allocation", { allocation: a.id as string }).blobbers[0].id;
+    const blobber = { id: b, publicKey: "", privateKey: "" };
+    const wm = signedWriteMarker(owner, {
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      allocation_id: a.id as string,
+      size: GiB,
+      blobber_id: b,
+      timestamp: T0,
+    });
+    c.refused(
+      blobber,
+      "commit_connection",
+      { write_marker: wm },
+      0n,
+      /not enough tokens in write pool of allocation .* want 100000000000/,
+    );
+  });
+
+  it("read_redeem pays the blobber from the reader's read pool for the new blocks", () => {
+    const { c, owner, id, blobber } = world();
+    const b = blobber.blobber;
+    c.ok(owner, "new_read_pool");
+    c.ok(owner, "read_pool_lock", { allocation_id: id, duration: 60n * MIN }, ZCN);
+    const rm = signedReadMarker(owner, {
+      blobber_id: b.id,
+      allocation_id: id,
+      owner_id: owner.id,
+      timestamp: T0,
+      counter: 16384,
+    });
+    const before = c.balance(blobber.delegate.id);
+    const out = c.ok(b, "read_redeem", { read_marker: rm });
+    // 16384 blocks × 64 KiB = 1 GiB at 0.01 ZCN/GB
+    assert.equal(out.value, Number(ZCN / 100n));
+    assert.equal(c.balance(blobber.delegate.id) - before, ZCN / 100n);
+    assert.deepEqual(c.rest("latestreadmarker", { client: owner.id, blobber: b.id }).counter, 16384);
+    assert.equal(c.rest("allocation", { allocation: id }).blobber_details[0].read_reward, ZCN / 100n);
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: rm },
+      0n,
+      /^read_redeem_failed: read marker already redeemed: counter 16384 is not above the last redeemed 16384/,
+    );
+    const rm2 = signedReadMarker(owner, {
+      blobber_id: b.id,
+      allocation_id: id,
+      owner_id: owner.id,
+      timestamp: T0,
+      counter: 16384 * 30,
+    });
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: rm2 },
+      0n,
+      /not enough tokens in client's read pools associated with the allocation->blobber/,
+    );
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: { ...rm2, signature: "00".repeat(64) } },
+      0n,
+      /invalid signature on the read marker/,
+    );
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: { ...rm2, client_public_key: wallet().publicKey } },
+      0n,
+      /client_public_key does not belong to client_id/,
+    );
+    c.refused(b, "read_redeem", { read_marker: { ...rm2, owner_id: "x" } }, 0n, /is not the allocation owner/);
+    c.refused(owner, "read_redeem", { read_marker: rm2 }, 0n, /only the blobber the read marker names/);
+    c.refused(b, "read_redeem", { read_marker: { ...rm2, allocation_id: "nope" } }, 0n, /can't get allocation: nope/);
+  });
+});
