@@ -19,7 +19,7 @@ import { createSharder } from "../nodes/sharder/factory.js";
 import type { SharderNode } from "../nodes/sharder/sharder.js";
 import { ChainStore } from "../nodes/store/chainstore.js";
 import * as sdk from "../sdk/index.js";
-import { generateGenesis } from "./genesis.js";
+import { generateGenesis, nextMagicBlock } from "./genesis.js";
 
 export interface InProcessOptions {
   miners?: number;
@@ -31,6 +31,8 @@ export interface InProcessOptions {
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
+  /** Extra miners running outside the genesis magic block (listed after the others in `miners`). */
+  spareMiners?: number;
 }
 
 /** A running in-process network. */
@@ -42,6 +44,12 @@ export interface InProcessNetwork {
   blockWorker: BlockWorker;
   miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
+  /**
+   * A view change by hand: the next magic block with the miners at `minerIndexes` (into `miners`) and the
+   * same sharders, fresh threshold keys, in force from `startingRound`; handed to every miner (with its new
+   * share) and sharder, as the miner contract's view change will.
+   */
+  addMagicBlock(minerIndexes: number[], startingRound: number): MagicBlock;
   /** Take a miner off the network (its timers stop and requests to it are refused). */
   stopMiner(i: number): void;
   /** Stop everything. */
@@ -62,7 +70,9 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     minerPort: (i) => 7071 + i,
     sharderPort: (i) => 7171 + i,
     nowSec: Math.floor(clock.now() / 1000),
+    spareMiners: opts.spareMiners ?? 0,
   });
+  const allMiners = [...g.miners, ...g.spareMiners];
   const transport = new MemoryTransport({ clock });
   const logger = silentLogger();
   const edgesAt = (addr: string): NodeEdges => ({ clock, transport: transport.from(addr), logger });
@@ -90,7 +100,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     const p = serve(addr, createSharder(chain(), { keys: keysOf(s), maxBlockTxns: 1000 }, edgesAt(addr)));
     return { id: s.node.id, url: `http://${addr}`, node: p.node, app: p.app };
   });
-  const minerPeers = g.miners.map((m) => {
+  const minerPeers = allMiners.map((m) => {
     const addr = `${HOST}:${m.node.port}`;
     return serve(
       addr,
@@ -98,7 +108,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
         chain(),
         {
           keys: keysOf(m),
-          shareSecretKey: m.share as string,
+          shareSecretKey: m.share ?? "",
           consensus: {
             softTimeoutMs: opts.softTimeoutMs ?? 1000,
             proposalWaitMs: opts.proposalWaitMs ?? 50,
@@ -115,7 +125,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   });
   const miners = minerPeers.map((p, i) => ({
     id: p.node.opts.selfId,
-    url: `http://${HOST}:${g.miners[i]?.node.port}`,
+    url: `http://${HOST}:${allMiners[i]?.node.port}`,
     node: p.node,
     app: p.app,
     up: true,
@@ -133,6 +143,18 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     blockWorker: bw.node,
     miners,
     sharders,
+    addMagicBlock(minerIndexes: number[], startingRound: number): MagicBlock {
+      const latest = sharders[0]?.node.magicBlocks.latest() ?? g.magicBlock;
+      const chosen = minerIndexes.map((i) => {
+        const m = allMiners[i];
+        if (!m) throw new RangeError(`no miner ${i}`);
+        return m;
+      });
+      const { magicBlock, shares } = nextMagicBlock(latest, chosen, g.sharders, startingRound);
+      for (const s of sharders) s.node.addMagicBlock(magicBlock);
+      for (const m of miners) m.node.addMagicBlock(magicBlock, shares.get(m.id));
+      return magicBlock;
+    },
     stopMiner(i: number) {
       const m = miners[i];
       if (!m) return;

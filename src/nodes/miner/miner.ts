@@ -17,7 +17,8 @@ import type {
 } from "../../chain/consensus/types.js";
 import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
-import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
@@ -66,10 +67,11 @@ interface PoolEntry {
 
 export class MinerNode {
   readonly engine: ConsensusEngine;
-  readonly miners: MinerInfo[];
+  /** The magic blocks known to this miner: who mines, shards and holds the beacon keys at each round. */
+  readonly magicBlocks: MagicBlockSchedule;
+  /** This miner's threshold key share per magic block number. */
+  private readonly shares = new Map<number, string>();
   private readonly pool = new Map<string, PoolEntry>();
-  private readonly peers: Map<string, string>;
-  private readonly sharders: string[];
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
   readonly stats = {
@@ -86,38 +88,40 @@ export class MinerNode {
   private lastPruneRound = 0;
 
   constructor(readonly opts: MinerOptions) {
-    this.miners = minersOf(opts.magicBlock);
-    const mb = opts.magicBlock;
-    this.peers = new Map(
-      Object.values(mb.miners.nodes)
-        .filter((m) => m.id !== opts.selfId)
-        .map((m) => [m.id, nodeUrl(m)]),
-    );
-    this.sharders = Object.values(mb.sharders.nodes).map(nodeUrl);
-    const self = this.miners.find((m) => m.id === opts.selfId);
-    if (!self)
-      throw new CodedError(
-        { code: "config_invalid", op: "start miner" },
-        `this miner (${opts.selfId}) is not in the magic block`,
-      );
-    const byId = new Map(this.miners.map((m) => [m.id, m]));
-    const gpk = groupPublicKey(mb);
+    const mbs = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
+    this.magicBlocks = mbs;
+    this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
+    for (const mb of mbs.all()) {
+      const share = opts.store.getMeta(`share:${mb.magic_block_number}`);
+      if (share !== undefined) this.shares.set(mb.magic_block_number, share);
+    }
+    if (!mbs.isMinerAnywhere(opts.selfId))
+      opts.log("info", `this miner (${opts.selfId}) is in no known magic block yet: it follows the chain without voting`);
     const crypto: ConsensusCrypto = {
-      signVrfShare: (round) => signShare(opts.shareSecretKey, vrfHash(opts.chainId, round)),
+      signVrfShare: (round) => {
+        const n = mbs.at(round).magic_block_number;
+        const secret = this.shares.get(n);
+        if (secret === undefined)
+          throw new CodedError(
+            { code: "share_missing", op: "sign VRF share" },
+            `no threshold key share of magic block ${n} (in force at round ${round})`,
+          );
+        return signShare(secret, vrfHash(opts.chainId, round));
+      },
       verifyVrfShare: (minerId, round, share) => {
-        const m = byId.get(minerId);
+        const m = mbs.minerAt(round, minerId);
         return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
       },
       recoverGroupSig: (round, shares) =>
         recoverSignature(
           shares.map((s) => ({ id: s.minerId, sig: s.share })),
-          mb.t,
+          mbs.at(round).t,
         ),
-      verifyGroupSig: (round, sig) => verifyGroup(gpk, sig, vrfHash(opts.chainId, round)),
+      verifyGroupSig: (round, sig) => verifyGroup(mbs.groupKeyAt(round), sig, vrfHash(opts.chainId, round)),
       signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
       verifyBlockSig: (minerId, hash, sig) => {
-        const m = byId.get(minerId);
-        return !!m && opts.scheme.verify(m.public_key, hash, sig);
+        const key = this.minerKey(minerId);
+        return key !== undefined && opts.scheme.verify(key, hash, sig);
       },
     };
     const logic: BlockLogic = {
@@ -134,10 +138,17 @@ export class MinerNode {
         this.noteHookFailures(block.round, failures);
       },
     };
+    const genesisMiners = minersOf(opts.magicBlock);
     this.engine = new ConsensusEngine({
-      self,
-      miners: this.miners,
-      T: mb.t,
+      self: genesisMiners.find((m) => m.id === opts.selfId) ?? {
+        id: opts.selfId,
+        set_index: -1,
+        public_key: "",
+        share_public_key: "",
+      },
+      miners: genesisMiners,
+      T: opts.magicBlock.t,
+      membership: (round) => mbs.membership(round),
       chainId: opts.chainId,
       genesis: opts.genesis,
       crypto,
@@ -151,6 +162,63 @@ export class MinerNode {
       restored: this.restore(),
       lookupFinalized: (h) => opts.store.getBlock(h),
     });
+  }
+
+  /** Node public key of a miner of any known magic block. */
+  private minerKey(id: string): string | undefined {
+    for (const mb of this.magicBlocks.all()) {
+      const n = mb.miners.nodes[id];
+      if (n) return n.public_key;
+    }
+    return undefined;
+  }
+
+  /**
+   * A new magic block (a view change): from its starting round the miner and sharder sets and the beacon
+   * keys are its own. `shareSecretKey` is this miner's threshold key share in it, when it is a miner of it.
+   * Both are kept in the store. Returns false when the block was already known.
+   * @throws CodedError `invalid_magic_block` when it does not follow the latest known one.
+   */
+  addMagicBlock(mb: MagicBlock, shareSecretKey?: string): boolean {
+    if (mb.starting_round <= this.engine.currentRound())
+      throw new CodedError(
+        { code: "invalid_magic_block", op: "add magic block" },
+        `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the current round ${this.engine.currentRound()}`,
+      );
+    const added = this.magicBlocks.add(mb);
+    if (shareSecretKey !== undefined) {
+      this.opts.store.putMeta(`share:${mb.magic_block_number}`, shareSecretKey);
+      this.shares.set(mb.magic_block_number, shareSecretKey);
+    }
+    if (added) {
+      this.opts.store.putMagicBlock(mb);
+      this.opts.log("info", `magic block ${mb.magic_block_number} in force from round ${mb.starting_round}`);
+    }
+    return added;
+  }
+
+  /** URL of a miner of any known magic block. */
+  private minerUrl(id: string): string | undefined {
+    for (const mb of this.magicBlocks.all()) {
+      const n = mb.miners.nodes[id];
+      if (n) return nodeUrl(n);
+    }
+    return undefined;
+  }
+
+  /** Peers to send a message of `round` to: miners of the magic block in force then and of every later one. */
+  private peersAt(round: number): string[] {
+    const urls = new Set<string>();
+    for (const mb of this.magicBlocks.from(round))
+      for (const n of Object.values(mb.miners.nodes)) if (n.id !== this.opts.selfId) urls.add(nodeUrl(n));
+    return [...urls];
+  }
+
+  /** Sharders that store blocks of `round` (the magic block in force then and every later one). */
+  private shardersAt(round: number): string[] {
+    const urls = new Set<string>();
+    for (const mb of this.magicBlocks.from(round)) for (const n of Object.values(mb.sharders.nodes)) urls.add(nodeUrl(n));
+    return [...urls];
   }
 
   /** What the store remembers from before a restart. */
@@ -210,8 +278,8 @@ export class MinerNode {
     const block: Block = {
       version: "1.0",
       creation_date: creation,
-      latest_finalized_magic_block_hash: this.opts.magicBlock.hash,
-      latest_finalized_magic_block_round: 0,
+      latest_finalized_magic_block_hash: this.magicBlocks.at(round).hash,
+      latest_finalized_magic_block_round: this.magicBlocks.at(round).starting_round,
       prev_hash: parent.hash,
       prev_verification_tickets: [],
       miner_id: this.opts.selfId,
@@ -243,7 +311,7 @@ export class MinerNode {
    */
   async syncFromSharders(maxBlocks = 10_000): Promise<number> {
     let added = 0;
-    for (const url of this.sharders) {
+    for (const url of this.shardersAt(this.engine.latestFinalized().round)) {
       let target: number;
       try {
         const res = await this.opts.transport.request({
@@ -328,11 +396,11 @@ export class MinerNode {
           );
           break;
         case "broadcast":
-          for (const url of this.peers.values()) this.post(url, a.msg);
+          for (const url of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg);
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
         case "send": {
-          const url = this.peers.get(a.to);
+          const url = this.minerUrl(a.to);
           if (url) this.post(url, a.msg);
           break;
         }
@@ -411,7 +479,7 @@ export class MinerNode {
 
   private pushToSharders(block: Block): void {
     const body = stringifyJson({ block: blockToJson(block) });
-    for (const url of this.sharders) {
+    for (const url of this.shardersAt(block.round)) {
       this.opts.transport
         .request({
           method: "POST",
@@ -437,7 +505,7 @@ export class MinerNode {
   /** A consensus message from a peer (parsed HTTP body). */
   receive(body: unknown): void {
     const v = body as { from?: unknown; msg?: unknown } | undefined;
-    if (typeof v?.from !== "string" || !this.peers.has(v.from))
+    if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
       throw new CodedError(
         { code: "invalid_request", op: "receive consensus message" },
         "sender is not a miner of the magic block",
@@ -487,6 +555,21 @@ export class MinerNode {
 
   poolSize(): number {
     return this.pool.size;
+  }
+}
+
+/** The round a consensus message is about (undefined for block requests). */
+function messageRound(msg: ConsensusMessage): number | undefined {
+  switch (msg.type) {
+    case "vrf_share":
+    case "ticket":
+      return msg.round;
+    case "proposal":
+    case "notarized":
+    case "block":
+      return msg.block.round;
+    default:
+      return undefined;
   }
 }
 

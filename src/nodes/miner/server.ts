@@ -111,7 +111,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   });
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, { magic_block: miner.opts.magicBlock }),
+    sendJson(reply, { magic_block: miner.magicBlocks.latest() }),
   );
   app.get("/_nh/whoami", async () => whoami("miner", me));
   app.get("/_nh/status", async () => ({
