@@ -11,14 +11,15 @@ const SRC = join(ROOT, "src");
 const ALLOWED: Record<string, string[]> = {
   core: [],
   chain: ["core"],
-  contracts: ["core", "chain"],
-  nodes: ["core", "chain", "contracts", "sdk"],
-  sdk: ["core", "chain"],
+  storage: ["core", "chain"],
+  contracts: ["core", "chain", "storage"],
+  nodes: ["core", "chain", "storage", "contracts", "sdk"],
+  sdk: ["core", "chain", "storage"],
   cli: ["sdk"],
-  localnet: ["core", "chain", "contracts", "nodes", "sdk"],
-  bin: ["core", "chain", "contracts", "nodes", "sdk", "cli", "localnet"],
+  localnet: ["core", "chain", "storage", "contracts", "nodes", "sdk"],
+  bin: ["core", "chain", "storage", "contracts", "nodes", "sdk", "cli", "localnet"],
 };
-const PURE = new Set(["core", "chain", "contracts"]);
+const PURE = new Set(["core", "chain", "storage", "contracts"]);
 /** Layers that may be imported only through their public entry file (nodes use the sdk as a client). */
 const ENTRY_ONLY: Record<string, string> = { sdk: "sdk/index.js" };
 /** Modules that do I/O; a pure layer may not import them. */

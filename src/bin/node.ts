@@ -14,6 +14,8 @@ try {
   const shutdown = (): void => {
     if (stopping) return;
     stopping = true;
+    // whatever is in progress, the process ends: at most 10 s after the signal
+    setTimeout(() => process.exit(0), 10_000).unref();
     stop()
       .catch((err: unknown) => process.stderr.write(`${role}: stop failed: ${errorMessage(err)}\n`))
       .finally(() => process.exit(0));

@@ -4,8 +4,9 @@
  * `to_client_id` (found through a lookup the caller provides, so this layer does not depend on the contracts);
  * a positive fee moves from the sender to the miner SC address.
  *
- * A transaction that fails (insufficient balance, a contract's refusal) leaves the state exactly as it was
- * and is recorded with status 3 (failed) and the reason as its output; success is status 1 with the
+ * A transaction that fails (insufficient balance, a contract's refusal) leaves the state as it was except
+ * for its fee, which it still pays (what the sender has, if less — a departure from the reference that makes
+ * failing cost something), and is recorded with status 3 (failed) and the reason as its output; success is status 1 with the
  * contract's output. `txn_output_hash` = sha3(output). Execution is deterministic: time is the transaction's
  * `creation_date`, never a clock.
  *
@@ -332,9 +333,28 @@ export function applyTransaction(view: StateView, txn: Transaction, opts: ExecOp
     view.trie.restore(before);
     view.resetCounters();
     if (err instanceof CodedError && NODE_ERRORS.has(err.code)) throw err;
+    chargeFailedFee(view, txn, opts);
     const output = reason(err);
     return { status: TxnStatus.failed, output, outputHash: outputHash(output) };
   }
+}
+
+/**
+ * A failed transaction still pays its fee (so failing is not free spam): the fee, or what the sender has if
+ * less, moves to the fee collector. Nothing else of the transaction remains.
+ */
+function chargeFailedFee(view: StateView, txn: Transaction, opts: ExecOptions): void {
+  if (txn.transaction_fee <= 0n || txn.client_id === "") return;
+  const due = txn.transaction_fee < view.balance(txn.client_id) ? txn.transaction_fee : view.balance(txn.client_id);
+  if (due <= 0n) return;
+  const at = view.trie.snapshot();
+  try {
+    view.transfer(txn.client_id, opts.feeCollector ?? ScAddress.miner, due, txn.hash, opts.round);
+  } catch (err) {
+    view.trie.restore(at);
+    if (err instanceof CodedError && NODE_ERRORS.has(err.code)) throw err;
+  }
+  view.resetCounters();
 }
 
 /** `txn` with its execution result recorded (`transaction_output`, `txn_output_hash`, `transaction_status`). */

@@ -13,6 +13,8 @@ export interface CliIo {
   transport?: sdk.Transport;
   /** Clock (tests). */
   nowMs?: () => number;
+  /** Waiting between polls (tests on a manual clock). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export const processIo: CliIo = {
@@ -103,6 +105,7 @@ export class CliContext {
     const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
     if (this.flags.verbose && !this.flags.silent) extra.log = (line) => this.io.err(`${line}\n`);
     if (this.io.nowMs) extra.nowMs = this.io.nowMs;
+    if (this.io.sleep) extra.sleep = this.io.sleep;
     this.chainClient = sdk.chainClientFor(loaded, sdk.getScheme(loaded.config.signature_scheme), transport, extra);
     return this.chainClient;
   }

@@ -3,6 +3,7 @@ import Table from "cli-table3";
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerStorageCommands } from "./zbox/index.js";
 
 /** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
 export function renderTable(header: string[], rows: string[][]): string {
@@ -102,6 +103,7 @@ export function buildZbox(io: CliIo): Command {
       }),
     );
 
+  registerStorageCommands(program, io);
   return program;
 }
 

@@ -3,8 +3,10 @@ import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
 import { registerInterestCommands } from "./zwallet/interest.js";
+import { registerMinerCommands } from "./zwallet/miner.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
 import { registerVestingCommands } from "./zwallet/vesting.js";
+import { registerGetBlobbersCommand } from "./zbox/index.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")
@@ -176,84 +178,6 @@ export function buildZwallet(io: CliIo): Command {
     );
 
   program
-    .command("ls-miners")
-    .description("Get the list of miners")
-    .option("--json", "print the response as JSON", false)
-    .action(
-      action(io, async (ctx, opts) => {
-        const chain = await ctx.chain();
-        const list = await chain.scRest<{ Nodes?: { simple_miner: { id: string; host: string; port: number } }[] }>(
-          sdk.ScAddress.miner,
-          "getMinerList",
-        );
-        if (opts.json) {
-          ctx.println(JSON.stringify(list, null, 2));
-          return;
-        }
-        const nodes = list.Nodes ?? [];
-        if (nodes.length === 0) {
-          ctx.println("no miners in Miner SC");
-          return;
-        }
-        for (const n of nodes) {
-          ctx.println(`- ID:         ${n.simple_miner.id}`);
-          ctx.println(`- Host:       ${n.simple_miner.host}`);
-          ctx.println(`- Port:       ${n.simple_miner.port}`);
-        }
-      }),
-    );
-
-  program
-    .command("ls-sharders")
-    .description("Get the list of sharders")
-    .option("--json", "print the response as JSON", false)
-    .option("--all", "also list registered sharders that are not in the magic block", false)
-    .action(
-      action(io, async (ctx, opts) => {
-        const chain = await ctx.chain();
-        let mb: Record<string, unknown>;
-        try {
-          mb = await chain.latestMagicBlock();
-        } catch (err) {
-          throw new CliExit(`Failed to get MagicBlock: ${sdk.errorMessage(err)}`);
-        }
-        const sharders = ((mb.sharders as { nodes?: Record<string, sdk.MagicNode> } | undefined)?.nodes ?? {}) as Record<
-          string,
-          sdk.MagicNode
-        >;
-        let registered: { Nodes?: { simple_miner: sdk.MagicNode }[] } | undefined;
-        if (opts.all) {
-          try {
-            registered = await chain.scRest(sdk.ScAddress.miner, "getSharderList");
-          } catch (err) {
-            throw new CliExit(`Failed to get registered sharders: ${sdk.errorMessage(err)}`);
-          }
-        }
-        if (opts.json) {
-          ctx.println(
-            JSON.stringify(opts.all ? { magic_block_sharders: sharders, registered_sharders: registered } : sharders, null, 2),
-          );
-          return;
-        }
-        const show = (nodes: sdk.MagicNode[]): void => {
-          for (const n of nodes) {
-            ctx.println(`ID: ${n.id}`);
-            ctx.println(`  - N2NHost: ${n.n2n_host}`);
-            ctx.println(`  - Host: ${n.host}`);
-            ctx.println(`  - Port: ${n.port}`);
-          }
-          ctx.println();
-        };
-        ctx.println("MagicBlock Sharders");
-        show(Object.values(sharders));
-        if (registered) {
-          ctx.println("Registered Sharders");
-          show((registered.Nodes ?? []).map((n) => n.simple_miner));
-        }
-      }),
-    );
-
-  program
     .command("getid")
     .description("Get the id of a miner or sharder from its URL")
     .option("--url <url>", "URL of the miner or sharder")
@@ -271,10 +195,11 @@ export function buildZwallet(io: CliIo): Command {
       }),
     );
 
+  registerMinerCommands(program, io);
   registerInterestCommands(program, io);
   registerVestingCommands(program, io);
   registerMultisigCommands(program, io);
-
+  registerGetBlobbersCommand(program, io);
   return program;
 }
 

@@ -18,9 +18,9 @@ export * from "./multisig/index.js";
 export * from "./vesting/index.js";
 
 import { interestContract } from "./interest/index.js";
+import { DEFAULT_MINER_CONFIG, type MinerScConfig, minerContract, minerGenesis } from "./miner/index.js";
 import { multisigContract } from "./multisig/index.js";
 import { vestingContract } from "./vesting/index.js";
-import { minerContract, minerGenesis } from "./miner/index.js";
 
 export type {
   BlockHookContext,
@@ -92,6 +92,10 @@ export { createStorageContract, STORAGE_ADDRESS, storageContract } from "./stora
  * Contract state of the genesis block (the miner contract registers the genesis magic block's miners and
  * sharders). Pass it to `chain/genesis.ts: genesisBlock` as `init` so every node builds the same genesis state.
  */
-export function contractGenesis(state: { putNode(key: string, value: unknown): void }, mb: MagicBlock): void {
-  minerGenesis(state, mb);
+export function contractGenesis(
+  state: { putNode(key: string, value: unknown): void },
+  mb: MagicBlock,
+  overrides: { miner?: Partial<MinerScConfig> } = {},
+): void {
+  minerGenesis(state, mb, { ...DEFAULT_MINER_CONFIG, ...overrides.miner });
 }

@@ -40,6 +40,8 @@ export async function generateGenesis(opts: {
   nowSec: number;
   /** Extra miners outside the genesis magic block (ports follow the genesis miners'). */
   spareMiners?: number;
+  /** More genesis balances (the storage providers' delegate wallets). */
+  extraStates?: InitialState[];
 }): Promise<GeneratedGenesis> {
   await initCrypto();
   const scheme = getScheme("bls0chain");
@@ -89,6 +91,7 @@ export async function generateGenesis(opts: {
   const initialStates: InitialState[] = [
     { id: ScAddress.faucet, tokens: FAUCET_GENESIS_SAS },
     ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000n })),
+    ...(opts.extraStates ?? []),
   ];
   return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, miners, sharders, spareMiners, initialStates };
 }

@@ -5,10 +5,15 @@
  */
 
 import type { Block, MagicBlock } from "../chain/types.js";
+import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
+import { getScheme } from "../core/schemes.js";
+import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
+import { MemoryBlobStore } from "../nodes/blobstore.js";
 import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { createBlockWorker } from "../nodes/blockworker/factory.js";
 import type { Clock } from "../nodes/clock.js";
 import type { NodeEdges, Peer } from "../nodes/common/peer.js";
+import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operator.js";
 import type { NodeApp } from "../nodes/http.js";
 import { MemoryKV } from "../nodes/kv-memory.js";
 import { silentLogger } from "../nodes/logger.js";
@@ -18,8 +23,11 @@ import type { MinerNode } from "../nodes/miner/miner.js";
 import { createSharder } from "../nodes/sharder/factory.js";
 import type { SharderNode } from "../nodes/sharder/sharder.js";
 import { ChainStore } from "../nodes/store/chainstore.js";
+import { createValidator, type Validator } from "../nodes/validator/validator.js";
 import * as sdk from "../sdk/index.js";
 import { generateGenesis, nextMagicBlock } from "./genesis.js";
+import { ports } from "./layout.js";
+import { blobberYaml, type GeneratedProvider, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
 
 export interface InProcessOptions {
   miners?: number;
@@ -27,12 +35,26 @@ export interface InProcessOptions {
   clock: Clock;
   softTimeoutMs?: number;
   proposalWaitMs?: number;
+  /** Miner contract settings written at genesis (e.g. a short `reward_round_frequency` for tests). */
+  minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
   /** Extra miners running outside the genesis magic block (listed after the others in `miners`). */
   spareMiners?: number;
+  /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
+  blobbers?: number;
+}
+
+/** A blobber with its validator and delegate wallet. */
+export interface InProcessProvider {
+  n: number;
+  id: string;
+  validatorId: string;
+  delegate: GeneratedProvider["delegate"];
+  blobber: Blobber;
+  validator: Validator;
 }
 
 /** A running in-process network. */
@@ -44,6 +66,7 @@ export interface InProcessNetwork {
   blockWorker: BlockWorker;
   miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
+  providers: InProcessProvider[];
   /**
    * A view change by hand: the next magic block with the miners at `minerIndexes` (into `miners`) and the
    * same sharders, fresh threshold keys, in force from `startingRound`; handed to every miner (with its new
@@ -63,7 +86,10 @@ const BLOCK_WORKER = `${HOST}:9091`;
 export async function startInProcessNetwork(opts: InProcessOptions): Promise<InProcessNetwork> {
   const clock = opts.clock;
   const chainId = sdk.DEFAULT_CHAIN_ID;
+  const p = ports({});
+  const generated = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
+    extraStates: providerGenesisStates(generated),
     miners: opts.miners ?? 3,
     sharders: opts.sharders ?? 1,
     host: HOST,
@@ -81,6 +107,8 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     magicBlock: g.magicBlock,
     initialStates: g.initialStates,
     store: new ChainStore(new MemoryKV()),
+    genesisContracts: (st: Parameters<typeof contractGenesis>[0], mb: MagicBlock) =>
+      contractGenesis(st, mb, opts.minerConfig ? { miner: opts.minerConfig } : {}),
   });
   const peers: Peer<unknown>[] = [];
   const serve = <N>(addr: string, peer: Peer<N>): Peer<N> => {
@@ -97,8 +125,8 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   });
   const sharders = g.sharders.map((s) => {
     const addr = `${HOST}:${s.node.port}`;
-    const p = serve(addr, createSharder(chain(), { keys: keysOf(s), maxBlockTxns: 1000 }, edgesAt(addr)));
-    return { id: s.node.id, url: `http://${addr}`, node: p.node, app: p.app };
+    const peer = serve(addr, createSharder(chain(), { keys: keysOf(s), maxBlockTxns: 1000, syncOnStart: false }, edgesAt(addr)));
+    return { id: s.node.id, url: `http://${addr}`, node: peer.node, app: peer.app };
   });
   const minerPeers = allMiners.map((m) => {
     const addr = `${HOST}:${m.node.port}`;
@@ -135,11 +163,57 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   transport.register(BLOCK_WORKER, bw.app);
   for (const p of minerPeers) p.start();
   const genesis = minerPeers[0]?.node.opts.genesis as Block;
+  const blockWorkerUrl = `http://${BLOCK_WORKER}/dns`;
+  const providers: InProcessProvider[] = [];
+  for (const pr of generated) {
+    const chainFor = (port: number): sdk.ChainClient =>
+      new sdk.ChainClient({
+        blockWorker: blockWorkerUrl,
+        chainId,
+        transport: transport.from(`${HOST}:${port}`),
+        scheme: getScheme("bls0chain"),
+        nowMs: () => clock.now(),
+        sleep: (ms) => clock.sleep(ms),
+        pollMs: 200,
+      });
+    const bcfg = parseBlobberConfig(blobberYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_blobber.yaml`);
+    const vcfg = parseValidatorConfig(validatorYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_validator.yaml`);
+    const blobber = await createBlobber({
+      config: bcfg,
+      keys: pr.keys,
+      hostname: HOST,
+      port: pr.blobberPort,
+      kv: new MemoryKV(),
+      blobs: new MemoryBlobStore(),
+      clock,
+      chain: chainFor(pr.blobberPort),
+      logger,
+      intervals: { registerRetryMs: 2_000, healthCheckMs: 60_000, allocationsMs: 5_000 },
+      deploymentMode: 0,
+    });
+    const validator = createValidator({
+      config: vcfg,
+      keys: pr.validatorKeys,
+      hostname: HOST,
+      port: pr.validatorPort,
+      kv: new MemoryKV(),
+      clock,
+      chain: chainFor(pr.validatorPort),
+      logger,
+      registerRetryMs: 2_000,
+    });
+    transport.register(`${HOST}:${pr.blobberPort}`, blobber.app);
+    transport.register(`${HOST}:${pr.validatorPort}`, validator.app);
+    validator.start();
+    blobber.start();
+    providers.push({ n: pr.n, id: pr.id, validatorId: pr.validatorId, delegate: pr.delegate, blobber, validator });
+  }
   return {
+    providers,
     transport,
     magicBlock: g.magicBlock,
     genesis,
-    blockWorkerUrl: `http://${BLOCK_WORKER}/dns`,
+    blockWorkerUrl,
     blockWorker: bw.node,
     miners,
     sharders,
@@ -163,7 +237,8 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       transport.unregister(new URL(m.url).host);
     },
     async close() {
-      for (const p of peers) await p.stop();
+      for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
+      for (const peer of peers) await peer.stop();
       await transport.close();
     },
   };

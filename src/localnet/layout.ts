@@ -9,6 +9,19 @@ import type { MagicNode } from "../chain/types.js";
 import * as sdk from "../sdk/index.js";
 import { generateGenesis } from "./genesis.js";
 import type { NodeProcessSpec } from "./processes.js";
+import { blobberYaml, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
+
+/** One blobber and its validator: processes, id and delegate wallet file. */
+export interface ProviderLayout {
+  n: number;
+  id: string;
+  validatorId: string;
+  dir: string;
+  blobber: NodeProcessSpec;
+  validator: NodeProcessSpec;
+  /** The delegate wallet (wallet.json format) that stakes on the blobber and receives its rewards. */
+  delegateWalletFile: string;
+}
 
 export interface LocalnetLayout {
   dir: string;
@@ -16,6 +29,8 @@ export interface LocalnetLayout {
   blockworker: NodeProcessSpec;
   sharders: NodeProcessSpec[];
   miners: NodeProcessSpec[];
+  /** Blobbers with their validators (absent in layouts made before storage). */
+  providers?: ProviderLayout[];
   /** Directory holding the ready config.yaml for the CLIs. */
   clientConfigDir: string;
 }
@@ -23,6 +38,8 @@ export interface LocalnetLayout {
 export interface LayoutOptions {
   miners: number;
   sharders: number;
+  /** Blobber/validator pairs (default 0; `npm start` asks for 6). */
+  blobbers?: number;
   basePort?: number;
   /** Consensus soft timeout (default 3s) — tests use shorter ones. */
   softTimeout?: string;
@@ -38,16 +55,40 @@ export interface LayoutOptions {
   pruneDepth?: number;
 }
 
-/** Ports: block worker 9091, miners 7071.., sharders 7171.. (or base, base+10.., base+50.. with a base port). */
-export function ports(opts: LayoutOptions): { bw: number; miner: (i: number) => number; sharder: (i: number) => number } {
+/** Port assignment of a local network. `miner`/`sharder` take 0-based indexes, `blobber`/`validator` 1-based N. */
+export interface LocalPorts {
+  bw: number;
+  miner: (i: number) => number;
+  sharder: (i: number) => number;
+  blobber: (n: number) => number;
+  validator: (n: number) => number;
+}
+
+/**
+ * Ports: block worker 9091, miners 7071.., sharders 7171.., blobber N 5050+N, validator N 5060+N; with a base
+ * port P: block worker P, miners P+10.., sharders P+50.., blobber N P+100+N, validator N P+110+N.
+ */
+export function ports(opts: Pick<LayoutOptions, "basePort">): LocalPorts {
   const b = opts.basePort;
-  if (b === undefined) return { bw: 9091, miner: (i) => 7071 + i, sharder: (i) => 7171 + i };
-  return { bw: b, miner: (i) => b + 10 + i, sharder: (i) => b + 50 + i };
+  if (b === undefined)
+    return { bw: 9091, miner: (i) => 7071 + i, sharder: (i) => 7171 + i, blobber: (n) => 5050 + n, validator: (n) => 5060 + n };
+  return {
+    bw: b,
+    miner: (i) => b + 10 + i,
+    sharder: (i) => b + 50 + i,
+    blobber: (n) => b + 100 + n,
+    validator: (n) => b + 110 + n,
+  };
 }
 
 /** Offsets from `basePort` that a layout of `miners` and `sharders` uses (see {@link ports}). */
-export function portOffsets(miners: number, sharders: number): number[] {
-  return [0, ...Array.from({ length: miners }, (_, i) => 10 + i), ...Array.from({ length: sharders }, (_, i) => 50 + i)];
+export function portOffsets(miners: number, sharders: number, blobbers = 0): number[] {
+  return [
+    0,
+    ...Array.from({ length: miners }, (_, i) => 10 + i),
+    ...Array.from({ length: sharders }, (_, i) => 50 + i),
+    ...Array.from({ length: blobbers }, (_, i) => [101 + i, 111 + i]).flat(),
+  ];
 }
 
 /** Create every file of a new local network under `dir` and return its layout. */
@@ -56,6 +97,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   const bind = opts.bind ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
+  const providers = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
     miners: opts.miners,
     sharders: opts.sharders,
@@ -63,6 +105,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     minerPort: p.miner,
     sharderPort: p.sharder,
     nowSec: opts.nowSec ?? Math.floor(sdk.systemNow() / 1000),
+    extraStates: providerGenesisStates(providers),
   });
   const { miners, sharders } = g;
   const mb = g.magicBlock;
@@ -140,9 +183,77 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     configFile: join(bwDir, "node.yaml"),
     url: `http://${host}:${p.bw}`,
   };
+  const blockWorkerUrl = `${blockworker.url}/dns`;
+  const providerLayouts = providers.map((pr): ProviderLayout => {
+    const pd = join(dir, `blobber${pr.n}`);
+    const configDir = join(pd, "config");
+    mkdirSync(configDir, { recursive: true });
+    const keysFile = join(pd, "keys.txt");
+    sdk.writeFileAtomic(keysFile, `${pr.keys.public_key}\n${pr.keys.private_key}\n${host}\n${pr.blobberPort}\n`, 0o600);
+    const validatorKeysFile = join(pd, "validator_keys.txt");
+    sdk.writeFileAtomic(
+      validatorKeysFile,
+      `${pr.validatorKeys.public_key}\n${pr.validatorKeys.private_key}\n${host}\n${pr.validatorPort}\n`,
+      0o600,
+    );
+    sdk.writeFileAtomic(join(configDir, "0chain_blobber.yaml"), blobberYaml(pr, blockWorkerUrl, chainId));
+    sdk.writeFileAtomic(join(configDir, "0chain_validator.yaml"), validatorYaml(pr, blockWorkerUrl, chainId));
+    const delegateWalletFile = join(pd, "delegate_wallet.json");
+    sdk.writeWalletFile(delegateWalletFile, pr.delegate);
+    const common = ["--hostname", host, "--bind", bind, "--deployment_mode", "0", "--config_dir", configDir];
+    return {
+      n: pr.n,
+      id: pr.id,
+      validatorId: pr.validatorId,
+      dir: pd,
+      delegateWalletFile,
+      blobber: {
+        name: `blobber${pr.n}`,
+        role: "blobber",
+        configFile: join(configDir, "0chain_blobber.yaml"),
+        url: `http://${host}:${pr.blobberPort}`,
+        args: [
+          "--port",
+          String(pr.blobberPort),
+          ...common,
+          "--keys_file",
+          keysFile,
+          "--files_dir",
+          join(pd, "files"),
+          "--db_dir",
+          join(pd, "data"),
+          "--log_dir",
+          join(pd, "log"),
+        ],
+      },
+      validator: {
+        name: `validator${pr.n}`,
+        role: "validator",
+        configFile: join(configDir, "0chain_validator.yaml"),
+        url: `http://${host}:${pr.validatorPort}`,
+        args: [
+          "--port",
+          String(pr.validatorPort),
+          ...common,
+          "--keys_file",
+          validatorKeysFile,
+          "--log_dir",
+          join(pd, "validator", "log"),
+        ],
+      },
+    };
+  });
   const clientConfigDir = join(dir, "zcn");
-  sdk.writeFileAtomic(join(clientConfigDir, "config.yaml"), sdk.clientConfigYaml(`${blockworker.url}/dns`, "bls0chain", chainId));
-  const layout: LocalnetLayout = { dir, chainId, blockworker, sharders: sharderSpecs, miners: minerSpecs, clientConfigDir };
+  sdk.writeFileAtomic(join(clientConfigDir, "config.yaml"), sdk.clientConfigYaml(blockWorkerUrl, "bls0chain", chainId));
+  const layout: LocalnetLayout = {
+    dir,
+    chainId,
+    blockworker,
+    sharders: sharderSpecs,
+    miners: minerSpecs,
+    providers: providerLayouts,
+    clientConfigDir,
+  };
   sdk.writeFileAtomic(join(dir, "localnet.json"), `${JSON.stringify(layout, null, 2)}\n`);
   return layout;
 }

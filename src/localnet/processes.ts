@@ -10,9 +10,11 @@ import { type Clock, SystemClock } from "../nodes/clock.js";
 /** One process of the local network. */
 export interface NodeProcessSpec {
   name: string;
-  role: "miner" | "sharder" | "blockworker";
+  role: "miner" | "sharder" | "blockworker" | "blobber" | "validator";
   configFile: string;
   url: string;
+  /** Blobbers and validators: the program's flags (they are started as `<role> <args>`, not from a node.yaml). */
+  args?: string[];
 }
 
 export interface RunningNode {
@@ -27,12 +29,19 @@ export function nodeBinPath(): string {
   return resolve(import.meta.dirname, "../bin/node.js");
 }
 
+/** The command line (after `node`) that runs `spec`. */
+export function nodeCommand(spec: NodeProcessSpec): string[] {
+  if (spec.role === "blobber" || spec.role === "validator")
+    return [resolve(import.meta.dirname, `../bin/${spec.role}.js`), ...(spec.args ?? [])];
+  return [nodeBinPath(), spec.role, "--config", spec.configFile];
+}
+
 /** Start one node process; stdout and stderr go to `<logDir>/<name>.log`. */
 export function startNode(spec: NodeProcessSpec, logDir: string): RunningNode {
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `${spec.name}.log`);
   const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, [nodeBinPath(), spec.role, "--config", spec.configFile], {
+  const child = spawn(process.execPath, nodeCommand(spec), {
     stdio: ["ignore", fd, fd],
     detached: false,
   });

@@ -1,7 +1,8 @@
 /**
  * Node HTTP servers on fastify 5, with the reference's conventions (0chain `common.Respond`): CORS allowed, and
  * every error answered as `{"code":"<code>","error":"<code>: <msg>"}` — HTTP 404 for `resource_not_found`, 500
- * for `internal_error` (any error that is not a `CodedError`), 413 for an oversized body, 400 otherwise. A handler
+ * for `internal_error` (any error that is not a `CodedError`), 413 for an oversized body, 503 for
+ * `sharder_busy`/`node_busy` (back-pressure), 429 for `rate_limited`, 400 otherwise. A handler
  * that returns nothing answers 204 No Content, as the reference does.
  *
  * JSON request bodies are parsed with exact int64 (integers beyond 2^53 become `bigint`) and replies are
@@ -14,6 +15,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
+import * as sdk from "../sdk/index.js";
 import type { Logger } from "./logger.js";
 
 /** The app type node servers use. */
@@ -26,12 +28,52 @@ export interface ServerOptions {
   logger: Logger;
   /** Largest request body in bytes (default 4 MiB). */
   bodyLimit?: number;
+  /**
+   * Per-peer rate limit (token bucket by remote address): `perSecond` requests refill, up to `burst`; beyond it
+   * a request is answered `429 rate_limited` before any work. Addresses `exempt` accepts (the network's own
+   * nodes) are not limited.
+   */
+  rateLimit?: RateLimit;
+}
+
+/** Options of the per-peer rate limit. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+  exempt?: (ip: string) => boolean;
+  /** Clock in ms (default the system clock). */
+  now?: () => number;
+}
+
+/** Defaults for the public API of miners and sharders. */
+export const DEFAULT_RATE_LIMIT = { perSecond: 200, burst: 400 } as const;
+
+/** A token bucket per address; `take(ip)` is false when the address is over its limit. */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly limit: RateLimit) {}
+
+  take(ip: string): boolean {
+    if (this.limit.exempt?.(ip)) return true;
+    const now = (this.limit.now ?? sdk.systemNow)();
+    const b = this.buckets.get(ip) ?? { tokens: this.limit.burst, at: now };
+    b.tokens = Math.min(this.limit.burst, b.tokens + ((now - b.at) / 1000) * this.limit.perSecond);
+    b.at = now;
+    if (this.buckets.size > 10_000) this.buckets.clear(); // bounded memory: forget everyone at once
+    this.buckets.set(ip, b);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
 }
 
 /** HTTP status for an error code, as the reference's `common.Respond` chooses it. */
 export function statusForCode(code: string): number {
   if (code === "resource_not_found") return 404;
   if (code === "internal_error") return 500;
+  if (code === "sharder_busy" || code === "node_busy") return 503;
+  if (code === "rate_limited") return 429;
   return 400;
 }
 
@@ -49,6 +91,25 @@ export function createServer(opts: ServerOptions): NodeApp {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimit ?? 4 * 1024 * 1024,
     return503OnClosing: true,
+    // errors Node's HTTP parser raises before any route (an oversized URL or header: 431) get the uniform body
+    clientErrorHandler: (err, socket) => {
+      const e = err as { code?: string; message?: string };
+      const tooLarge = e.code === "HPE_HEADER_OVERFLOW";
+      const status = tooLarge ? 431 : 400;
+      const body = JSON.stringify(
+        errorBody(
+          tooLarge ? "request_too_large" : "invalid_request",
+          tooLarge
+            ? `the request line or headers exceed the limit of ${Math.round(16384 / 1024)} KiB (an oversized query string?) on ${node}`
+            : `malformed HTTP request on ${node}: ${e.message ?? "client error"}`,
+        ),
+      );
+      if (socket.writable && !(socket as { _httpMessage?: unknown })._httpMessage) {
+        socket.end(
+          `HTTP/1.1 ${status} ${tooLarge ? "Request Header Fields Too Large" : "Bad Request"}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+      } else socket.destroy();
+    },
   }) as unknown as NodeApp;
 
   app.removeAllContentTypeParsers();
@@ -74,8 +135,15 @@ export function createServer(opts: ServerOptions): NodeApp {
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
   app.setReplySerializer((payload) => stringifyJson(payload));
 
+  const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   app.addHook("onRequest", async (req, reply) => {
     reply.header("access-control-allow-origin", "*");
+    if (limiter && !limiter.take(req.ip)) {
+      void reply
+        .code(429)
+        .send(errorBody("rate_limited", `too many requests from ${req.ip} (at most ${opts.rateLimit?.perSecond}/s) on ${node}`));
+      return reply;
+    }
     if (req.method === "OPTIONS") {
       reply
         .code(204)

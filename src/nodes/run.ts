@@ -22,6 +22,10 @@ import { createMiner } from "./miner/factory.js";
 import { createSharder } from "./sharder/factory.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
 
+/** Period of a node's health checks with the miner contract. */
+const HEALTH_CHECK_MS = 60_000;
+const REGISTRATION = { healthCheckMs: HEALTH_CHECK_MS, intervalMs: 5_000 };
+
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
   const cfg: NodeConfig = loadNodeConfig(configPath);
@@ -59,13 +63,19 @@ export async function runNode(role: string, configPath: string): Promise<() => P
     if (cfg.role === "miner") {
       const miner = createMiner(
         chain,
-        { keys, shareSecretKey: readShare(cfg), consensus: cfg.consensus, pruneDepth: cfg.pruneDepth },
+        {
+          keys,
+          shareSecretKey: readShare(cfg),
+          consensus: cfg.consensus,
+          pruneDepth: cfg.pruneDepth,
+          registration: REGISTRATION,
+        },
         edges,
       );
       peer = miner;
       ready = `miner ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.node.engine.latestFinalized().round}`;
     } else {
-      const sharder = createSharder(chain, { keys, maxBlockTxns: cfg.consensus.maxBlockTxns }, edges);
+      const sharder = createSharder(chain, { keys, maxBlockTxns: cfg.consensus.maxBlockTxns, registration: REGISTRATION }, edges);
       peer = sharder;
       ready = `sharder ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.node.latestFinalized().round}`;
     }

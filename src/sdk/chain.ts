@@ -32,9 +32,17 @@ export interface ChainClientOptions {
   minSubmit?: number;
   /** Percentage of sharders that must agree on an answer (config `min_confirmation`). */
   minConfirmation?: number;
-  /** Wait this long for a confirmation after the transaction's creation time (reference: 60 s). */
+  /**
+   * A transaction not in a finalized block once the sharders' latest finalized block is this far past its
+   * creation time will never be (reference: 60 s): confirmation gives up then. Also the total wait when
+   * `maxTxnQuery`/`querySleepMs` are not given.
+   */
   confirmTimeoutMs?: number;
-  /** Poll interval while waiting for a confirmation. */
+  /** Confirmation queries at most (config `max_txn_query`); the total wait is `maxTxnQuery × querySleepMs`. */
+  maxTxnQuery?: number;
+  /** Pause between confirmation queries (config `query_sleep_time`, here in ms). */
+  querySleepMs?: number;
+  /** Poll interval while waiting for a confirmation (default 500 ms, or `querySleepMs` when shorter). */
   pollMs?: number;
   transport: Transport;
   scheme: SignatureScheme;
@@ -79,6 +87,9 @@ function shuffled<T>(list: readonly T[], random: () => number): T[] {
   }
   return out;
 }
+
+/** A sharder whose latest finalized round trails the network's by more than this is not asked for state. */
+export const STALE_SHARDER_ROUNDS = 10;
 
 /** Minimum number of agreeing nodes for a fraction `pct` of `n` (at least one). */
 export function quorumOf(n: number, pct: number): number {
@@ -219,17 +230,28 @@ export class ChainClient {
   }
 
   /** One round of confirmation queries to all sharders; the confirmation most sharders agree on, if any. */
-  async queryConfirmation(hash: string): Promise<{ confirmation?: Confirmation; lfbCreation: number; results: NodeResult[] }> {
+  async queryConfirmation(
+    hash: string,
+    timeoutMs = 10_000,
+  ): Promise<{ confirmation?: Confirmation; lfbCreation: number; lfbRounds: Map<string, number>; results: NodeResult[] }> {
     const { sharders } = await this.network();
-    const results = await requestAll(this.opts.transport, sharders, `/v1/transaction/get/confirmation?hash=${hash}&content=lfb`);
+    const results = await requestAll(this.opts.transport, sharders, `/v1/transaction/get/confirmation?hash=${hash}&content=lfb`, {
+      timeoutMs,
+    });
     const votes = new Map<string, { n: number; c: Confirmation }>();
     let lfbCreation = 0;
+    const lfbRounds = new Map<string, number>();
     for (const r of results) {
       if (r.status !== 200) continue;
       try {
-        const j = parseJson(r.body) as { confirmation?: unknown; latest_finalized_block?: { creation_date?: number } };
+        const j = parseJson(r.body) as {
+          confirmation?: unknown;
+          latest_finalized_block?: { creation_date?: number; round?: number };
+        };
         const lc = j.latest_finalized_block?.creation_date;
         if (typeof lc === "number") lfbCreation = Math.max(lfbCreation, lc);
+        const lr = j.latest_finalized_block?.round;
+        if (typeof lr === "number") lfbRounds.set(r.url, lr);
         if (j.confirmation === undefined) continue;
         const c = parseConfirmationJson(j.confirmation);
         if (c.txn.hash !== hash || !verifyConfirmation(c)) {
@@ -245,32 +267,102 @@ export class ChainClient {
     }
     let best: { n: number; c: Confirmation } | undefined;
     for (const v of votes.values()) if (!best || v.n > best.n) best = v;
-    return best ? { confirmation: best.c, lfbCreation, results } : { lfbCreation, results };
+    return best ? { confirmation: best.c, lfbCreation, lfbRounds, results } : { lfbCreation, lfbRounds, results };
+  }
+
+  /** Latest finalized round of each node that answers (`/v1/block/get/latest_finalized`), by URL. */
+  async latestFinalizedRounds(urls: string[], timeoutMs = 5000): Promise<{ rounds: Map<string, number>; results: NodeResult[] }> {
+    const results = await requestAll(this.opts.transport, urls, "/v1/block/get/latest_finalized", { timeoutMs });
+    const rounds = new Map<string, number>();
+    for (const r of results) {
+      if (r.status !== 200) continue;
+      try {
+        const j = parseJson(r.body) as { round?: unknown };
+        if (typeof j.round === "number") rounds.set(r.url, j.round);
+        else r.error = "the answer has no round";
+      } catch {
+        r.error = "the answer is not JSON";
+      }
+    }
+    return { rounds, results };
   }
 
   /**
-   * Wait until the sharders confirm `hash`. Gives up once the chain (or the clock) is more than the
-   * confirmation timeout past the transaction's creation date: `verify transaction failed` naming the sharders' answers.
+   * The sharders whose latest finalized round is within `STALE_SHARDER_ROUNDS` of the network's (the most
+   * advanced of the miners and sharders), and a description of those that are not (or did not answer).
+   */
+  async freshSharders(): Promise<{ fresh: string[]; stale: string; top: number }> {
+    const { miners, sharders } = await this.network();
+    const [m, s] = await Promise.all([this.latestFinalizedRounds(miners), this.latestFinalizedRounds(sharders)]);
+    let top = 0;
+    for (const r of [...m.rounds.values(), ...s.rounds.values()]) top = Math.max(top, r);
+    const fresh: string[] = [];
+    const stale: string[] = [];
+    for (const url of sharders) {
+      const r = s.rounds.get(url);
+      if (r === undefined) stale.push(`${url}: ${s.results.find((x) => x.url === url)?.error ?? "no answer"}`);
+      else if (top - r > STALE_SHARDER_ROUNDS)
+        stale.push(`${url}: latest finalized round ${r}, ${top - r} rounds behind the network (round ${top})`);
+      else fresh.push(url);
+    }
+    return { fresh, stale: stale.join("; "), top };
+  }
+
+  /**
+   * Wait until the sharders confirm `hash`, asking every sharder each time. Gives up — `verify_failed` with
+   * each sharder's answer and whether the sharders are behind the miners — once `maxTxnQuery × querySleepMs`
+   * (default: `confirmTimeoutMs`, 60 s) have passed on the client's clock, or earlier once a sharder's latest
+   * finalized block is more than `confirmTimeoutMs` past the transaction's creation (it can no longer be
+   * included). Never waits on a node longer than the time left.
    */
   async confirm(hash: string, creationDateSec: number): Promise<TxnResult> {
-    const limitMs = this.opts.confirmTimeoutMs ?? 60_000;
-    const poll = this.opts.pollMs ?? 500;
-    for (;;) {
-      const q = await this.queryConfirmation(hash);
+    const expiryMs = this.opts.confirmTimeoutMs ?? 60_000;
+    const budgetMs =
+      this.opts.maxTxnQuery !== undefined && this.opts.querySleepMs !== undefined
+        ? this.opts.maxTxnQuery * this.opts.querySleepMs
+        : expiryMs;
+    // within the budget, ask often: a confirmation is usually there within a few rounds
+    const poll = this.opts.pollMs ?? Math.min(this.opts.querySleepMs ?? 500, 500);
+    const start = this.now();
+    for (let queries = 1; ; queries++) {
+      const left = budgetMs - (this.now() - start);
+      const q = await this.queryConfirmation(hash, Math.max(1000, Math.min(10_000, left)));
       if (q.confirmation) {
         const c = q.confirmation;
         return { hash, confirmation: c, status: c.transaction_status, output: c.txn.transaction_output ?? "" };
       }
-      const nowSec = Math.floor(this.now() / 1000);
-      const chainSec = q.lfbCreation > 0 ? Math.min(q.lfbCreation, nowSec) : nowSec;
-      if ((chainSec - creationDateSec) * 1000 > limitMs) {
+      const elapsed = this.now() - start;
+      const expired = q.lfbCreation > 0 && (q.lfbCreation - creationDateSec) * 1000 > expiryMs;
+      if (expired || elapsed + poll > budgetMs) {
         const why = describeFailures(q.results);
+        const behind = await this.sharderLag(q.lfbRounds);
+        const limit = expired
+          ? `the chain finalized blocks ${Math.round(expiryMs / 1000)} s past its creation without it`
+          : `within ${Math.round(elapsed / 1000)} s (${queries} queries)`;
         throw new CodedError(
           { code: "verify_failed", op: "verify transaction" },
-          `${hash} not confirmed by any sharder within ${limitMs / 1000} s${why ? `; ${why}` : ""}`,
+          `${hash} not confirmed by any sharder ${limit}${behind ? `; ${behind}` : ""}${why ? `; ${why}` : ""}`,
         );
       }
       await this.sleep(poll);
+    }
+  }
+
+  /** "the sharders are behind the miners: …" when the sharders' latest finalized rounds trail the miners'. */
+  private async sharderLag(sharderRounds: Map<string, number>): Promise<string> {
+    try {
+      const { miners } = await this.network();
+      const m = await this.latestFinalizedRounds(miners, 3000);
+      const top = Math.max(0, ...m.rounds.values());
+      const lagging = [...sharderRounds].filter(([, r]) => top - r > STALE_SHARDER_ROUNDS);
+      const { sharders } = await this.network();
+      const silent = sharders.filter((u) => !sharderRounds.has(u));
+      if (lagging.length === 0 && (silent.length === 0 || top === 0)) return "";
+      const parts = lagging.map(([u, r]) => `${u} is at round ${r}, ${top - r} rounds behind the miners (round ${top})`);
+      if (silent.length > 0) parts.push(`no answer from ${silent.join(", ")}`);
+      return `the sharders are behind: ${parts.join("; ")}`;
+    } catch {
+      return "";
     }
   }
 
@@ -296,8 +388,8 @@ export class ChainClient {
   }
 
   /** Like `sharderQuery` but a shared 4xx answer (e.g. "value not present") becomes an error with that reason. */
-  private async sharderJson<T>(path: string, op: string): Promise<T> {
-    const { sharders } = await this.network();
+  private async sharderJson<T>(path: string, op: string, only?: string[]): Promise<T> {
+    const sharders = only ?? (await this.network()).sharders;
     const results = await requestAll(this.opts.transport, sharders, path);
     const need = quorumOf(sharders.length, this.opts.minConfirmation ?? 50);
     const ok = results.filter((r) => r.status === 200);
@@ -310,12 +402,24 @@ export class ChainClient {
     return parseJson(agree(results, need, op)) as T;
   }
 
-  /** Balance of a client at the latest finalized block; `undefined` when the chain has never seen it. */
+  /**
+   * Balance of a client at the latest finalized block; `undefined` when the chain has never seen it. Only
+   * sharders within `STALE_SHARDER_ROUNDS` of the network are asked; when none is, `sharders_behind` says how
+   * far behind each one is rather than answer a stale balance.
+   */
   async getBalance(clientId: string): Promise<Balance | undefined> {
+    const { fresh, stale } = await this.freshSharders();
+    if (fresh.length === 0)
+      throw new CodedError(
+        { code: "sharders_behind", op: "get balance" },
+        `no sharder is up to date, a balance would be stale: ${stale}`,
+      );
+    if (stale) this.log(`get balance: skipping sharders behind the network: ${stale}`);
     try {
       const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(
         `/v1/client/get/balance?client_id=${clientId}`,
         "get balance",
+        fresh,
       );
       return { balance: BigInt(j.balance), round: j.round, txn: j.txn };
     } catch (err) {
@@ -369,12 +473,26 @@ export class ChainClient {
 /** A chain client for a loaded config.yaml (+ network.yaml) and a wallet's signature scheme. */
 export function chainClientFor(
   loaded: {
-    config: { block_worker: string; chain_id: string; min_submit: number; min_confirmation: number };
+    config: {
+      block_worker: string;
+      chain_id: string;
+      min_submit: number;
+      min_confirmation: number;
+      /** Confirmation queries at most. */
+      max_txn_query?: number;
+      /** Seconds between confirmation queries. */
+      query_sleep_time?: number;
+    };
     network?: Partial<NetworkNodes>;
   },
   scheme: SignatureScheme,
   transport: Transport,
-  extra: Partial<Pick<ChainClientOptions, "log" | "nowMs" | "sleep" | "random" | "pollMs" | "confirmTimeoutMs">> = {},
+  extra: Partial<
+    Pick<
+      ChainClientOptions,
+      "log" | "nowMs" | "sleep" | "random" | "pollMs" | "confirmTimeoutMs" | "maxTxnQuery" | "querySleepMs"
+    >
+  > = {},
 ): ChainClient {
   const opts: ChainClientOptions = {
     blockWorker: loaded.config.block_worker,
@@ -383,6 +501,9 @@ export function chainClientFor(
     minConfirmation: loaded.config.min_confirmation,
     transport,
     scheme,
+    ...(loaded.config.max_txn_query !== undefined && loaded.config.query_sleep_time !== undefined
+      ? { maxTxnQuery: loaded.config.max_txn_query, querySleepMs: loaded.config.query_sleep_time * 1000 }
+      : {}),
     ...extra,
   };
   if (loaded.network) opts.network = loaded.network;

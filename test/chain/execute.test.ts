@@ -155,16 +155,29 @@ describe("transaction execution", () => {
     assert.equal(r.results[0]?.outputHash, sha3(r.results[0]?.output ?? ""));
   });
 
-  it("fees go to the miner SC; a fee the sender cannot pay fails the whole transaction", () => {
+  it("fees go to the miner SC; a transaction that fails still pays its fee (or what the sender has)", () => {
     const { db, root } = world();
     const r = run(root, db, [txn({ transaction_value: 10n, transaction_fee: 5n })]);
     db.putAll(r.newNodes);
     const s = Trie.at(r.root, db);
     assert.equal(getBalance(s, ALICE), 85n);
     assert.equal(getBalance(s, ScAddress.miner), 5n);
+    // 96 + 5 > 100: the transfer fails, the fee is still paid
     const r2 = run(root, db, [txn({ transaction_value: 96n, transaction_fee: 5n })]);
-    assert.equal(r2.root, root);
     assert.equal(r2.results[0]?.status, 3);
+    db.putAll(r2.newNodes);
+    const s2 = Trie.at(r2.root, db);
+    assert.equal(getBalance(s2, ALICE), 95n);
+    assert.equal(getBalance(s2, ScAddress.miner), 5n);
+    // a fee beyond the balance takes what there is
+    const r3 = run(root, db, [txn({ transaction_value: 1000n, transaction_fee: 500n })]);
+    assert.equal(r3.results[0]?.status, 3);
+    db.putAll(r3.newNodes);
+    assert.equal(getBalance(Trie.at(r3.root, db), ALICE), 0n);
+    assert.equal(getBalance(Trie.at(r3.root, db), ScAddress.miner), 100n);
+    // no fee: a failure changes nothing
+    const r4 = run(root, db, [txn({ transaction_value: 1000n })]);
+    assert.equal(r4.root, root);
   });
 
   it("data transactions change nothing; unknown types, empty recipients and unknown contracts fail", () => {

@@ -23,6 +23,7 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { CodedError } from "../../core/errors.js";
 import type { BlockHookContext, ContractContext, ContractState, SmartContract } from "../context.js";
+import { contributeMpk, dkgAfterBlock, dkgWait, sharderKeep, shareSignsOrShares } from "./dkg.js";
 import { MINER_REST_POINTS, minerRest } from "./rest.js";
 import {
   DEFAULT_MINER_CONFIG,
@@ -401,7 +402,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
     if (round <= g.last_round) return;
     payBlock(ctx, g);
     const poolRound = config.view_change_enabled
-      ? g.view_change > 0 && round === g.view_change
+      ? dkgAfterBlock(ctx, g, config).switched
       : g.reward_round_frequency > 0 && round % g.reward_round_frequency === 0;
     if (poolRound) poolsWork(ctx, g);
     if (g.epoch > 0 && round % g.epoch === 0) {
@@ -434,10 +435,18 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
           return addToDelegatePool(ctx, raw);
         case "deleteFromDelegatePool":
           return deleteFromDelegatePool(ctx, raw);
+        case "contributeMpk":
+          return contributeMpk(ctx, raw);
+        case "shareSignsOrShares":
+          return shareSignsOrShares(ctx, raw);
+        case "wait":
+          return dkgWait(ctx);
+        case "sharder_keep":
+          return sharderKeep(ctx);
         default:
           throw new CodedError(
             { code: "failed execution", op: "miner sc" },
-            `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool)`,
+            `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool, contributeMpk, shareSignsOrShares, wait, sharder_keep)`,
           );
       }
     },

@@ -1,6 +1,7 @@
 /** REST views of the miner contract (reference `minersc/handler.go`), answered by sharders at `/v1/screst/<miner SC>/…`. */
 import type { StateView } from "../../chain/state.js";
 import { CodedError } from "../../core/errors.js";
+import { readDkg } from "./dkg.js";
 import {
   globalFromConfig,
   globalJson,
@@ -22,6 +23,9 @@ export const MINER_REST_POINTS = [
   "getSharderList",
   "getSharderKeepList",
   "getPhase",
+  "getDkgList",
+  "getMpksList",
+  "getGroupShareOrSigns",
   "getMagicBlock",
   "nodeStat",
   "nodePoolStat",
@@ -91,7 +95,27 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
     }
     case "getPhase": {
       const g = readGlobal(state);
-      return { phase: 0, start_round: 0, current_round: g?.last_round ?? 0, restarts: 0 };
+      const d = readDkg(state);
+      return {
+        phase: d?.phase ?? 0,
+        start_round: d?.start_round ?? 0,
+        current_round: g?.last_round ?? 0,
+        restarts: d?.restarts ?? 0,
+      };
+    }
+    case "getDkgList": {
+      const d = readDkg(state);
+      return { simple_nodes: d?.candidates ?? [], t: d?.t ?? 0, k: d?.k ?? 0, n: d?.n ?? 0, waited: d?.waited ?? [] };
+    }
+    case "getMpksList": {
+      const d = readDkg(state);
+      return { mpks: Object.fromEntries(Object.entries(d?.mpks ?? {}).map(([id, mpk]) => [id, { ID: id, Mpk: mpk }])) };
+    }
+    case "getGroupShareOrSigns": {
+      const d = readDkg(state);
+      return {
+        shares: Object.fromEntries(Object.entries(d?.published ?? {}).map(([id, m]) => [id, { id, share_or_sign: m }])),
+      };
     }
     case "getMagicBlock": {
       const mb = readMagicBlock(state);

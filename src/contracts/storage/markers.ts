@@ -7,19 +7,22 @@
  *   left, `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool to the
  *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
- *   reader's cumulative block count on that blobber, so the blocks paid are `counter` minus the last redeemed
+ *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
  *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, else the
  *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
  *   wallet, the rest to its delegates).
  *
- * Signatures: `bls0chain` keys (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
+ * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
+ * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
  */
 import { stringifyExactJson } from "../../chain/codec.js";
-import { bls0chain } from "../../core/bls.js";
 import { SECOND } from "../../core/duration.js";
-import { ed25519 } from "../../core/ed25519.js";
-import { sha3 } from "../../core/hash.js";
 import { clientIdOf } from "../../core/schemes.js";
+import {
+  readMarkerHash as storageReadMarkerHash,
+  writeMarkerHash as storageWriteMarkerHash,
+  verifyClientSignature,
+} from "../../storage/markers.js";
 import type { ContractContext } from "../context.js";
 import { writeCost } from "./allocation.js";
 import type { StorageConfig } from "./config.js";
@@ -45,25 +48,19 @@ import {
   type WriteMarker,
 } from "./state.js";
 
-/** Hash a client signs for a write marker. */
+/** Hash a client signs for a write marker (the storage layer's definition). */
 export function writeMarkerHash(wm: WriteMarker): string {
-  return sha3(
-    `${wm.allocation_root}:${wm.prev_allocation_root}:${wm.allocation_id}:${wm.blobber_id}:${wm.client_id}:${wm.size}:${wm.timestamp}`,
-  );
+  return storageWriteMarkerHash({ ...wm, size: Number(wm.size) });
 }
 
-/** Hash a reader signs for a read marker. */
+/** Hash a reader signs for a read marker (the storage layer's definition). */
 export function readMarkerHash(rm: ReadMarker): string {
-  return sha3(
-    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.counter}:${rm.timestamp}`,
-  );
+  return storageReadMarkerHash(rm);
 }
 
-/** Verify a signature of either scheme (told apart by the key's length). */
+/** Verify a client signature of either scheme (told apart by the key's length). */
 export function verifySignature(publicKey: string, hash: string, signature: string): boolean {
-  if (publicKey.length === 64) return ed25519.verify(publicKey, hash, signature);
-  if (publicKey.length === 128) return bls0chain.verify(publicKey, hash, signature);
-  return false;
+  return verifyClientSignature(publicKey, hash, signature);
 }
 
 function readWriteMarker(code: string, i: Input): WriteMarker {
@@ -195,7 +192,10 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
-  const last = getTyped<{ read_marker: ReadMarker }>(ctx.state, keys.readMarker(rm.blobber_id, rm.client_id))?.read_marker;
+  const last = getTyped<{ read_marker: ReadMarker }>(
+    ctx.state,
+    keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
+  )?.read_marker;
   const lastCounter = last?.counter ?? 0;
   if (rm.counter <= lastCounter)
     refuse(code, `read marker already redeemed: counter ${rm.counter} is not above the last redeemed ${lastCounter}`);
@@ -218,6 +218,6 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   d.read_reward += value;
   a.stats.num_of_reads += Number(blocks);
   putAllocation(ctx.state, a);
-  ctx.state.putNode(keys.readMarker(rm.blobber_id, rm.client_id), { read_marker: rm });
+  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id), { read_marker: rm });
   return stringifyExactJson({ allocation_id: a.id, blobber_id: d.blobber_id, blocks, value, payer_id: payer });
 }

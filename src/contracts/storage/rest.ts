@@ -2,6 +2,7 @@
  * REST views of the storage contract (`/v1/screst/<storage address>/<endpoint>`), reference names and shapes.
  * Amounts SAS, durations ns, times unix seconds.
  */
+import { parseExactJson } from "../../chain/codec.js";
 import type { StateView } from "../../chain/state.js";
 import { readAllocationRequest, selectBlobbers, totalMinLock } from "./allocation.js";
 import { isHealthy } from "./blobbers.js";
@@ -138,7 +139,7 @@ export function storageRest(
       const data = need(params, "allocation_data");
       let input: unknown;
       try {
-        input = JSON.parse(data);
+        input = parseExactJson(data);
       } catch {
         badParam("allocation_data is not JSON");
       }
@@ -190,7 +191,8 @@ export function storageRest(
     case "latestreadmarker": {
       const c = need(params, "client");
       const b = need(params, "blobber");
-      return getTyped<{ read_marker: ReadMarker }>(state, keys.readMarker(b, c))?.read_marker ?? {};
+      const a = need(params, "allocation");
+      return getTyped<{ read_marker: ReadMarker }>(state, keys.readMarker(a, b, c))?.read_marker ?? {};
     }
     default:
       throw notFound(`the storage contract has no endpoint "${endpoint.slice(0, 40)}" (${STORAGE_REST_POINTS.join(", ")})`);

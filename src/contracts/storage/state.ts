@@ -11,7 +11,8 @@
  * - `SA:allocation:<id>` → `StorageAllocation`; `SA:clientallocations:<client>` → `{ids}`
  * - `SA:readpool:<client>` / `SA:writepool:<client>` → `{pools: [AllocationPool]}`
  * - `SA:challengepool:<allocation id>` → `ChallengePool`
- * - `SA:readmarker:<blobber>:<client>` → `{read_marker}` (latest redeemed, reference `readMarkersKey`)
+ * - `SA:readmarker:<allocation>:<blobber>:<client>` → `{read_marker}` (latest redeemed; counters are per reader, blobber
+ *   and allocation)
  * - `SA:minted` → `{minted}` (stake interests minted so far)
  *
  * Amounts are bigint SAS, sizes bigint bytes, durations bigint nanoseconds, times unix seconds (numbers).
@@ -250,7 +251,7 @@ export const keys = {
   readPool: (client: string) => `${SA}:readpool:${client}`,
   writePool: (client: string) => `${SA}:writepool:${client}`,
   challengePool: (alloc: string) => `${SA}:challengepool:${alloc}`,
-  readMarker: (blobber: string, client: string) => `${SA}:readmarker:${blobber}:${client}`,
+  readMarker: (alloc: string, blobber: string, client: string) => `${SA}:readmarker:${alloc}:${blobber}:${client}`,
 } as const;
 
 /** Id of an allocation's challenge pool as the reference names it. */

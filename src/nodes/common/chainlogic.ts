@@ -3,7 +3,7 @@
  * blocks): transactions are executed against the parent's state and the result must match exactly.
  */
 
-import { computeBlockHash } from "../../chain/block.js";
+import { computeBlockHash, encodeBlockJson } from "../../chain/block.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "../../chain/transaction.js";
 import type { Block, Transaction } from "../../chain/types.js";
 import { executeBlock } from "../../contracts/index.js";
@@ -12,6 +12,7 @@ import { sha3 } from "../../core/hash.js";
 import { fromHex, isHex } from "../../core/hex.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type { ChainStore } from "../store/chainstore.js";
+import { MAX_BLOCK_BYTES } from "./pool.js";
 
 function reject(msg: string): never {
   throw new CodedError({ code: "invalid_block", op: "verify block" }, msg);
@@ -75,6 +76,8 @@ export function verifyBlockContent(
   if (block.creation_date < parent.creation_date) reject(`block ${block.hash} is older than its parent`);
   if (block.transactions.length > opts.maxTxns)
     reject(`block has ${block.transactions.length} transactions, at most ${opts.maxTxns} allowed`);
+  const bytes = Buffer.byteLength(encodeBlockJson(block), "utf8");
+  if (bytes > MAX_BLOCK_BYTES) reject(`block ${block.hash} is ${bytes} bytes, at most ${MAX_BLOCK_BYTES} allowed`);
   const inBlock = new Set<string>();
   for (const t of block.transactions) {
     if (t.hash !== transactionHash(t))

@@ -2,7 +2,16 @@
 
 import { errorMessage } from "../../core/errors.js";
 import { clientVerifier, getScheme } from "../../core/schemes.js";
-import { type ChainSetup, logTo, type NodeEdges, type NodeKeys, openGenesis, type Peer } from "../common/peer.js";
+import {
+  type ChainSetup,
+  createRegistrar,
+  logTo,
+  type NodeEdges,
+  type NodeKeys,
+  openGenesis,
+  type Peer,
+  type RegistrationSettings,
+} from "../common/peer.js";
 import type { ConsensusSettings } from "../config/node.js";
 import { MinerNode } from "./miner.js";
 import { minerApp } from "./server.js";
@@ -16,6 +25,8 @@ export interface MinerSettings {
   pruneDepth: number;
   /** Catch up from the sharders on start (default true). */
   syncOnStart?: boolean;
+  /** Register with the miner contract and send health checks (absent: not at all). */
+  registration?: RegistrationSettings;
 }
 
 /** Build a miner: genesis into its store, consensus node, HTTP app. */
@@ -38,16 +49,19 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     log,
   });
   const app = minerApp(node, keys, edges.logger);
+  const registrar = settings.registration && createRegistrar("miner", chain, keys, settings.registration, edges);
   return {
     role: "miner",
     node,
     app,
     start() {
       node.start();
+      registrar?.start();
       if (settings.syncOnStart ?? true)
         void node.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${errorMessage(err)}`));
     },
     async stop() {
+      await registrar?.stop();
       node.stop();
     },
   };

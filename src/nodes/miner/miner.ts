@@ -19,14 +19,19 @@ import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { minersOf, nodeUrl } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
+import { StateView } from "../../chain/state.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
+import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
+import { sha3 } from "../../core/hash.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
+import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 export interface MinerOptions {
@@ -59,11 +64,8 @@ export interface MinerOptions {
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
-/** Transaction pool entry. */
-interface PoolEntry {
-  txn: Transaction;
-  received: number;
-}
+/** How far the time in a signed peer request may be from the receiver's clock. */
+export const N2N_AUTH_WINDOW_SEC = 120;
 
 export class MinerNode {
   readonly engine: ConsensusEngine;
@@ -73,6 +75,8 @@ export class MinerNode {
   private readonly shares = new Map<number, string>();
   private readonly pool = new Map<string, PoolEntry>();
   private cancelTimer: (() => void) | undefined;
+  /** Transactions waiting in the pool, per client. */
+  private readonly pendingOf = new Map<string, number>();
   private stopped = false;
   readonly stats = {
     txnsReceived: 0,
@@ -206,12 +210,12 @@ export class MinerNode {
     return undefined;
   }
 
-  /** Peers to send a message of `round` to: miners of the magic block in force then and of every later one. */
-  private peersAt(round: number): string[] {
-    const urls = new Set<string>();
+  /** Peers (id, URL) to send a message of `round` to: miners of the magic block in force then and of every later one. */
+  private peersAt(round: number): [string, string][] {
+    const peers = new Map<string, string>();
     for (const mb of this.magicBlocks.from(round))
-      for (const n of Object.values(mb.miners.nodes)) if (n.id !== this.opts.selfId) urls.add(nodeUrl(n));
-    return [...urls];
+      for (const n of Object.values(mb.miners.nodes)) if (n.id !== this.opts.selfId) peers.set(n.id, nodeUrl(n));
+    return [...peers];
   }
 
   /** Sharders that store blocks of `round` (the magic block in force then and every later one). */
@@ -260,13 +264,12 @@ export class MinerNode {
 
   private build(parent: Block, round: number, seed: bigint, timeoutCount: number, nowMs: number): Block {
     const creation = Math.max(Math.floor(nowMs / 1000), parent.creation_date);
-    const picked: Transaction[] = [];
-    for (const [h, e] of this.pool) {
-      if (picked.length >= this.opts.consensus.maxBlockTxns) break;
-      if (Math.abs(e.txn.creation_date - creation) > TXN_TIME_TOLERANCE_SEC) continue;
-      if (this.onChain(h, parent)) continue;
-      picked.push(e.txn);
-    }
+    // bounded in bytes, fee per byte first, fee-less data within its allowance (src/nodes/common/pool.ts)
+    const picked = pickTransactions(
+      this.pool.values(),
+      this.opts.consensus.maxBlockTxns,
+      (e) => Math.abs(e.txn.creation_date - creation) <= TXN_TIME_TOLERANCE_SEC && !this.onChain(e.txn.hash, parent),
+    );
     const { root, executed, hookFailures } = executeOn(this.opts.store, parent.state_hash, picked, {
       round,
       miner_id: this.opts.selfId,
@@ -305,49 +308,43 @@ export class MinerNode {
   }
 
   /**
-   * Catch up from the sharders: fetch the finalized blocks after this miner's latest finalized round, in
-   * order, and hand them to the engine as notarized blocks (their tickets and content are verified as for
-   * any block). Returns the number of blocks added. Peers still serve anything newer via `get_block`.
+   * Catch up after a long absence: fetch finalized blocks after this miner's latest finalized round by ranges
+   * (`/v1/block/get/range`) from the sharders and the other miners, in order, and hand them to the engine as
+   * notarized blocks (their tickets and content are verified as for any block). Stops when no source has a
+   * block this miner can add. Returns the number of blocks added. Peers still serve anything newer via
+   * `get_block`.
    */
-  async syncFromSharders(maxBlocks = 10_000): Promise<number> {
+  async syncFromSharders(maxBlocks = 1_000_000): Promise<number> {
+    const lfbRound = this.engine.latestFinalized().round;
+    const sources = [...this.shardersAt(lfbRound), ...this.peersAt(lfbRound).map(([, url]) => url)];
     let added = 0;
-    for (const url of this.shardersAt(this.engine.latestFinalized().round)) {
-      let target: number;
+    let idle = 0;
+    let i = 0;
+    while (!this.stopped && added < maxBlocks && sources.length > 0 && idle < sources.length) {
+      const url = sources[i % sources.length] as string;
+      let blocks: Block[] = [];
+      const from = this.engine.latestFinalized().round + 1;
       try {
-        const res = await this.opts.transport.request({
-          method: "GET",
-          url: `${url}/v1/block/get/latest_finalized`,
-          timeoutMs: 5000,
-        });
-        if (res.status !== 200) continue;
-        target = (parseJson(res.text()) as { round: number }).round;
+        blocks = (await fetchRange(this.opts.transport, url, from, from + 4 * RANGE_MAX_BLOCKS)).blocks;
       } catch (err) {
-        this.opts.log("debug", `sync: ${url} unreachable: ${errorMessage(err)}`);
-        continue;
+        this.opts.log("debug", `sync from ${url}: ${errorMessage(err)}`);
       }
-      let round = this.engine.latestFinalized().round;
-      while (round < target && added < maxBlocks && !this.stopped) {
-        round++;
-        try {
-          const res = await this.opts.transport.request({
-            method: "GET",
-            url: `${url}/v1/block/get?round=${round}`,
-            timeoutMs: 5000,
-          });
-          if (res.status === 404) continue; // a round without a block
-          if (res.status !== 200) break;
-          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
-          if (this.engine.getBlock(b.hash)) continue;
-          this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
-          added++;
-        } catch (err) {
-          this.opts.log("warn", `sync from ${url} stopped at round ${round}: ${errorMessage(err)}`);
-          break;
-        }
+      let progress = 0;
+      for (const b of blocks) {
+        if (this.stopped) break;
+        if (this.engine.getBlock(b.hash)) continue;
+        this.serial(() => this.engine.addNotarizedBlock(b, this.now()));
+        if (!this.engine.getBlock(b.hash)) break; // refused: try another source
+        progress++;
       }
-      if (added > 0) break;
+      added += progress;
+      if (progress > 0) idle = 0;
+      else {
+        idle++;
+        i++;
+      }
     }
-    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks from the sharders`);
+    if (added > 0) this.opts.log("info", `caught up ${added} finalized blocks by ranges`);
     return added;
   }
 
@@ -396,12 +393,12 @@ export class MinerNode {
           );
           break;
         case "broadcast":
-          for (const url of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg);
+          for (const [id, url] of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg, id);
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
         case "send": {
           const url = this.minerUrl(a.to);
-          if (url) this.post(url, a.msg);
+          if (url) this.post(url, a.msg, a.to);
           break;
         }
         case "notarized":
@@ -409,7 +406,7 @@ export class MinerNode {
           break;
         case "finalized":
           this.opts.store.finalize(a.blocks);
-          for (const b of a.blocks) for (const t of b.transactions) this.pool.delete(t.hash);
+          for (const b of a.blocks) for (const t of b.transactions) this.unpool(t.hash);
           this.expirePool();
           this.maybePrune();
           break;
@@ -459,13 +456,32 @@ export class MinerNode {
     }
   }
 
-  private expirePool(): void {
-    const nowSec = Math.floor(this.now() / 1000);
-    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.pool.delete(h);
+  /** A client's balance at this miner's latest finalized block (0 when unknown). */
+  private lfbBalance(clientId: string): bigint {
+    try {
+      return new StateView(new Trie(this.engine.latestFinalized().state_hash, this.opts.store.nodeDb())).balance(clientId);
+    } catch {
+      return 0n;
+    }
   }
 
-  private post(baseUrl: string, msg: ConsensusMessage): void {
-    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg) });
+  private unpool(hash: string): void {
+    const e = this.pool.get(hash);
+    if (!e) return;
+    this.pool.delete(hash);
+    const n = (this.pendingOf.get(e.txn.client_id) ?? 1) - 1;
+    if (n <= 0) this.pendingOf.delete(e.txn.client_id);
+    else this.pendingOf.set(e.txn.client_id, n);
+  }
+
+  private expirePool(): void {
+    const nowSec = Math.floor(this.now() / 1000);
+    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.unpool(h);
+  }
+
+  private post(baseUrl: string, msg: ConsensusMessage, to: string): void {
+    const auth = msg.type === "get_block" ? this.authFor(msg, to) : undefined;
+    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg), ...(auth ? { auth } : {}) });
     this.opts.transport
       .request({
         method: "POST",
@@ -502,16 +518,53 @@ export class MinerNode {
     }
   }
 
+  /**
+   * What the sender of a message signs when the message's content is not itself signed by it (`get_block`:
+   * every other message carries its author's signature, checked by the engine): chain, sender, recipient,
+   * time and the request, so it can be neither spoofed nor replayed to another miner.
+   */
+  private static authHash(
+    chainId: string,
+    from: string,
+    to: string,
+    time: number,
+    msg: { hash: string; ancestors?: number },
+  ): string {
+    return sha3(`n2n:get_block:${chainId}:${from}:${to}:${time}:${msg.hash}:${msg.ancestors ?? 0}`);
+  }
+
+  private authFor(msg: { hash: string; ancestors?: number }, to: string): { time: number; sig: string } {
+    const time = Math.floor(this.now() / 1000);
+    return {
+      time,
+      sig: this.opts.scheme.sign(this.opts.privateKey, MinerNode.authHash(this.opts.chainId, this.opts.selfId, to, time, msg)),
+    };
+  }
+
   /** A consensus message from a peer (parsed HTTP body). */
   receive(body: unknown): void {
-    const v = body as { from?: unknown; msg?: unknown } | undefined;
+    const v = body as { from?: unknown; msg?: unknown; auth?: { time?: unknown; sig?: unknown } } | undefined;
+    const refuse = (why: string): never => {
+      throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+    };
     if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
-      throw new CodedError(
-        { code: "invalid_request", op: "receive consensus message" },
-        "sender is not a miner of the magic block",
-      );
-    const msg = decodeMsg(v.msg);
-    const from = v.from;
+      refuse("sender is not a miner of a known magic block");
+    const msg = decodeMsg(v?.msg);
+    const from = v?.from as string;
+    if (msg.type === "get_block") {
+      const a = v?.auth;
+      const key = this.minerKey(from);
+      const nowSec = Math.floor(this.now() / 1000);
+      if (typeof a?.time !== "number" || typeof a.sig !== "string") refuse("get_block without the sender's signature");
+      const time = a?.time as number;
+      if (Math.abs(time - nowSec) > N2N_AUTH_WINDOW_SEC)
+        refuse(`get_block signed at ${time}, more than ${N2N_AUTH_WINDOW_SEC} s from this miner's clock (${nowSec})`);
+      if (
+        !key ||
+        !this.opts.scheme.verify(key, MinerNode.authHash(this.opts.chainId, from, this.opts.selfId, time, msg), a?.sig as string)
+      )
+        refuse(`get_block: the signature is not ${from}'s`);
+    }
     this.serial(() => this.engine.onMessage(from, msg, this.now()));
   }
 
@@ -536,10 +589,14 @@ export class MinerNode {
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
         throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+      checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
       // the verifying key travels with the transaction, so every node verifies the block from the block alone
       const clean = { ...withoutResult(txn), public_key: key };
+      const entry = poolEntry(clean, this.now());
+      checkPrice(entry, () => this.lfbBalance(txn.client_id));
       const wasIdle = this.pool.size === 0;
-      this.pool.set(txn.hash, { txn: clean, received: this.now() });
+      this.pool.set(txn.hash, entry);
+      this.pendingOf.set(txn.client_id, (this.pendingOf.get(txn.client_id) ?? 0) + 1);
       // a proposal held back by the minimum round time can go now
       if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;

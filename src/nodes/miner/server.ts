@@ -5,7 +5,9 @@ import { transactionFromJson, transactionToJson } from "../../chain/transaction.
 import { CodedError } from "../../core/errors.js";
 import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { nodeRateLimit } from "../common/ratelimit.js";
+import { createServer, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
 
@@ -60,7 +62,7 @@ export function minerDiagnostics(miner: MinerNode, me: NodeIdentity): Diagnostic
 
 /** Build the miner's HTTP app. */
 export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): FastifyInstance {
-  const app = createServer({ node: `miner ${me.host}:${me.port}`, logger });
+  const app = createServer({ node: `miner ${me.host}:${me.port}`, logger, rateLimit: nodeRateLimit(miner.opts.magicBlock) });
   const node = `miner ${me.host}:${me.port}`;
 
   app.post("/v1/client/put", async (req, reply) => {
@@ -99,7 +101,8 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
       );
     return sendJson(reply, transactionToJson(t));
   });
-  app.post("/v1/_n2n/consensus", async (req) => {
+  // peers' messages (authenticated) may carry a block with its ancestors: a larger limit than the public API's
+  app.post("/v1/_n2n/consensus", { bodyLimit: 64 * 1024 * 1024 }, async (req) => {
     miner.receive(req.body);
     return { ok: true };
   });
@@ -110,6 +113,11 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(miner.opts.store, from, to, miner.engine.latestFinalized().round));
+  });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
     sendJson(reply, { magic_block: miner.magicBlocks.latest() }),
   );

@@ -5,7 +5,9 @@ import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
-import { createServer, optionalInt, requireHash, sendJson } from "../http.js";
+import { rangeBody } from "../common/range.js";
+import { nodeRateLimit } from "../common/ratelimit.js";
+import { createServer, optionalInt, requireHash, requireInt, sendJson } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
 import type { SharderNode } from "./sharder.js";
@@ -35,7 +37,12 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
     ...processFigures(),
     state_missing_nodes: missing,
     lfb_state: lfb.state_hash,
-    fetching_status: sh.fetchingCount() > 0 ? `fetching ${sh.fetchingCount()} blocks` : "idle",
+    fetching_status: sh.isSyncing()
+      ? `syncing by ranges, ${sh.behind()} rounds behind`
+      : sh.fetchingCount() > 0
+        ? `fetching ${sh.fetchingCount()} blocks`
+        : "idle",
+    pending_blocks: sh.pendingCount(),
     is_active_in_chain: sh.unhealthy() === undefined,
     state_health: missing + (sh.unhealthy() === undefined ? 0 : sh.behind()),
     behind_rounds: sh.behind(),
@@ -46,36 +53,16 @@ export function sharderDiagnostics(sh: SharderNode, me: NodeIdentity): Diagnosti
   };
 }
 
-function simpleNode(n: MagicNode, type: "miner" | "sharder"): Record<string, unknown> {
-  return {
-    simple_miner: {
-      id: n.id,
-      n2n_host: n.n2n_host,
-      host: n.host,
-      port: n.port,
-      path: n.path,
-      public_key: n.public_key,
-      short_name: n.description,
-      build_tag: "",
-      total_stake: 0,
-      delegate_wallet: n.id,
-      service_charge: 0,
-      number_of_delegates: 0,
-      min_stake: 0,
-      max_stake: 0,
-      node_type: type,
-    },
-  };
-}
-
 export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): FastifyInstance {
   const node = `sharder ${me.host}:${me.port}`;
-  const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024 });
+  const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024, rateLimit: nodeRateLimit(sh.opts.magicBlock) });
   const store = sh.opts.store;
 
-  app.post("/v1/_m2s/block", async (req) => {
-    await sh.receive(req.body);
-    return { ok: true };
+  app.post("/v1/_m2s/block", async (req, reply) => sendJson(reply, await sh.receive(req.body)));
+  app.get("/v1/block/get/range", async (req, reply) => {
+    const from = requireInt(req.query, "from");
+    const to = requireInt(req.query, "to", { min: from });
+    return sendJson(reply, rangeBody(store, from, to, sh.latestFinalized().round));
   });
 
   app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
@@ -128,24 +115,13 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   app.get("/v1/client/get/balance", async (req, reply) => {
     const id = requireHash(req.query, "client_id");
     const a = sh.lfbState().account(id);
-    if (!a) throw new CodedError({ code: "value not present", op: "get balance" }, "value not present");
+    // README: a missing balance answers 404 (the reference's text "value not present" is kept)
+    if (!a) throw new CodedError({ code: "resource_not_found", op: "get balance" }, "value not present");
     return sendJson(reply, { txn: a.txn, round: a.round, balance: a.balance });
   });
   app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
     const q = req.query as Record<string, string>;
-    const mb = sh.magicBlocks.latest();
-    if (address === ScAddress.miner) {
-      if (endpoint === "getMinerList")
-        return sendJson(reply, { Nodes: Object.values(mb.miners.nodes).map((n) => simpleNode(n, "miner")) });
-      if (endpoint === "getSharderList")
-        return sendJson(reply, { Nodes: Object.values(mb.sharders.nodes).map((n) => simpleNode(n, "sharder")) });
-      if (endpoint === "getMagicBlock") return sendJson(reply, mb);
-      throw new CodedError(
-        { code: "resource_not_found", op: "miner sc rest" },
-        `miner SC has no endpoint "${endpoint}" here (getMinerList, getSharderList, getMagicBlock)`,
-      );
-    }
     const sc = contractAt(address);
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));

@@ -2,7 +2,10 @@
  * The sharder: receives notarized blocks from miners, checks their tickets (≥ Q distinct miners), the
  * generator's signature and their content (re-execution to the same state root), applies the finality rule
  * (three notarized blocks of consecutive rounds finalize up to the middle one), and stores the finalized
- * chain. Missing parents are fetched from the miners, so a restarted or lagging sharder catches up.
+ * chain. A few missing parents are fetched from the miners by hash; a larger gap (a restart after an outage,
+ * a long stall) is closed by syncing finalized blocks by ranges from the miners and the other sharders, each
+ * block checked as a pushed one. Pushed blocks wait in a bounded queue (back-pressure: `sharder_busy`, HTTP
+ * 503, when full), and `stop()` ends the sync and empties the queue at any moment.
  */
 
 import { blockFromJson } from "../../chain/block.js";
@@ -18,10 +21,15 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
+import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 /** A sharder further behind the notarized chain than this many rounds reports itself unhealthy. */
 export const BEHIND_LIMIT = 10;
+/** Pushed blocks waiting to be checked; beyond this a push is refused with `sharder_busy` (HTTP 503). */
+export const MAX_PENDING_BLOCKS = 64;
+/** Missing ancestors fetched one by one at most; a larger gap is closed by range sync. */
+export const MAX_ANCESTOR_FETCH = 8;
 
 export interface SharderOptions {
   chainId: string;
@@ -47,6 +55,8 @@ export class SharderNode {
     received: 0,
     rejected: 0,
     fetched: 0,
+    /** Blocks added through range sync. */
+    rangeBlocks: 0,
     finalized: 0,
     lastError: "",
     finalizeTimes: [] as number[],
@@ -54,6 +64,9 @@ export class SharderNode {
     hookFailures: 0,
   };
   private fetching = 0;
+  private pending = 0;
+  private stopped = false;
+  private syncing: Promise<void> | undefined;
   /** Highest round of a block with a quorum of valid tickets this sharder has seen (pushed or fetched). */
   private highestSeen = 0;
   private queue: Promise<void> = Promise.resolve();
@@ -101,14 +114,187 @@ export class SharderNode {
     return new StateView(new Trie(this.lfb.state_hash, this.opts.store.nodeDb()));
   }
 
-  /** A block pushed by a miner (parsed HTTP body `{"block": {...}}`); processed in arrival order. */
-  receive(body: unknown): Promise<void> {
+  /** Whether a range sync is running. */
+  isSyncing(): boolean {
+    return this.syncing !== undefined;
+  }
+
+  /** Pushed blocks waiting to be checked. */
+  pendingCount(): number {
+    return this.pending;
+  }
+
+  /** Stop: the sync ends, queued blocks are dropped, further pushes are refused. Safe at any moment. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private refuseIfStopped(): void {
+    if (this.stopped) throw new CodedError({ code: "sharder_busy", op: "receive block" }, "the sharder is shutting down");
+  }
+
+  /** Run `fn` after everything queued before it (blocks are checked one at a time). */
+  private serial<T>(fn: () => Promise<T> | T): Promise<T> {
+    const run = this.queue.then(() => {
+      this.refuseIfStopped();
+      return fn();
+    });
+    this.queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  /**
+   * A block pushed by a miner (parsed HTTP body `{"block": {...}}`); processed in arrival order. Refused with
+   * `sharder_busy` when `MAX_PENDING_BLOCKS` wait already. Answers what happened to it.
+   */
+  async receive(body: unknown): Promise<{ ok: true; status: string }> {
+    this.refuseIfStopped();
     const v = body as { block?: unknown } | undefined;
     const block = blockFromJson(v?.block);
     this.stats.received++;
-    const run = this.queue.then(() => this.add(block, 0));
-    this.queue = run.catch(() => undefined);
-    return run;
+    if (this.pending >= MAX_PENDING_BLOCKS)
+      throw new CodedError(
+        { code: "sharder_busy", op: "receive block" },
+        `${this.pending} blocks wait to be checked (at most ${MAX_PENDING_BLOCKS}); retry later`,
+      );
+    this.pending++;
+    try {
+      return { ok: true, status: await this.serial(() => this.addPushed(block)) };
+    } finally {
+      this.pending--;
+    }
+  }
+
+  private async addPushed(block: Block): Promise<string> {
+    if (block.round <= this.lfb.round) return this.oldBlock(block);
+    if (this.tree.has(block.hash)) return "known";
+    if (!this.parentOf(block) && block.round - this.lfb.round > MAX_ANCESTOR_FETCH) {
+      // too far ahead to fetch its ancestors one by one: note how far the chain is and sync by ranges
+      try {
+        this.checkTickets(block);
+      } catch (err) {
+        this.noteRejected(block, err);
+        throw err;
+      }
+      if (block.round > this.highestSeen) this.highestSeen = block.round;
+      void this.sync();
+      return "syncing";
+    }
+    try {
+      await this.add(block, 0);
+    } catch (err) {
+      if (err instanceof CodedError && err.code === "catch_up_pending") return "syncing";
+      throw err;
+    }
+    return this.tree.has(block.hash) || this.lfb.round >= block.round ? "accepted" : "pending";
+  }
+
+  /** A block of a round this sharder already finalized: the same block, a notarized fork, or a forgery. */
+  private oldBlock(block: Block): string {
+    if (this.opts.store.hashAtRound(block.round) === block.hash) return "known";
+    try {
+      this.checkTickets(block);
+    } catch (err) {
+      this.noteRejected(block, err);
+      throw err;
+    }
+    return "ignored (a notarized block of a finalized round, not on the finalized chain)";
+  }
+
+  private noteRejected(block: Block, err: unknown): void {
+    this.stats.rejected++;
+    this.stats.lastError = errorMessage(err);
+    this.opts.log("warn", `block ${block.hash} round ${block.round}: ${errorMessage(err)}`);
+  }
+
+  /**
+   * Catch up by ranges of finalized blocks from the miners and the other sharders, until none of them has a
+   * block this sharder can add. One sync at a time; resolves when it ends.
+   */
+  sync(): Promise<void> {
+    this.syncing ??= this.runSync().finally(() => {
+      this.syncing = undefined;
+    });
+    return this.syncing;
+  }
+
+  private async runSync(): Promise<void> {
+    let idle = 0;
+    let i = 0;
+    while (!this.stopped) {
+      const sources = this.sources();
+      if (sources.length === 0 || idle >= sources.length) break;
+      const url = sources[i % sources.length] as string;
+      const from = this.lfb.round + 1;
+      let blocks: Block[];
+      try {
+        this.fetching++;
+        const r = await fetchRange(this.opts.transport, url, from, from + 4 * RANGE_MAX_BLOCKS);
+        blocks = r.blocks;
+      } catch (err) {
+        this.opts.log("debug", `sync from ${url}: ${errorMessage(err)}`);
+        blocks = [];
+      } finally {
+        this.fetching--;
+      }
+      if (this.stopped) return;
+      const before = { lfb: this.lfb.round, top: this.topRound() };
+      if (blocks.length > 0) {
+        try {
+          await this.serial(() => this.addRange(blocks));
+        } catch (err) {
+          this.opts.log("warn", `sync from ${url}: ${errorMessage(err)}`);
+        }
+      }
+      if (this.lfb.round > before.lfb || this.topRound() > before.top) idle = 0;
+      else {
+        idle++;
+        i++;
+      }
+    }
+  }
+
+  /** Highest round held (finalized or verified above it). */
+  private topRound(): number {
+    let top = this.lfb.round;
+    for (const b of this.tree.values()) if (b.round > top) top = b.round;
+    return top;
+  }
+
+  /** Check and add a range of finalized blocks, in order, as if each had been pushed. */
+  private addRange(blocks: Block[]): void {
+    for (const b of blocks) {
+      if (this.stopped) return;
+      if (b.round <= this.lfb.round || this.tree.has(b.hash)) continue;
+      const parent = this.parentOf(b);
+      if (!parent) return; // a fork or a hole: another source, or the pushes, will fill it
+      try {
+        this.checkTickets(b);
+        if (b.round > this.highestSeen) this.highestSeen = b.round;
+        this.verifyOn(b, parent);
+      } catch (err) {
+        this.noteRejected(b, err);
+        throw err;
+      }
+      this.tree.set(b.hash, b);
+      this.stats.rangeBlocks++;
+      this.tryFinalize();
+    }
+  }
+
+  private verifyOn(block: Block, par: Block): void {
+    const hookFailures = verifyBlockContent(block, par, {
+      chainId: this.opts.chainId,
+      scheme: this.opts.scheme,
+      store: this.opts.store,
+      seen: (h) => this.onChain(h, par),
+      maxTxns: this.opts.maxBlockTxns,
+    });
+    for (const f of hookFailures) this.opts.log("warn", `round ${block.round}: block hook failed: ${f}`);
+    this.stats.hookFailures += hookFailures.length;
   }
 
   /**
@@ -183,6 +369,14 @@ export class SharderNode {
     }
   }
 
+  /** Where to catch up from: miners and other sharders of the magic blocks from the latest finalized round on. */
+  private sources(): string[] {
+    const urls = new Set(this.minerUrls());
+    for (const mb of this.magicBlocks.from(this.lfb.round))
+      for (const n of Object.values(mb.sharders.nodes)) if (n.id !== this.opts.selfId) urls.add(nodeUrl(n));
+    return [...urls];
+  }
+
   /** Miners that may hold blocks after the latest finalized one. */
   private minerUrls(): string[] {
     const urls = new Set<string>();
@@ -200,17 +394,19 @@ export class SharderNode {
   }
 
   private async add(block: Block, depth: number): Promise<void> {
-    if (block.round <= this.lfb.round || this.tree.has(block.hash)) return;
+    if (this.stopped || block.round <= this.lfb.round || this.tree.has(block.hash)) return;
     try {
       this.checkTickets(block);
       if (block.round > this.highestSeen) this.highestSeen = block.round;
       let parent = this.parentOf(block);
       if (!parent) {
-        if (depth > 200)
+        if (depth >= MAX_ANCESTOR_FETCH) {
+          void this.sync();
           throw new CodedError(
-            { code: "catch_up_failed", op: "receive block" },
-            `gave up fetching ancestors of block ${block.hash}`,
+            { code: "catch_up_pending", op: "receive block" },
+            `block ${block.hash} (round ${block.round}) is more than ${MAX_ANCESTOR_FETCH} blocks past the latest finalized round ${this.lfb.round}; syncing by ranges`,
           );
+        }
         const p = this.opts.store.getBlock(block.prev_hash) ?? (await this.fetchBlock(block.prev_hash));
         if (!p)
           throw new CodedError(
@@ -230,22 +426,11 @@ export class SharderNode {
             `parent ${block.prev_hash} of block ${block.hash} could not be verified`,
           );
       }
-      const par = parent;
-      const hookFailures = verifyBlockContent(block, par, {
-        chainId: this.opts.chainId,
-        scheme: this.opts.scheme,
-        store: this.opts.store,
-        seen: (h) => this.onChain(h, par),
-        maxTxns: this.opts.maxBlockTxns,
-      });
-      for (const f of hookFailures) this.opts.log("warn", `round ${block.round}: block hook failed: ${f}`);
-      this.stats.hookFailures += hookFailures.length;
+      this.verifyOn(block, parent);
       this.tree.set(block.hash, block);
       this.tryFinalize();
     } catch (err) {
-      this.stats.rejected++;
-      this.stats.lastError = errorMessage(err);
-      this.opts.log("warn", `block ${block.hash} round ${block.round}: ${errorMessage(err)}`);
+      if (!(err instanceof CodedError && err.code === "catch_up_pending")) this.noteRejected(block, err);
       throw err;
     }
   }

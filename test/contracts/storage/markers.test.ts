@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { writeMarkerHash } from "../../../src/contracts/storage/index.js";
+import { bls0chain } from "../../../src/core/bls.js";
+import { clientIdOf, initCrypto } from "../../../src/core/schemes.js";
 import { allocInput, Chain, GiB, setupBlobbers, signedReadMarker, signedWriteMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -144,7 +147,7 @@ describe("storage contract: commit_connection and read_redeem", () => {
     // 16384 blocks × 64 KiB = 1 GiB at 0.01 ZCN/GB
     assert.equal(out.value, Number(ZCN / 100n));
     assert.equal(c.balance(blobber.delegate.id) - before, ZCN / 100n);
-    assert.deepEqual(c.rest("latestreadmarker", { client: owner.id, blobber: b.id }).counter, 16384);
+    assert.deepEqual(c.rest("latestreadmarker", { client: owner.id, blobber: b.id, allocation: id }).counter, 16384);
     assert.equal(c.rest("allocation", { allocation: id }).blobber_details[0].read_reward, ZCN / 100n);
     c.refused(
       b,
@@ -184,5 +187,30 @@ describe("storage contract: commit_connection and read_redeem", () => {
     c.refused(b, "read_redeem", { read_marker: { ...rm2, owner_id: "x" } }, 0n, /is not the allocation owner/);
     c.refused(owner, "read_redeem", { read_marker: rm2 }, 0n, /only the blobber the read marker names/);
     c.refused(b, "read_redeem", { read_marker: { ...rm2, allocation_id: "nope" } }, 0n, /can't get allocation: nope/);
+  });
+});
+
+describe("storage contract: bls0chain owners", () => {
+  it("commit_connection verifies a bls0chain owner's signature", async () => {
+    await initCrypto();
+    const c = new Chain();
+    const bs = setupBlobbers(c, 1, ZCN);
+    const k = bls0chain.generateKeys();
+    const owner = { id: clientIdOf(k.publicKey), publicKey: k.publicKey, privateKey: k.privateKey };
+    c.fund(owner, 5n * ZCN);
+    const a = c.ok(owner, "new_allocation_request", allocInput(owner, { data_shards: 1, parity_shards: 0 }), ZCN);
+    const b = bs[0]!.blobber;
+    const body = {
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      allocation_id: a.id as string,
+      size: 1000n,
+      blobber_id: b.id,
+      timestamp: T0,
+      client_id: owner.id,
+    };
+    const wm = { ...body, signature: bls0chain.sign(owner.privateKey, writeMarkerHash({ ...body, signature: "" })) };
+    c.refused(b, "commit_connection", { write_marker: { ...wm, size: 1001n } }, 0n, /invalid signature/);
+    c.ok(b, "commit_connection", { write_marker: wm });
   });
 });

@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// blobber --port <p> --hostname <h> --files_dir <dir> --db_dir <dir> --keys_file <file> [--config_dir ./config] [--log_dir <dir>] [--deployment_mode 0|1|2]
+import { runBlobber } from "../nodes/blobber/run.js";
+import { runProgram } from "../nodes/provider/boot.js";
+import { parseBlobberFlags, usage } from "../nodes/provider/flags.js";
+
+const argv = process.argv.slice(2);
+if (argv.includes("--help") || argv.includes("-h")) {
+  process.stdout.write(usage("blobber"));
+  process.exit(0);
+}
+let flags: ReturnType<typeof parseBlobberFlags>;
+try {
+  flags = parseBlobberFlags(argv);
+} catch (err) {
+  process.stderr.write(`blobber: ${(err as Error).message}\n${usage("blobber")}`);
+  process.exit(2);
+}
+await runProgram("blobber", () => runBlobber(flags));

@@ -1,0 +1,131 @@
+/**
+ * The blobber file API on fastify: every route of `storage/api.ts FileRoutes`, authenticated with the signed,
+ * replay-proof headers of `storage/auth.ts` (downloads by their read marker). Bodies must be
+ * `application/octet-stream` (raw bytes; JSON bodies as UTF-8 text) so the signature covers exactly what arrived.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { parseJson } from "../../../chain/json.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
+import {
+  FileRoutes,
+  MAX_BODY_BYTES,
+  MemoryNonceCache,
+  type NonceCache,
+  type RouteDef,
+  StorageErrors,
+  storageError,
+  verifyRequest,
+} from "../../../storage/index.js";
+import type { Caller, FileService } from "./service.js";
+
+function rawBody(req: FastifyRequest): Uint8Array {
+  const b = req.body as unknown;
+  if (b === undefined || b === null) return new Uint8Array(0);
+  if (b instanceof Uint8Array) return b;
+  throw storageError(
+    StorageErrors.invalidRequest,
+    `${req.method} ${req.url.split("?")[0]}`,
+    "send the body as application/octet-stream (the request signature covers its raw bytes)",
+  );
+}
+
+function jsonBody(bytes: Uint8Array, op: string): Record<string, unknown> {
+  if (bytes.length === 0) return {};
+  let v: unknown;
+  try {
+    v = parseJson(Buffer.from(bytes).toString("utf8"));
+  } catch (err) {
+    throw storageError(StorageErrors.invalidRequest, op, `body is not valid JSON: ${errorMessage(err)}`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw storageError(StorageErrors.invalidRequest, op, "body must be a JSON object");
+  return v as Record<string, unknown>;
+}
+
+type Query = Record<string, unknown>;
+
+export interface FileRoutesOptions {
+  /** Remembers request nonces (default: in memory for the window). */
+  nonces?: NonceCache;
+}
+
+/** Mount the file API on `app`. */
+export function registerFileRoutes(app: FastifyInstance, service: FileService, opts: FileRoutesOptions = {}): void {
+  const nonces = opts.nonces ?? new MemoryNonceCache();
+  const startedAt = service.startedAt;
+
+  const auth = (req: FastifyRequest, body: Uint8Array): Caller => {
+    const claims = verifyRequest(
+      req.headers as Record<string, unknown>,
+      req.method,
+      req.url,
+      body,
+      service.now(),
+      startedAt,
+      nonces,
+    );
+    return { clientId: claims.clientId, publicKey: claims.publicKey };
+  };
+
+  const add = (
+    r: RouteDef,
+    handler: (alloc: string, caller: Caller, q: Query, body: Uint8Array, req: FastifyRequest) => Promise<unknown>,
+    authenticate = true,
+  ) => {
+    app.route({
+      method: r.method,
+      url: r.pattern,
+      bodyLimit: MAX_BODY_BYTES,
+      handler: async (req, reply) => {
+        const alloc = (req.params as { allocation: string }).allocation;
+        const body = rawBody(req);
+        const caller = authenticate ? auth(req, body) : { clientId: "", publicKey: "" };
+        const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req);
+        if (out instanceof Uint8Array) {
+          void reply.type("application/octet-stream");
+          return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+        }
+        return out;
+      },
+    });
+  };
+
+  add(FileRoutes.chunk, (a, c, q, body) => service.chunk(a, c, q, body));
+  add(FileRoutes.uploadStatus, (a, c, q) => service.uploadStatus(a, c, q));
+  add(FileRoutes.upload, (a, c, _q, body) => {
+    const b = jsonBody(body, "upload");
+    return service.change(a, c, b.connection_id, { op: "upload", path: b.path, file: b.file }, "upload");
+  });
+  add(FileRoutes.update, (a, c, _q, body) => {
+    const b = jsonBody(body, "update");
+    return service.change(a, c, b.connection_id, { op: "update", path: b.path, file: b.file }, "update");
+  });
+  add(FileRoutes.delete, (a, c, q) => service.change(a, c, q.connection_id, { op: "delete", path: q.path }, "delete"));
+  add(FileRoutes.rename, (a, c, _q, body) => {
+    const b = jsonBody(body, "rename");
+    return service.change(a, c, b.connection_id, { op: "rename", path: b.path, new_name: b.new_name }, "rename");
+  });
+  add(FileRoutes.copy, (a, c, _q, body) => {
+    const b = jsonBody(body, "copy");
+    return service.change(a, c, b.connection_id, { op: "copy", path: b.path, dest: b.dest }, "copy");
+  });
+  add(FileRoutes.move, (a, c, _q, body) => {
+    const b = jsonBody(body, "move");
+    return service.change(a, c, b.connection_id, { op: "move", path: b.path, dest: b.dest }, "move");
+  });
+  add(FileRoutes.createDir, (a, c, _q, body) => {
+    const b = jsonBody(body, "createdir");
+    return service.change(a, c, b.connection_id, { op: "createdir", path: b.dir_path }, "createdir");
+  });
+  add(FileRoutes.commit, (a, c, _q, body) => service.commit(a, c, jsonBody(body, "commit")));
+  add(FileRoutes.rollback, (a, c, q) => service.rollback(a, c, q.connection_id));
+  add(FileRoutes.download, (a, _c, _q, body) => service.download(a, jsonBody(body, "download")), false);
+  add(FileRoutes.list, (a, c, q) => service.list(a, c, q));
+  add(FileRoutes.meta, (a, c, q) => service.meta(a, c, q));
+  add(FileRoutes.stats, (a, c, q) => service.stats(a, c, q));
+  add(FileRoutes.referencePath, (a, c, q) => service.referencePath(a, c, q));
+  add(FileRoutes.objectTree, (a, c, q) => service.objectTree(a, c, q));
+  add(FileRoutes.refs, (a, c, q) => service.refs(a, c, q));
+}
+
+export { CodedError };

@@ -1,0 +1,1003 @@
+/**
+ * The blobber's file service: connections, chunked uploads, commits with write markers, downloads with read
+ * markers, listings. Handlers call it with an authenticated caller; it answers plain objects or throws coded errors.
+ *
+ * Consistency (a blobber killed at any moment restarts consistent):
+ * - Upload chunks go to a per-connection temp file; each acknowledged chunk is recorded (length and the leaf hashes
+ *   of its blocks) in the KV, so a resumed upload continues after the last acknowledged chunk and nothing of an
+ *   uncommitted connection is visible.
+ * - Commit, under a per-allocation lock: check the write marker against the recomputed tree, fsync and rename every
+ *   uploaded shard into its content-addressed object, then apply all metadata in ONE KV transaction. A crash before
+ *   the transaction leaves at most unreferenced objects (removed on start); after it, the commit is complete.
+ * - Objects are reference-counted in the same transaction; unreferenced ones are deleted after it (and on start).
+ */
+import { CodedError } from "../../../core/errors.js";
+import { sha3 } from "../../../core/hash.js";
+import {
+  allocationRoot,
+  applyChanges,
+  BLOCK_SIZE,
+  blobberShare,
+  CHUNK_SIZE,
+  type Change,
+  type ChangeReply,
+  type ChunkReply,
+  type CommitReply,
+  checkChange,
+  type DirListing,
+  type DownloadHeader,
+  type Effect,
+  EMPTY_ROOT,
+  emptyDir,
+  encodeDownload,
+  type FileMeta,
+  type LatestState,
+  type Listings,
+  type ListReply,
+  leavesOf,
+  lookupHash,
+  type MetaReply,
+  merkleRoot,
+  nameOf,
+  normalizePath,
+  type ObjectTreeReply,
+  packHashes,
+  parentOf,
+  parseReadMarker,
+  parseWriteMarker,
+  pathsNeeded,
+  type ReadMarker,
+  type RefPathReply,
+  type RefsReply,
+  type RefView,
+  rangeProof,
+  type StatsReply,
+  StorageErrors,
+  storageError,
+  type UploadStatus,
+  unpackHashes,
+  verifyReadMarker,
+  verifyWriteMarker,
+  type WriteMarker,
+} from "../../../storage/index.js";
+import type { Clock } from "../../clock.js";
+import type { KV, KVTxn } from "../../kv.js";
+import type { Logger } from "../../logger.js";
+import type { ShardStore } from "./store.js";
+
+/** The minimal view of an allocation the file service needs (the blobber's allocation cache provides it). */
+export interface AllocationView {
+  id: string;
+  owner_id: string;
+  owner_public_key: string;
+  data_shards: number;
+  parity_shards: number;
+  /** Total size in bytes. */
+  size: number | bigint;
+  /** This blobber's share in bytes; when absent or 0, `ceil(size / data_shards)`. */
+  blobber_size?: number | bigint;
+  /** Unix seconds. */
+  expiration_date: number;
+  /** The allocation's blobbers in order (shard i goes to blobbers[i]); ids or `{id, url}`. */
+  blobbers: (string | { id: string; url?: string })[];
+  finalized: boolean;
+  canceled: boolean;
+}
+
+export interface AllocationSource {
+  get(id: string): Promise<AllocationView | undefined>;
+}
+
+export interface FileServiceDeps {
+  kv: KV;
+  shards: ShardStore;
+  clock: Clock;
+  blobberId: string;
+  allocations: AllocationSource;
+  log: Logger;
+  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
+  onCommit?: (allocationId: string, sizeDelta: number) => void;
+}
+
+/** The caller of a request, as request authentication established it. */
+export interface Caller {
+  clientId: string;
+  publicKey: string;
+}
+
+/** A write marker this blobber accepted, waiting for (or done with) redemption on chain. */
+export interface StoredWriteMarker {
+  seq: number;
+  wm: WriteMarker;
+  status: "accepted" | "redeemed" | "failed";
+  txn?: string;
+  error?: string;
+}
+
+/** The latest read marker of a client, and how far it has been redeemed. */
+export interface StoredReadMarker {
+  marker: ReadMarker;
+  redeemed_counter: number;
+  txn?: string;
+  error?: string;
+}
+
+interface AllocState {
+  content_root: string;
+  used_size: number;
+  latest_write_marker?: WriteMarker;
+  wm_seq: number;
+}
+
+interface StoredFile extends FileMeta {
+  merkle_root: string;
+  created_at: number;
+  updated_at: number;
+  num_of_updates: number;
+}
+
+interface ConnRecord {
+  client_id: string;
+  created_at: number;
+  /** Changes recorded (each under its own key, so a large batch is not rewritten per change). */
+  changes: number;
+  /** Bytes of chunks received. */
+  pending: number;
+  /** True while every change is an upload or update (then each is checked on its own). */
+  uploads_only?: boolean;
+}
+
+interface ChunkRecord {
+  len: number;
+  leaves: string;
+}
+
+const K = {
+  state: (a: string) => `sf:state:${a}`,
+  dir: (a: string, p: string) => `sf:dir:${a}:${p}`,
+  dirPrefix: (a: string) => `sf:dir:${a}:`,
+  file: (a: string, p: string) => `sf:file:${a}:${p}`,
+  filePrefix: (a: string) => `sf:file:${a}:`,
+  obj: (a: string, r: string) => `sf:obj:${a}:${r}`,
+  leaves: (a: string, r: string) => `sf:lv:${a}:${r}`,
+  conn: (a: string, c: string) => `sf:conn:${a}:${c}`,
+  connPrefix: () => "sf:conn:",
+  chunk: (a: string, c: string, ph: string, i: number) => `sf:chunk:${a}:${c}:${ph}:${String(i).padStart(8, "0")}`,
+  change: (a: string, c: string, n: number) => `sf:cc:${a}:${c}:${String(n).padStart(8, "0")}`,
+  changePrefix: (a: string, c: string) => `sf:cc:${a}:${c}:`,
+  changedPath: (a: string, c: string, p: string) => `sf:cp:${a}:${c}:${p}`,
+  changedPathPrefix: (a: string, c: string) => `sf:cp:${a}:${c}:`,
+  chunkPrefix: (a: string, c: string, ph?: string) => `sf:chunk:${a}:${c}:${ph === undefined ? "" : `${ph}:`}`,
+  wm: (a: string, seq: number) => `sf:wm:${a}:${String(seq).padStart(12, "0")}`,
+  wmPrefix: (a?: string) => (a ? `sf:wm:${a}:` : "sf:wm:"),
+  /** One read marker per reader on this blobber (the counter is per reader and blobber, as on chain). */
+  rm: (c: string) => `sf:rm:${c}`,
+  rmPrefix: () => "sf:rm:",
+  downloads: (a: string, p: string) => `sf:dl:${a}:${p}`,
+};
+
+const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
+/** Largest number of blocks one download request may ask for (4 MiB). */
+export const MAX_DOWNLOAD_BLOCKS = 64;
+/** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
+const MARKER_WINDOW_S = 300;
+
+export class FileService {
+  readonly blobberId: string;
+  private readonly kv: KV;
+  private readonly shards: ShardStore;
+  private readonly clock: Clock;
+  private readonly allocations: AllocationSource;
+  private readonly log: Logger;
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly onCommit: FileServiceDeps["onCommit"];
+  /** When the service started (requests signed earlier are refused). */
+  readonly startedAt: number;
+
+  constructor(deps: FileServiceDeps) {
+    this.kv = deps.kv;
+    this.shards = deps.shards;
+    this.clock = deps.clock;
+    this.blobberId = deps.blobberId;
+    this.allocations = deps.allocations;
+    this.log = deps.log;
+    this.onCommit = deps.onCommit;
+    this.startedAt = deps.clock.now();
+  }
+
+  /** The service clock's time, ms. */
+  now(): number {
+    return this.clock.now();
+  }
+
+  // ---------------------------------------------------------------- allocation checks
+
+  /** The allocation, checked usable by this blobber. @throws CodedError */
+  async allocation(id: string, op: string, forWrite: boolean): Promise<AllocationView> {
+    if (!/^[0-9a-f]{64}$/.test(id))
+      throw storageError(StorageErrors.invalidRequest, op, `allocation id "${id.slice(0, 70)}" is not a 64-character hex id`);
+    const a = await this.allocations.get(id);
+    if (!a)
+      throw storageError(
+        StorageErrors.unknownAllocation,
+        op,
+        `allocation ${id} is not known to blobber ${this.blobberId.slice(0, 16)}`,
+      );
+    if (this.indexIn(a) < 0)
+      throw storageError(StorageErrors.invalidBlobber, op, `blobber ${this.blobberId} is not one of allocation ${id}'s blobbers`);
+    const nowS = Math.floor(this.clock.now() / 1000);
+    if (a.expiration_date <= nowS)
+      throw storageError(
+        StorageErrors.expiredAllocation,
+        op,
+        `use of expired allocation ${id} (expired at ${a.expiration_date})`,
+      );
+    if (forWrite && (a.finalized || a.canceled))
+      throw storageError(StorageErrors.finalizedAllocation, op, `allocation ${id} is ${a.finalized ? "finalized" : "canceled"}`);
+    return a;
+  }
+
+  requireOwner(a: AllocationView, caller: Caller, op: string): void {
+    if (caller.clientId !== a.owner_id)
+      throw storageError(StorageErrors.notOwner, op, "Operation needs to be performed by the owner of the allocation");
+  }
+
+  private indexIn(a: AllocationView): number {
+    return a.blobbers.findIndex((b) => (typeof b === "string" ? b : b.id) === this.blobberId);
+  }
+
+  private capacity(a: AllocationView): number {
+    const own = a.blobber_size === undefined ? 0 : Number(a.blobber_size);
+    return own > 0 ? own : blobberShare(a.size, a.data_shards);
+  }
+
+  private state(allocId: string): AllocState {
+    return this.kv.getJson<AllocState>(K.state(allocId)) ?? { content_root: emptyDir().hash, used_size: 0, wm_seq: 0 };
+  }
+
+  private latest(a: AllocationView): LatestState {
+    const s = this.state(a.id);
+    return {
+      ...(s.latest_write_marker ? { latest_write_marker: s.latest_write_marker } : {}),
+      content_root: s.content_root,
+      used_size: s.used_size,
+      capacity: this.capacity(a),
+    };
+  }
+
+  private async withLock<T>(allocId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(allocId) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.locks.set(allocId, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(allocId) === tail) this.locks.delete(allocId);
+    }
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  private connId(raw: unknown, op: string): string {
+    if (typeof raw !== "string" || !CONN_RE.test(raw))
+      throw storageError(StorageErrors.invalidConnection, op, "connection_id must be 8-64 characters of A-Z a-z 0-9 _ -");
+    return raw;
+  }
+
+  private openConn(a: AllocationView, caller: Caller, connectionId: string, op: string): ConnRecord {
+    const c = this.kv.getJson<ConnRecord>(K.conn(a.id, connectionId));
+    if (c && c.client_id !== caller.clientId)
+      throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
+    return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: 0, pending: 0 };
+  }
+
+  private pendingBytes(a: AllocationView): number {
+    let n = 0;
+    for (const e of this.kv.range({ prefix: `sf:conn:${a.id}:` })) {
+      const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
+      n += c.pending;
+    }
+    return n;
+  }
+
+  /** Receive one chunk of a shard. */
+  async chunk(
+    allocId: string,
+    caller: Caller,
+    q: { connection_id?: unknown; path?: unknown; offset?: unknown },
+    body: Uint8Array,
+  ): Promise<ChunkReply> {
+    const op = "upload chunk";
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    const conn = this.connId(q.connection_id, op);
+    const path = normalizePath(q.path, op);
+    const offset = Number(q.offset);
+    if (!Number.isSafeInteger(offset) || offset < 0 || offset % CHUNK_SIZE !== 0)
+      throw storageError(
+        StorageErrors.invalidChunk,
+        op,
+        `offset must be a multiple of ${CHUNK_SIZE}, found ${String(q.offset).slice(0, 30)}`,
+      );
+    if (body.length === 0 || body.length > CHUNK_SIZE)
+      throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
+    const index = offset / CHUNK_SIZE;
+    const ph = sha3(path);
+    const record = this.openConn(a, caller, conn, op);
+    const existing = this.kv.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index));
+    if (!existing) {
+      const cap = this.capacity(a);
+      const used = this.state(a.id).used_size + this.pendingBytes(a);
+      if (used + body.length > cap)
+        throw storageError(
+          StorageErrors.allocationFull,
+          op,
+          `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
+        );
+    }
+    await this.shards.writeTemp(`${a.id}/${conn}/${ph}`, offset, body);
+    const leaves = Buffer.from(packHashes(leavesOf(body))).toString("hex");
+    this.kv.transaction((tx) => {
+      const cur = tx.getJson<ConnRecord>(K.conn(a.id, conn)) ?? record;
+      const prevLen = tx.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index))?.len ?? 0;
+      cur.pending = cur.pending - prevLen + body.length;
+      tx.putJson(K.conn(a.id, conn), cur);
+      tx.putJson(K.chunk(a.id, conn, ph, index), { len: body.length, leaves } satisfies ChunkRecord);
+    });
+    return { path, offset, length: body.length, received: this.received(a.id, conn, ph).received };
+  }
+
+  private chunks(allocId: string, conn: string, ph: string): { index: number; rec: ChunkRecord }[] {
+    const prefix = K.chunkPrefix(allocId, conn, ph);
+    return this.kv.range({ prefix }).map((e) => ({
+      index: Number(e.key.slice(prefix.length)),
+      rec: JSON.parse(Buffer.from(e.value).toString("utf8")) as ChunkRecord,
+    }));
+  }
+
+  private received(allocId: string, conn: string, ph: string): { received: number; chunks: number[] } {
+    const list = this.chunks(allocId, conn, ph);
+    let received = 0;
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i] as { index: number; rec: ChunkRecord };
+      if (c.index !== i) break;
+      received += c.rec.len;
+      if (c.rec.len < CHUNK_SIZE) break;
+    }
+    return { received, chunks: list.map((c) => c.index) };
+  }
+
+  async uploadStatus(allocId: string, caller: Caller, q: { connection_id?: unknown; path?: unknown }): Promise<UploadStatus> {
+    const op = "upload status";
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    const conn = this.connId(q.connection_id, op);
+    const path = normalizePath(q.path, op);
+    const r = this.received(a.id, conn, sha3(path));
+    return { connection_id: conn, path, ...r };
+  }
+
+  /** Record a change on a connection after checking it applies to the current tree. */
+  async change(
+    allocId: string,
+    caller: Caller,
+    connectionId: unknown,
+    raw: Record<string, unknown>,
+    op: string,
+  ): Promise<ChangeReply> {
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    const conn = this.connId(connectionId, op);
+    const total = a.data_shards + a.parity_shards;
+    const change = checkChange(raw, a.data_shards, total);
+    if (change.op === "upload" || change.op === "update") await this.checkUploaded(a, conn, change.path, change.file, op);
+    return this.withLock(a.id, async () => {
+      const rec = this.openConn(a, caller, conn, op);
+      // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
+      const isUpload = change.op === "upload" || change.op === "update";
+      const uploadsOnly = isUpload && (rec.changes === 0 || rec.uploads_only === true);
+      if (uploadsOnly) {
+        if (this.kv.has(K.changedPath(a.id, conn, change.path)))
+          throw storageError(StorageErrors.duplicateFile, op, `${change.path} is already part of connection ${conn}`);
+        applyChanges(this.loadListings(a.id, pathsNeeded([change])), [change], op);
+      } else {
+        const changes = [...this.connChanges(a.id, conn), change];
+        applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      }
+      rec.changes += 1;
+      rec.uploads_only = uploadsOnly;
+      this.kv.transaction((tx) => {
+        tx.putJson(K.conn(a.id, conn), rec);
+        tx.putJson(K.change(a.id, conn, rec.changes), change);
+        tx.putJson(K.changedPath(a.id, conn, change.path), 1);
+      });
+      return { connection_id: conn, change, changes: rec.changes };
+    });
+  }
+
+  /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
+  private async checkUploaded(a: AllocationView, conn: string, path: string, file: FileMeta, op: string): Promise<void> {
+    const mine = file.shard_roots[this.indexIn(a)] as string;
+    const list = this.chunks(a.id, conn, sha3(path));
+    let len = 0;
+    const leaves: Uint8Array[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i] as { index: number; rec: ChunkRecord };
+      if (c.index !== i) throw storageError(StorageErrors.invalidChunk, op, `chunk ${i} of ${path} is missing`);
+      if (c.rec.len !== CHUNK_SIZE && i !== list.length - 1)
+        throw storageError(
+          StorageErrors.invalidChunk,
+          op,
+          `chunk ${i} of ${path} is short (${c.rec.len} bytes) but not the last`,
+        );
+      len += c.rec.len;
+      leaves.push(...unpackHashes(Buffer.from(c.rec.leaves, "hex")));
+    }
+    if (len !== file.shard_size)
+      throw storageError(
+        StorageErrors.invalidChunk,
+        op,
+        `received ${len} bytes of ${path}'s shard, the file meta says ${file.shard_size}`,
+      );
+    const root = merkleRoot(leaves);
+    if (root !== mine)
+      throw storageError(
+        StorageErrors.contentHashMismatch,
+        op,
+        `the shard received for ${path} has Merkle root ${root}, the file meta declares ${mine} for this blobber`,
+      );
+  }
+
+  /** Drop an open connection and its temp data. */
+  async rollback(allocId: string, caller: Caller, connectionId: unknown): Promise<{ dropped: boolean }> {
+    const op = "rollback connection";
+    const a = await this.allocation(allocId, op, false);
+    this.requireOwner(a, caller, op);
+    const conn = this.connId(connectionId, op);
+    return this.withLock(a.id, async () => {
+      const had = this.kv.has(K.conn(a.id, conn));
+      this.dropConnection(a.id, conn);
+      await this.shards.dropTemps(`${a.id}/${conn}`);
+      return { dropped: had };
+    });
+  }
+
+  private connChanges(allocId: string, conn: string): Change[] {
+    return this.kv
+      .range({ prefix: K.changePrefix(allocId, conn) })
+      .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as Change);
+  }
+
+  private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
+    const run = (t: KVTxn) => {
+      for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
+      t.delete(K.conn(allocId, conn));
+    };
+    if (tx) run(tx);
+    else this.kv.transaction(run);
+  }
+
+  private loadListings(allocId: string, dirs: string[]): Listings {
+    const m: Listings = new Map();
+    for (const d of dirs) {
+      const l = this.kv.getJson<DirListing>(K.dir(allocId, d));
+      if (l) m.set(d, l);
+    }
+    if (!m.has("/")) m.set("/", emptyDir());
+    return m;
+  }
+
+  // ---------------------------------------------------------------- commit
+
+  async commit(allocId: string, caller: Caller, body: { connection_id?: unknown; write_marker?: unknown }): Promise<CommitReply> {
+    const op = "commit";
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    const conn = this.connId(body.connection_id, op);
+    const wm = parseWriteMarker(body.write_marker, op);
+    return this.withLock(a.id, async () => {
+      const rec = this.kv.getJson<ConnRecord>(K.conn(a.id, conn));
+      const changes = rec ? this.connChanges(a.id, conn) : [];
+      if (!rec || changes.length === 0)
+        throw storageError(
+          StorageErrors.invalidConnection,
+          op,
+          `connection ${conn} has no changes to commit (unknown, empty or already committed)`,
+        );
+      if (rec.client_id !== caller.clientId)
+        throw storageError(StorageErrors.invalidConnection, op, `connection ${conn} belongs to another client`);
+      const st = this.state(a.id);
+      if (wm.allocation_id !== a.id)
+        throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is for another allocation");
+      if (wm.blobber_id !== this.blobberId)
+        throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is for another blobber");
+      if (wm.client_id !== a.owner_id)
+        throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is not the allocation owner's");
+      verifyWriteMarker(wm, a.owner_public_key, op);
+      const nowS = Math.floor(this.clock.now() / 1000);
+      if (Math.abs(wm.timestamp - nowS) > MARKER_WINDOW_S)
+        throw storageError(
+          StorageErrors.invalidWriteMarker,
+          op,
+          `write marker timestamp ${wm.timestamp} is more than ${MARKER_WINDOW_S} s from the blobber's clock (${nowS})`,
+        );
+      const prev = st.latest_write_marker?.allocation_root ?? "";
+      if (wm.prev_allocation_root !== prev)
+        throw storageError(
+          StorageErrors.prevRootMismatch,
+          op,
+          `write marker's prev_allocation_root ${wm.prev_allocation_root || '""'} is not this blobber's current root ${prev || '""'} (another commit came first)`,
+          { latest_write_marker: st.latest_write_marker, content_root: st.content_root },
+        );
+      if (wm.timestamp < (st.latest_write_marker?.timestamp ?? 0))
+        throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is older than the previous one");
+      const result = applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      const expectRoot = allocationRoot(result.contentRoot, wm.timestamp);
+      if (wm.allocation_root !== expectRoot)
+        throw storageError(
+          StorageErrors.allocationRootMismatch,
+          op,
+          `Allocation root in the write marker does not match the calculated allocation root. Expected hash: ${expectRoot}`,
+        );
+      if (wm.size !== result.sizeDelta)
+        throw storageError(
+          StorageErrors.invalidWriteMarker,
+          op,
+          `write marker size ${wm.size} is not the connection's size change ${result.sizeDelta}`,
+        );
+      const cap = this.capacity(a);
+      if (result.rootSize > cap)
+        throw storageError(
+          StorageErrors.allocationFull,
+          op,
+          `Max size reached for the allocation with this blobber: ${result.rootSize} bytes exceeds its share of ${cap}`,
+        );
+
+      // content first: every uploaded shard durable under its object name
+      const mineIdx = this.indexIn(a);
+      const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
+      const leavesByRoot = new Map<string, string>();
+      for (const u of uploads) {
+        const root = u.file.shard_roots[mineIdx] as string;
+        if (u.file.shard_size === 0) continue;
+        const ph = sha3(u.path);
+        if (!this.kv.has(K.leaves(a.id, root))) {
+          const list = this.chunks(a.id, conn, ph);
+          leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
+        }
+        await this.shards.truncateTemp(`${a.id}/${conn}/${ph}`, u.file.shard_size);
+        await this.shards.promote(`${a.id}/${conn}/${ph}`, `${a.id}/${root}`);
+      }
+
+      // then all metadata in one transaction
+      const now = this.clock.now();
+      const unreferenced: string[] = [];
+      const seq = st.wm_seq + 1;
+      this.kv.transaction((tx) => {
+        const ref = (root: string, delta: number) => {
+          if (root === EMPTY_ROOT) return;
+          const n = (tx.getJson<number>(K.obj(a.id, root)) ?? 0) + delta;
+          if (n <= 0) {
+            tx.delete(K.obj(a.id, root));
+            tx.delete(K.leaves(a.id, root));
+            unreferenced.push(root);
+          } else tx.putJson(K.obj(a.id, root), n);
+        };
+        for (const e of result.effects) this.applyEffect(tx, a, e, mineIdx, now, ref, leavesByRoot);
+        for (const d of result.removedDirs) tx.delete(K.dir(a.id, d));
+        for (const [d, l] of result.listings) tx.putJson(K.dir(a.id, d), l);
+        const next: AllocState = {
+          content_root: result.contentRoot,
+          used_size: result.rootSize,
+          latest_write_marker: wm,
+          wm_seq: seq,
+        };
+        tx.putJson(K.state(a.id), next);
+        tx.putJson(K.wm(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
+        this.dropConnection(a.id, conn, tx);
+      });
+      for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
+      await this.shards.dropTemps(`${a.id}/${conn}`);
+      this.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
+      this.onCommit?.(a.id, wm.size);
+      return { ...this.latest(a), allocation_root: wm.allocation_root, success: true };
+    });
+  }
+
+  private applyEffect(
+    tx: KVTxn,
+    a: AllocationView,
+    e: Effect,
+    mineIdx: number,
+    now: number,
+    ref: (root: string, delta: number) => void,
+    leavesByRoot: Map<string, string>,
+  ): void {
+    switch (e.kind) {
+      case "put_file": {
+        const old = tx.getJson<StoredFile>(K.file(a.id, e.path));
+        const root = e.file.shard_roots[mineIdx] as string;
+        const lv = leavesByRoot.get(root);
+        if (lv !== undefined && !tx.has(K.leaves(a.id, root))) tx.put(K.leaves(a.id, root), Buffer.from(lv, "hex"));
+        ref(root, 1);
+        if (old) ref(old.merkle_root, -1);
+        const f: StoredFile = {
+          ...e.file,
+          merkle_root: root,
+          created_at: old?.created_at ?? now,
+          updated_at: now,
+          num_of_updates: (old?.num_of_updates ?? 0) + 1,
+        };
+        tx.putJson(K.file(a.id, e.path), f);
+        break;
+      }
+      case "delete_tree": {
+        if (e.type === "f") {
+          const old = tx.getJson<StoredFile>(K.file(a.id, e.path));
+          if (old) ref(old.merkle_root, -1);
+          tx.delete(K.file(a.id, e.path));
+          tx.delete(K.downloads(a.id, e.path));
+          break;
+        }
+        for (const entry of tx.range({ prefix: `${K.file(a.id, e.path)}/` })) {
+          const f = JSON.parse(Buffer.from(entry.value).toString("utf8")) as StoredFile;
+          ref(f.merkle_root, -1);
+          tx.delete(entry.key);
+        }
+        for (const entry of tx.range({ prefix: `${K.dir(a.id, e.path)}/` })) tx.delete(entry.key);
+        tx.delete(K.dir(a.id, e.path));
+        break;
+      }
+      case "copy_tree": {
+        if (e.type === "f") {
+          const f = tx.getJson<StoredFile>(K.file(a.id, e.from));
+          if (f) {
+            ref(f.merkle_root, 1);
+            tx.putJson(K.file(a.id, e.to), { ...f, created_at: now, updated_at: now });
+          }
+          break;
+        }
+        for (const entry of tx.range({ prefix: `${K.file(a.id, e.from)}/` })) {
+          const f = JSON.parse(Buffer.from(entry.value).toString("utf8")) as StoredFile;
+          ref(f.merkle_root, 1);
+          tx.put(K.file(a.id, e.to) + entry.key.slice(K.file(a.id, e.from).length), entry.value);
+        }
+        for (const entry of tx.range({ prefix: `${K.dir(a.id, e.from)}/` }))
+          tx.put(K.dir(a.id, e.to) + entry.key.slice(K.dir(a.id, e.from).length), entry.value);
+        const l = tx.get(K.dir(a.id, e.from));
+        if (l) tx.put(K.dir(a.id, e.to), l);
+        break;
+      }
+      case "create_dir":
+        break;
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private refView(a: AllocationView, path: string): RefView | undefined {
+    if (path === "/") {
+      const l = this.kv.getJson<DirListing>(K.dir(a.id, "/")) ?? emptyDir();
+      return this.dirView(a, "/", l);
+    }
+    const parent = this.kv.getJson<DirListing>(K.dir(a.id, parentOf(path)));
+    const e = parent?.children[nameOf(path)];
+    if (!e) return undefined;
+    if (e.type === "d") return this.dirView(a, path, this.kv.getJson<DirListing>(K.dir(a.id, path)) ?? emptyDir());
+    const f = this.kv.getJson<StoredFile>(K.file(a.id, path));
+    return f ? this.fileView(a, path, f, e.hash) : undefined;
+  }
+
+  private dirView(a: AllocationView, path: string, l: DirListing): RefView {
+    return {
+      type: "d",
+      name: nameOf(path),
+      path,
+      lookup_hash: lookupHash(a.id, path),
+      hash: l.hash,
+      size: l.size,
+      shard_size: l.size,
+      num_blocks: Math.ceil(l.size / BLOCK_SIZE),
+    };
+  }
+
+  private fileView(a: AllocationView, path: string, f: StoredFile, hash: string): RefView {
+    return {
+      type: "f",
+      name: nameOf(path),
+      path,
+      lookup_hash: lookupHash(a.id, path),
+      hash,
+      size: f.size,
+      shard_size: f.shard_size,
+      num_blocks: Math.ceil(f.shard_size / BLOCK_SIZE),
+      actual_hash: f.actual_hash,
+      mimetype: f.mimetype,
+      merkle_root: f.merkle_root,
+      shard_roots: f.shard_roots,
+      data_shards: f.data_shards,
+      created_at: f.created_at,
+      updated_at: f.updated_at,
+    };
+  }
+
+  async list(allocId: string, _caller: Caller, q: { path?: unknown }): Promise<ListReply> {
+    const op = "list";
+    const a = await this.allocation(allocId, op, false);
+    const path = normalizePath(q.path ?? "/", op);
+    const meta = this.refView(a, path);
+    if (!meta) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+    const list: RefView[] = [];
+    if (meta.type === "d") {
+      const l = this.kv.getJson<DirListing>(K.dir(a.id, path)) ?? emptyDir();
+      for (const name of Object.keys(l.children).sort()) {
+        const child = path === "/" ? `/${name}` : `${path}/${name}`;
+        const v = this.refView(a, child);
+        if (v) list.push(v);
+      }
+    }
+    return { ...this.latest(a), meta_data: meta, list };
+  }
+
+  async meta(allocId: string, caller: Caller, q: { path?: unknown }): Promise<MetaReply> {
+    const op = "file meta";
+    const a = await this.allocation(allocId, op, false);
+    const path = normalizePath(q.path, op);
+    const v = this.refView(a, path);
+    if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+    const rm = this.kv.getJson<StoredReadMarker>(K.rm(caller.clientId));
+    return { ...v, read_counter: rm?.marker.counter ?? 0 };
+  }
+
+  async stats(allocId: string, caller: Caller, q: { path?: unknown }): Promise<StatsReply> {
+    const op = "file stats";
+    const a = await this.allocation(allocId, op, false);
+    this.requireOwner(a, caller, op);
+    const path = normalizePath(q.path, op);
+    const v = this.refView(a, path);
+    if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+    const f = v.type === "f" ? this.kv.getJson<StoredFile>(K.file(a.id, path)) : undefined;
+    return {
+      ...v,
+      num_of_updates: f?.num_of_updates ?? 0,
+      num_of_block_downloads: this.kv.getJson<number>(K.downloads(a.id, path)) ?? 0,
+    };
+  }
+
+  async referencePath(allocId: string, caller: Caller, q: { paths?: unknown; path?: unknown }): Promise<RefPathReply> {
+    const op = "reference path";
+    const a = await this.allocation(allocId, op, false);
+    this.requireOwner(a, caller, op);
+    let raw: unknown = q.paths;
+    if (typeof raw === "string") {
+      try {
+        raw = JSON.parse(raw);
+      } catch {
+        throw storageError(StorageErrors.invalidRequest, op, "paths must be a JSON array of paths");
+      }
+    } else if (raw === undefined && q.path !== undefined) raw = [q.path];
+    if (!Array.isArray(raw) || raw.length === 0 || raw.length > 1000)
+      throw storageError(StorageErrors.invalidRequest, op, "paths must be a JSON array of 1 to 1000 paths");
+    const dirs = new Set<string>();
+    for (const p of raw) {
+      const n = normalizePath(p, op);
+      dirs.add(n);
+      for (const d of pathsNeeded([{ op: "delete", path: n === "/" ? "/x" : n }])) dirs.add(d);
+    }
+    const listings: Record<string, DirListing> = {};
+    for (const [d, l] of this.loadListings(a.id, [...dirs].sort())) listings[d] = l;
+    return { ...this.latest(a), listings };
+  }
+
+  private allRefs(a: AllocationView, under: string): RefView[] {
+    const out: RefView[] = [];
+    const walk = (dir: string) => {
+      const l = this.kv.getJson<DirListing>(K.dir(a.id, dir));
+      if (!l) return;
+      for (const name of Object.keys(l.children).sort()) {
+        const child = dir === "/" ? `/${name}` : `${dir}/${name}`;
+        const v = this.refView(a, child);
+        if (!v) continue;
+        out.push(v);
+        if (v.type === "d") walk(child);
+      }
+    };
+    const top = this.refView(a, under);
+    if (!top) return out;
+    if (top.type === "f") return [top];
+    walk(under);
+    return out;
+  }
+
+  async objectTree(allocId: string, caller: Caller, q: { path?: unknown }): Promise<ObjectTreeReply> {
+    const op = "object tree";
+    const a = await this.allocation(allocId, op, false);
+    this.requireOwner(a, caller, op);
+    const path = normalizePath(q.path ?? "/", op);
+    if (!this.refView(a, path)) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+    return { ...this.latest(a), refs: this.allRefs(a, path) };
+  }
+
+  async refs(
+    allocId: string,
+    caller: Caller,
+    q: { path?: unknown; offset_path?: unknown; page_limit?: unknown },
+  ): Promise<RefsReply> {
+    const op = "refs";
+    const a = await this.allocation(allocId, op, false);
+    this.requireOwner(a, caller, op);
+    const path = normalizePath(q.path ?? "/", op);
+    const limit = q.page_limit === undefined || q.page_limit === "" ? 100 : Number(q.page_limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw storageError(StorageErrors.invalidRequest, op, "page_limit must be an integer from 1 to 1000");
+    const after = typeof q.offset_path === "string" ? q.offset_path : "";
+    const all = this.allRefs(a, path)
+      .filter((r) => after === "" || r.path > after)
+      .sort((x, y) => (x.path < y.path ? -1 : 1));
+    const page = all.slice(0, limit);
+    return { ...this.latest(a), refs: page, next_offset_path: all.length > limit ? (page[page.length - 1] as RefView).path : "" };
+  }
+
+  // ---------------------------------------------------------------- download
+
+  /** Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. */
+  async download(
+    allocId: string,
+    body: { path?: unknown; start_block?: unknown; num_blocks?: unknown; read_marker?: unknown },
+  ): Promise<Uint8Array> {
+    const op = "download";
+    const a = await this.allocation(allocId, op, false);
+    const rm = parseReadMarker(body.read_marker, op);
+    const path = normalizePath(body.path, op);
+    const start = Number(body.start_block);
+    const count = Number(body.num_blocks);
+    if (!Number.isSafeInteger(start) || start < 0)
+      throw storageError(StorageErrors.invalidRequest, op, "start_block must be a non-negative integer");
+    if (!Number.isSafeInteger(count) || count < 1 || count > MAX_DOWNLOAD_BLOCKS)
+      throw storageError(StorageErrors.invalidRequest, op, `num_blocks must be an integer from 1 to ${MAX_DOWNLOAD_BLOCKS}`);
+    if (rm.allocation_id !== a.id)
+      throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another allocation");
+    if (rm.blobber_id !== this.blobberId)
+      throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another blobber");
+    if (rm.owner_id !== a.owner_id)
+      throw storageError(StorageErrors.invalidReadMarker, op, "read marker owner_id is not the allocation owner");
+    if (rm.client_id !== a.owner_id)
+      throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
+    verifyReadMarker(rm, op);
+    const nowS = Math.floor(this.clock.now() / 1000);
+    if (rm.timestamp > nowS + MARKER_WINDOW_S)
+      throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
+    const f = this.kv.getJson<StoredFile>(K.file(a.id, path));
+    if (!f) throw storageError(StorageErrors.notFound, op, `${path} does not exist or is a directory`);
+    const total = Math.ceil(f.shard_size / BLOCK_SIZE);
+    if (start + count > total)
+      throw storageError(
+        StorageErrors.invalidRequest,
+        op,
+        `blocks [${start}, ${start + count}) are outside ${path}'s ${total} blocks`,
+      );
+    const leavesBytes = this.kv.get(K.leaves(a.id, f.merkle_root));
+    if (!leavesBytes) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
+    // charge the read marker (cumulative counter) in one transaction with the download statistics
+    this.kv.transaction((tx) => {
+      const prev = tx.getJson<StoredReadMarker>(K.rm(rm.client_id));
+      const last = prev?.marker.counter ?? 0;
+      if (rm.counter < last + count)
+        throw storageError(
+          StorageErrors.staleReadMarker,
+          op,
+          `read counter ${rm.counter} must be at least ${last + count} (latest ${last} + ${count} blocks)`,
+          {
+            latest_counter: last,
+          },
+        );
+      tx.putJson(K.rm(rm.client_id), { marker: rm, redeemed_counter: prev?.redeemed_counter ?? 0 } satisfies StoredReadMarker);
+      tx.putJson(K.downloads(a.id, path), (tx.getJson<number>(K.downloads(a.id, path)) ?? 0) + count);
+    });
+    const blocks = await this.shards.read(
+      `${a.id}/${f.merkle_root}`,
+      start * BLOCK_SIZE,
+      Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE),
+    );
+    const proof = rangeProof(unpackHashes(leavesBytes), start, start + count);
+    const header: DownloadHeader = {
+      path,
+      start_block: start,
+      num_blocks: count,
+      total_blocks: total,
+      shard_size: f.shard_size,
+      merkle_root: f.merkle_root,
+      proof_length: proof.length,
+    };
+    return encodeDownload(header, proof, blocks);
+  }
+
+  // ---------------------------------------------------------------- settlement and recovery
+
+  /** Write markers by status, oldest first (for the redeem loop). */
+  writeMarkers(status: StoredWriteMarker["status"] = "accepted"): StoredWriteMarker[] {
+    return this.kv
+      .range({ prefix: K.wmPrefix() })
+      .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as StoredWriteMarker)
+      .filter((m) => m.status === status);
+  }
+
+  /** Mark write markers `[.., upToSeq]` of an allocation redeemed (or failed) by one transaction. */
+  markWriteMarkers(allocId: string, upToSeq: number, status: "redeemed" | "failed", txn?: string, error?: string): void {
+    this.kv.transaction((tx) => {
+      for (const e of tx.range({ prefix: K.wmPrefix(allocId) })) {
+        const m = JSON.parse(Buffer.from(e.value).toString("utf8")) as StoredWriteMarker;
+        if (m.seq > upToSeq || m.status !== "accepted") continue;
+        tx.putJson(e.key, { ...m, status, ...(txn ? { txn } : {}), ...(error ? { error } : {}) });
+      }
+    });
+  }
+
+  /** Read markers with blocks not yet redeemed. */
+  readMarkersToRedeem(): StoredReadMarker[] {
+    return this.kv
+      .range({ prefix: K.rmPrefix() })
+      .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as StoredReadMarker)
+      .filter((m) => m.marker.counter > m.redeemed_counter);
+  }
+
+  markReadMarker(clientId: string, counter: number, txn?: string, error?: string): void {
+    this.kv.transaction((tx) => {
+      const cur = tx.getJson<StoredReadMarker>(K.rm(clientId));
+      if (!cur) return;
+      tx.putJson(K.rm(clientId), {
+        ...cur,
+        redeemed_counter: error ? cur.redeemed_counter : Math.max(cur.redeemed_counter, counter),
+        ...(txn ? { txn } : {}),
+        ...(error ? { error } : {}),
+      });
+    });
+  }
+
+  /**
+   * After a restart: drop temp data of connections the KV does not know, and objects no committed file references
+   * (a crash between moving shards into place and the commit's transaction).
+   */
+  async recover(): Promise<{ droppedTemps: number; droppedObjects: number }> {
+    let droppedTemps = 0;
+    let droppedObjects = 0;
+    for (const prefix of await this.shards.listTempConnections()) {
+      const [allocId, conn] = prefix.split("/") as [string, string];
+      if (!this.kv.has(K.conn(allocId, conn))) {
+        await this.shards.dropTemps(prefix);
+        droppedTemps++;
+      }
+    }
+    for (const key of await this.shards.listObjects()) {
+      const [allocId, root] = key.split("/") as [string, string];
+      if (!this.kv.has(K.obj(allocId, root))) {
+        await this.shards.deleteObject(key);
+        droppedObjects++;
+      }
+    }
+    if (droppedTemps + droppedObjects > 0) this.log.info({ droppedTemps, droppedObjects }, "file store recovered after restart");
+    return { droppedTemps, droppedObjects };
+  }
+
+  /** Drop connections idle for longer than `maxAgeMs` (and their temp data). */
+  async cleanConnections(maxAgeMs: number): Promise<number> {
+    const now = this.clock.now();
+    let n = 0;
+    for (const e of this.kv.range({ prefix: K.connPrefix() })) {
+      const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
+      if (now - c.created_at < maxAgeMs) continue;
+      const [allocId, conn] = e.key.slice(K.connPrefix().length).split(":") as [string, string];
+      await this.withLock(allocId, async () => {
+        this.dropConnection(allocId, conn);
+        await this.shards.dropTemps(`${allocId}/${conn}`);
+      });
+      n++;
+    }
+    return n;
+  }
+}
+
+export { CodedError };

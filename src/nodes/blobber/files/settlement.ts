@@ -1,0 +1,117 @@
+/**
+ * Chain settlement of the markers a blobber holds, as a pausable Loop:
+ *
+ * - write markers: per allocation, the accepted markers in commit order, each redeemed by `commit_connection`
+ *   (the storage contract chains them: each must build on the root redeemed before it). One marker covers a whole
+ *   commit, however many files it wrote — a directory upload is one commit — so chain load follows commits, not
+ *   files. A marker the chain already has is marked redeemed; any other failure stops that allocation's queue
+ *   until the next run (order matters), after `maxRetries` runs it is marked failed and the queue moves on.
+ * - read markers: only the latest per reader — its cumulative counter covers every earlier block — by
+ *   `read_redeem`, however many downloads there were.
+ */
+import { errorMessage } from "../../../core/errors.js";
+import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
+import type { Clock } from "../../clock.js";
+import type { Logger } from "../../logger.js";
+import { Loop } from "../../loop.js";
+import type { FileService } from "./service.js";
+
+/** What settlement needs from the chain: submit the two storage-contract transactions, answer the txn hash. */
+export interface SettlementChain {
+  commitConnection(input: { allocation_root: string; prev_allocation_root: string; write_marker: WriteMarker }): Promise<string>;
+  readRedeem(input: { read_marker: ReadMarker }): Promise<string>;
+}
+
+export interface SettlementOptions {
+  service: FileService;
+  chain: SettlementChain;
+  clock: Clock;
+  log: Logger;
+  /** Between runs (default 10 s, the reference's `writemarker_redeem.frequency`). */
+  intervalMs?: number;
+  /** Runs a failing write marker is retried before it is marked failed (default 5). */
+  maxRetries?: number;
+}
+
+export interface SettlementRun {
+  writeMarkers: number;
+  readMarkers: number;
+  failures: number;
+}
+
+/** One pass over everything to redeem (what the loop runs; callable directly). */
+export async function settleOnce(
+  service: FileService,
+  chain: SettlementChain,
+  log: Logger,
+  retries: Map<string, number>,
+  maxRetries: number,
+): Promise<SettlementRun> {
+  const run: SettlementRun = { writeMarkers: 0, readMarkers: 0, failures: 0 };
+  const byAlloc = new Map<string, ReturnType<FileService["writeMarkers"]>>();
+  for (const m of service.writeMarkers("accepted")) {
+    const list = byAlloc.get(m.wm.allocation_id) ?? [];
+    list.push(m);
+    byAlloc.set(m.wm.allocation_id, list);
+  }
+  for (const [alloc, list] of byAlloc) {
+    list.sort((a, b) => a.seq - b.seq);
+    for (const m of list) {
+      const key = `${alloc}:${m.seq}`;
+      try {
+        const txn = await chain.commitConnection({
+          allocation_root: m.wm.allocation_root,
+          prev_allocation_root: m.wm.prev_allocation_root,
+          write_marker: m.wm,
+        });
+        service.markWriteMarkers(alloc, m.seq, "redeemed", txn);
+        retries.delete(key);
+        run.writeMarkers++;
+      } catch (err) {
+        const msg = errorMessage(err);
+        if (/already redeemed/.test(msg)) {
+          service.markWriteMarkers(alloc, m.seq, "redeemed", undefined, msg);
+          continue;
+        }
+        run.failures++;
+        const n = (retries.get(key) ?? 0) + 1;
+        retries.set(key, n);
+        log.warn({ allocation: alloc, seq: m.seq, attempt: n, err: msg }, "commit_connection failed");
+        if (n >= maxRetries) {
+          service.markWriteMarkers(alloc, m.seq, "failed", undefined, msg);
+          retries.delete(key);
+          continue;
+        }
+        break; // keep the chain order: retry this one next run
+      }
+    }
+  }
+  for (const r of service.readMarkersToRedeem()) {
+    try {
+      const txn = await chain.readRedeem({ read_marker: r.marker });
+      service.markReadMarker(r.marker.client_id, r.marker.counter, txn);
+      run.readMarkers++;
+    } catch (err) {
+      const msg = errorMessage(err);
+      run.failures++;
+      service.markReadMarker(r.marker.client_id, r.marker.counter, undefined, msg);
+      log.warn({ client: r.marker.client_id, counter: r.marker.counter, err: msg }, "read_redeem failed");
+    }
+  }
+  return run;
+}
+
+/** The settlement loop (start it with `.start()`, drive it in tests with `.trigger()`). */
+export function createSettlementLoop(opts: SettlementOptions): Loop {
+  const retries = new Map<string, number>();
+  return new Loop({
+    name: "blobber-settlement",
+    intervalMs: opts.intervalMs ?? 10_000,
+    clock: opts.clock,
+    logger: opts.log,
+    task: async () => {
+      const r = await settleOnce(opts.service, opts.chain, opts.log, retries, opts.maxRetries ?? 5);
+      if (r.writeMarkers + r.readMarkers + r.failures > 0) opts.log.info(r, "markers settled");
+    },
+  });
+}

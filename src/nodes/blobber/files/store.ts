@@ -1,0 +1,269 @@
+/**
+ * Where a blobber keeps shard bytes: per-connection temp files written at offsets while an upload is in progress,
+ * and committed objects named by their shard's Merkle root (content-addressed: identical shards are stored once,
+ * copy/move/rename never touch bytes). `FsShardStore` makes a commit durable by fsyncing the temp file, renaming
+ * it into place and fsyncing the directory; a crash leaves either the temp file or the object, never half of
+ * one. `MemoryShardStore` is its in-memory twin for tests.
+ *
+ * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
+ * name, so no key can leave the store's directory.
+ */
+import { mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { CodedError } from "../../../core/errors.js";
+
+export interface ShardStore {
+  /** Write `bytes` at `offset` of temp file `key` (created as needed). */
+  writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void>;
+  /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
+  truncateTemp(key: string, length: number): Promise<void>;
+  /** Make temp file `key` durable and move it to object `objectKey` atomically; if the object already exists the temp file is dropped. A missing temp file is fine when the object exists (a commit retried after a crash). */
+  promote(key: string, objectKey: string): Promise<void>;
+  /** Drop every temp file under `prefix` (`<alloc>/<connection>`). */
+  dropTemps(prefix: string): Promise<void>;
+  /** Temp prefixes `<alloc>/<connection>` present. */
+  listTempConnections(): Promise<string[]>;
+  /** Read `length` bytes at `offset` of an object (fewer at its end). @throws CodedError `resource_not_found` */
+  read(objectKey: string, offset: number, length: number): Promise<Uint8Array>;
+  hasObject(objectKey: string): Promise<boolean>;
+  deleteObject(objectKey: string): Promise<void>;
+  /** Object keys `<alloc>/<root>`. */
+  listObjects(): Promise<string[]>;
+}
+
+const PART = /^[0-9A-Za-z_-]{1,128}$/;
+
+function parts(key: string, n: number, op: string): string[] {
+  const p = key.split("/");
+  if (p.length !== n || !p.every((x) => PART.test(x)))
+    throw new CodedError({ code: "invalid_store_key", op }, `invalid shard store key ${JSON.stringify(key.slice(0, 200))}`);
+  return p;
+}
+
+function ioError(op: string, path: string, err: unknown): CodedError {
+  if (err instanceof CodedError) return err;
+  const e = err as { code?: string; message?: string };
+  return new CodedError(
+    { code: "store_io_failed", op, detail: { path, errno: e.code } },
+    `${path}: ${e.message ?? String(err)}`,
+    {
+      cause: err,
+    },
+  );
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const fh = await open(path, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Shards as files under `dir/tmp/<alloc>/<conn>/<pathhash>` and `dir/obj/<alloc>/<root[0:2]>/<root>`. */
+export class FsShardStore implements ShardStore {
+  private constructor(readonly dir: string) {}
+
+  static async open(dir: string): Promise<FsShardStore> {
+    await mkdir(join(dir, "tmp"), { recursive: true });
+    await mkdir(join(dir, "obj"), { recursive: true });
+    return new FsShardStore(dir);
+  }
+
+  private tempPath(key: string): string {
+    const [a, c, p] = parts(key, 3, "shard temp path");
+    return join(this.dir, "tmp", a as string, c as string, p as string);
+  }
+
+  private objectPath(key: string): string {
+    const [a, r] = parts(key, 2, "shard object path");
+    return join(this.dir, "obj", a as string, (r as string).slice(0, 2), r as string);
+  }
+
+  async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      const fh = await open(path, "a+").then(async (h) => {
+        await h.close();
+        return open(path, "r+");
+      });
+      try {
+        let done = 0;
+        while (done < bytes.length) {
+          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, offset + done);
+          done += bytesWritten;
+        }
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      throw ioError("write shard chunk", path, err);
+    }
+  }
+
+  async truncateTemp(key: string, length: number): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      const fh = await open(path, "r+");
+      try {
+        if ((await fh.stat()).size > length) await fh.truncate(length);
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return;
+      throw ioError("truncate shard chunk", path, err);
+    }
+  }
+
+  async promote(key: string, objectKey: string): Promise<void> {
+    const tmp = this.tempPath(key);
+    const obj = this.objectPath(objectKey);
+    try {
+      if (await exists(obj)) {
+        await unlink(tmp).catch(() => {});
+        return;
+      }
+      if (!(await exists(tmp)))
+        throw new CodedError({ code: "resource_not_found", op: "commit shard" }, `uploaded data for ${objectKey} is missing`);
+      await fsyncPath(tmp);
+      await mkdir(dirname(obj), { recursive: true });
+      await rename(tmp, obj);
+      await fsyncPath(dirname(obj));
+    } catch (err) {
+      throw ioError("commit shard", obj, err);
+    }
+  }
+
+  async dropTemps(prefix: string): Promise<void> {
+    const [a, c] = parts(prefix, 2, "drop shard temps");
+    await rm(join(this.dir, "tmp", a as string, c as string), { recursive: true, force: true });
+  }
+
+  async listTempConnections(): Promise<string[]> {
+    const out: string[] = [];
+    const root = join(this.dir, "tmp");
+    for (const a of await readdir(root).catch(() => [] as string[]))
+      for (const c of await readdir(join(root, a)).catch(() => [] as string[])) out.push(`${a}/${c}`);
+    return out;
+  }
+
+  async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {
+    const path = this.objectPath(objectKey);
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(path, "r");
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT")
+        throw new CodedError({ code: "resource_not_found", op: "read shard" }, `shard object ${objectKey} is missing`);
+      throw ioError("read shard", path, err);
+    }
+    try {
+      const buf = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === length ? buf : buf.subarray(0, got);
+    } catch (err) {
+      throw ioError("read shard", path, err);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async hasObject(objectKey: string): Promise<boolean> {
+    return exists(this.objectPath(objectKey));
+  }
+
+  async deleteObject(objectKey: string): Promise<void> {
+    await unlink(this.objectPath(objectKey)).catch(() => {});
+  }
+
+  async listObjects(): Promise<string[]> {
+    const out: string[] = [];
+    const root = join(this.dir, "obj");
+    for (const a of await readdir(root).catch(() => [] as string[]))
+      for (const s of await readdir(join(root, a)).catch(() => [] as string[]))
+        for (const r of await readdir(join(root, a, s)).catch(() => [] as string[])) out.push(`${a}/${r}`);
+    return out;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** In-memory twin of {@link FsShardStore}. */
+export class MemoryShardStore implements ShardStore {
+  private readonly temps = new Map<string, Uint8Array>();
+  private readonly objects = new Map<string, Uint8Array>();
+
+  async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
+    parts(key, 3, "write shard chunk");
+    const cur = this.temps.get(key) ?? new Uint8Array(0);
+    const len = Math.max(cur.length, offset + bytes.length);
+    const next = cur.length >= len ? cur : new Uint8Array(len);
+    if (next !== cur) next.set(cur);
+    next.set(bytes, offset);
+    this.temps.set(key, next);
+  }
+
+  async truncateTemp(key: string, length: number): Promise<void> {
+    const cur = this.temps.get(key);
+    if (cur && cur.length > length) this.temps.set(key, cur.slice(0, length));
+  }
+
+  async promote(key: string, objectKey: string): Promise<void> {
+    parts(objectKey, 2, "commit shard");
+    if (this.objects.has(objectKey)) {
+      this.temps.delete(key);
+      return;
+    }
+    const t = this.temps.get(key);
+    if (!t) throw new CodedError({ code: "resource_not_found", op: "commit shard" }, `uploaded data for ${objectKey} is missing`);
+    this.objects.set(objectKey, t);
+    this.temps.delete(key);
+  }
+
+  async dropTemps(prefix: string): Promise<void> {
+    for (const k of [...this.temps.keys()]) if (k.startsWith(`${prefix}/`)) this.temps.delete(k);
+  }
+
+  async listTempConnections(): Promise<string[]> {
+    return [...new Set([...this.temps.keys()].map((k) => k.split("/").slice(0, 2).join("/")))];
+  }
+
+  async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {
+    const o = this.objects.get(objectKey);
+    if (!o) throw new CodedError({ code: "resource_not_found", op: "read shard" }, `shard object ${objectKey} is missing`);
+    return o.slice(offset, offset + length);
+  }
+
+  async hasObject(objectKey: string): Promise<boolean> {
+    return this.objects.has(objectKey);
+  }
+
+  async deleteObject(objectKey: string): Promise<void> {
+    this.objects.delete(objectKey);
+  }
+
+  async listObjects(): Promise<string[]> {
+    return [...this.objects.keys()];
+  }
+
+  /** Tests: overwrite stored bytes of an object (simulates disk corruption). */
+  corrupt(objectKey: string, offset: number): void {
+    const o = this.objects.get(objectKey);
+    if (o && offset < o.length) o[offset] = (o[offset] as number) ^ 0xff;
+  }
+}

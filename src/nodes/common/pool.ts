@@ -1,0 +1,101 @@
+/**
+ * What goes into a block from a miner's pool, and what the pool admits: blocks are bounded in bytes as they
+ * travel (a proposal always fits the peers' request limit), transactions paying more per byte go first, data
+ * without a fee has a small allowance per block (a price for data), and one client cannot fill the pool.
+ */
+
+import { encodeTransactionJson } from "../../chain/transaction.js";
+import type { Transaction } from "../../chain/types.js";
+import { CodedError } from "../../core/errors.js";
+
+/** Largest block (wire JSON bytes) any node accepts; well under the 4 MiB request limit of the miners' API. */
+export const MAX_BLOCK_BYTES = 3 * 1024 * 1024;
+/** Bytes of transactions a generator puts in one block (leaves room for results and the header). */
+export const MAX_BLOCK_TXN_BYTES = 2 * 1024 * 1024;
+/** Bytes of fee-less transactions per block: beyond it, data pays. */
+export const FREE_BYTES_PER_BLOCK = 256 * 1024;
+/** Largest fee-less transaction (wire bytes): bigger ones must pay a fee. */
+export const MAX_FREE_TXN_BYTES = 64 * 1024;
+/** Transactions one client may have waiting in a miner's pool. */
+export const MAX_PENDING_PER_CLIENT = 64;
+
+/** A pool entry. */
+export interface PoolEntry {
+  txn: Transaction;
+  /** When it arrived (ms). */
+  received: number;
+  /** Its wire size in bytes. */
+  bytes: number;
+}
+
+/** A pool entry for `txn`. */
+export function poolEntry(txn: Transaction, received: number): PoolEntry {
+  return { txn, received, bytes: Buffer.byteLength(encodeTransactionJson(txn), "utf8") };
+}
+
+/**
+ * The transactions of the next block, in order: the highest fee per byte first (then the oldest), at most
+ * `maxTxns` and `MAX_BLOCK_TXN_BYTES`, fee-less ones only within `FREE_BYTES_PER_BLOCK`. `eligible` filters
+ * (time window, already on chain).
+ */
+export function pickTransactions(
+  entries: Iterable<PoolEntry>,
+  maxTxns: number,
+  eligible: (e: PoolEntry) => boolean,
+  limits: { blockBytes?: number; freeBytes?: number } = {},
+): Transaction[] {
+  const blockBytes = limits.blockBytes ?? MAX_BLOCK_TXN_BYTES;
+  const freeBytes = limits.freeBytes ?? FREE_BYTES_PER_BLOCK;
+  const sorted = [...entries].sort((a, b) => {
+    // fee per byte, compared exactly: a.fee / a.bytes vs b.fee / b.bytes
+    const x = a.txn.transaction_fee * BigInt(b.bytes);
+    const y = b.txn.transaction_fee * BigInt(a.bytes);
+    if (x !== y) return x > y ? -1 : 1;
+    return a.received - b.received;
+  });
+  const picked: Transaction[] = [];
+  let bytes = 0;
+  let free = 0;
+  for (const e of sorted) {
+    if (picked.length >= maxTxns) break;
+    if (bytes + e.bytes > blockBytes) continue;
+    const paid = e.txn.transaction_fee > 0n;
+    if (!paid && free + e.bytes > freeBytes) continue;
+    if (!eligible(e)) continue;
+    picked.push(e.txn);
+    bytes += e.bytes;
+    if (!paid) free += e.bytes;
+  }
+  return picked;
+}
+
+/** Refuse a transaction when its client already has `MAX_PENDING_PER_CLIENT` waiting (`too_many_pending`). */
+export function checkClientQuota(pending: number, clientId: string, max = MAX_PENDING_PER_CLIENT): void {
+  if (pending >= max)
+    throw new CodedError(
+      { code: "too_many_pending", op: "put transaction" },
+      `client ${clientId} already has ${pending} transactions waiting in this miner's pool (at most ${max}); wait for them to finalize`,
+    );
+}
+
+/**
+ * Admission rules of the pool beyond the transaction's own validity: a fee-less transaction is at most
+ * `MAX_FREE_TXN_BYTES` (`insufficient_fee`), and a fee must be covered by the sender's balance at the latest
+ * finalized block (`insufficient_balance`).
+ */
+export function checkPrice(entry: PoolEntry, balance: () => bigint): void {
+  const t = entry.txn;
+  if (t.transaction_fee === 0n && entry.bytes > MAX_FREE_TXN_BYTES)
+    throw new CodedError(
+      { code: "insufficient_fee", op: "put transaction" },
+      `a transaction without a fee may be at most ${MAX_FREE_TXN_BYTES} bytes, this one is ${entry.bytes}: data pays a fee`,
+    );
+  if (t.transaction_fee > 0n) {
+    const b = balance();
+    if (b < t.transaction_fee)
+      throw new CodedError(
+        { code: "insufficient_balance", op: "put transaction" },
+        `fee ${t.transaction_fee} SAS exceeds the balance of client ${t.client_id} (${b} SAS at the latest finalized block)`,
+      );
+  }
+}

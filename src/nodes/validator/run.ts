@@ -1,0 +1,49 @@
+/**
+ * The validator process: flags → `<config_dir>/0chain_validator.yaml` and the keys file → a small lmdb under
+ * `<config_dir>/../validator_data` (registration state, activity) → {@link createValidator} → listen.
+ */
+import { join } from "node:path";
+import * as sdk from "../../sdk/index.js";
+import { SystemClock } from "../clock.js";
+import { loadValidatorConfig } from "../config/operator.js";
+import { listen } from "../http.js";
+import { LmdbKV } from "../kv-lmdb.js";
+import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
+import type { ProviderFlags } from "../provider/flags.js";
+import { createValidator } from "./validator.js";
+
+/** Where the validator keeps its state: `<log_dir>/../validator_data` when logs have a directory, else beside the config. */
+export function validatorDataDir(flags: ProviderFlags): string {
+  return join(flags.logDir ?? flags.configDir, "..", "validator_data");
+}
+
+/** Start a validator process; resolves to its stop function once it listens. */
+export async function runValidator(flags: ProviderFlags): Promise<() => Promise<void>> {
+  const config = loadValidatorConfig(join(flags.configDir, "0chain_validator.yaml"));
+  const keys = await loadProviderKeys(flags, "validator");
+  const logger = providerLogger(flags, "validator", config.logging.level, "0chainValidator.log");
+  const kv = new LmdbKV(validatorDataDir(flags));
+  const transport = new sdk.HttpTransport();
+  const chain = providerChainClient({ ...config, min_submit: 50, min_confirmation: 50 }, transport, logger);
+  const v = createValidator({
+    config,
+    keys,
+    hostname: flags.hostname,
+    port: flags.port,
+    kv,
+    clock: new SystemClock(),
+    chain,
+    logger,
+    registerRetryMs: flags.deploymentMode === 0 ? 5_000 : 60_000,
+    processMetrics: true,
+  });
+  const server = await listen(v.app, flags.bind, flags.port);
+  logger.info(`validator ${v.id} listening on ${v.url} (block worker ${config.block_worker})`);
+  v.start();
+  return async () => {
+    await v.stop();
+    await server.close();
+    await transport.close();
+    await kv.close();
+  };
+}

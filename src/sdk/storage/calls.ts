@@ -1,0 +1,117 @@
+/**
+ * Storage contract transactions: build, sign, submit to the miners and wait for the sharders' confirmation
+ * (`ChainClient.execute`). A call the contract refuses throws `txn_failed` whose message carries the
+ * contract's `<code>: <reason>`.
+ */
+import { stringifyJson } from "../../chain/json.js";
+import { TxnType } from "../../chain/types.js";
+import type { WalletFile } from "../../core/wallet.js";
+import type { ChainClient, TxnResult } from "../chain.js";
+import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
+
+/** Run storage function `name` with `input`, carrying `value` SAS. */
+export function storageCall(
+  chain: ChainClient,
+  wallet: WalletFile,
+  name: string,
+  input: unknown = {},
+  value = 0n,
+): Promise<TxnResult> {
+  return chain.execute(wallet, {
+    type: TxnType.smartContract,
+    toClientId: STORAGE_SC,
+    value,
+    data: stringifyJson({ name, input }),
+  });
+}
+
+/** Create the wallet's read pool (`new_read_pool`). */
+export function createReadPool(chain: ChainClient, wallet: WalletFile): Promise<TxnResult> {
+  return storageCall(chain, wallet, "new_read_pool");
+}
+
+/** Create an allocation funded with `lock` SAS; returns its id (the transaction hash). */
+export async function newAllocation(
+  chain: ChainClient,
+  wallet: WalletFile,
+  req: NewAllocationRequest,
+  lock: bigint,
+): Promise<string> {
+  return (await storageCall(chain, wallet, "new_allocation_request", req, lock)).hash;
+}
+
+/** Change an allocation's size (bytes) and expiry (seconds), both relative; `lock` SAS more for its write pool. */
+export function updateAllocation(
+  chain: ChainClient,
+  wallet: WalletFile,
+  allocationId: string,
+  size: bigint,
+  expiration: number,
+  lock = 0n,
+): Promise<TxnResult> {
+  return storageCall(
+    chain,
+    wallet,
+    "update_allocation_request",
+    { id: allocationId, owner_id: wallet.client_id, size, expiration_date: expiration },
+    lock,
+  );
+}
+
+export function cancelAllocation(chain: ChainClient, wallet: WalletFile, allocationId: string): Promise<TxnResult> {
+  return storageCall(chain, wallet, "cancel_allocation", { allocation_id: allocationId });
+}
+
+export function finalizeAllocation(chain: ChainClient, wallet: WalletFile, allocationId: string): Promise<TxnResult> {
+  return storageCall(chain, wallet, "finalize_allocation", { allocation_id: allocationId });
+}
+
+/** Lock `value` SAS in a read or write pool of an allocation for `durationNs` (all its blobbers, or one). */
+export function poolLock(
+  chain: ChainClient,
+  wallet: WalletFile,
+  kind: "read" | "write",
+  allocationId: string,
+  durationNs: bigint,
+  value: bigint,
+  blobberId = "",
+): Promise<TxnResult> {
+  const input: Record<string, unknown> = { allocation_id: allocationId, duration: durationNs };
+  if (blobberId) input.blobber_id = blobberId;
+  return storageCall(chain, wallet, `${kind}_pool_lock`, input, value);
+}
+
+/** Unlock an expired read or write pool entry. */
+export function poolUnlock(chain: ChainClient, wallet: WalletFile, kind: "read" | "write", poolId: string): Promise<TxnResult> {
+  return storageCall(chain, wallet, `${kind}_pool_unlock`, { pool_id: poolId });
+}
+
+/** Stake `value` SAS on a blobber (or validator); returns the delegate pool id (the transaction hash). */
+export async function stakePoolLock(chain: ChainClient, wallet: WalletFile, providerId: string, value: bigint): Promise<string> {
+  return (await storageCall(chain, wallet, "stake_pool_lock", { blobber_id: providerId }, value)).hash;
+}
+
+/** Unlock a delegate pool: 0 when unlocked, else the unix time until which open offers hold it. */
+export async function stakePoolUnlock(
+  chain: ChainClient,
+  wallet: WalletFile,
+  providerId: string,
+  poolId: string,
+): Promise<number> {
+  const res = await storageCall(chain, wallet, "stake_pool_unlock", { blobber_id: providerId, pool_id: poolId });
+  try {
+    const j = JSON.parse(res.output) as { unstake?: number };
+    return typeof j.unstake === "number" ? j.unstake : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function stakePoolPayInterests(chain: ChainClient, wallet: WalletFile, providerId: string): Promise<TxnResult> {
+  return storageCall(chain, wallet, "stake_pool_pay_interests", { blobber_id: providerId });
+}
+
+/** Send a full blobber record to `update_blobber_settings` (the delegate wallet's transaction). */
+export function updateBlobberSettings(chain: ChainClient, wallet: WalletFile, blobber: unknown): Promise<TxnResult> {
+  return storageCall(chain, wallet, "update_blobber_settings", blobber);
+}

@@ -1,0 +1,236 @@
+/**
+ * The blobber file API: every route once, with its parameters and reply types, used by the blobber's routes
+ * (`nodes/blobber/files`) and the client (`sdk/storage/files`). `{allocation}` is the allocation id.
+ *
+ * Requests: authenticated with the signed headers of `auth.ts` (downloads: by the read marker instead). Bodies are
+ * sent as `application/octet-stream` — raw shard bytes for chunks, UTF-8 JSON otherwise — so the signature covers
+ * exactly the bytes received. Replies: JSON; errors `{"code","error"}`; the download reply is binary
+ * (see {@link encodeDownload}).
+ */
+import { CodedError } from "../core/errors.js";
+import type { ReadMarker, WriteMarker } from "./markers.js";
+import { HASH_BYTES } from "./merkle.js";
+import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+export interface RouteDef {
+  method: HttpMethod;
+  /** fastify path pattern with `:allocation`. */
+  pattern: string;
+  /** Whether only the allocation owner may call it. */
+  ownerOnly: boolean;
+}
+
+function route(method: HttpMethod, base: string, ownerOnly: boolean): RouteDef {
+  return { method, pattern: `${base}/:allocation`, ownerOnly };
+}
+
+/** All routes of the file API. */
+export const FileRoutes = {
+  /** Body: shard bytes. Query: connection_id, path, offset (multiple of CHUNK_SIZE). → ChunkReply */
+  chunk: route("POST", "/v1/file/chunk", true),
+  /** Query: connection_id, path. → UploadStatus */
+  uploadStatus: route("GET", "/v1/file/uploadstatus", true),
+  /** Body: UploadRequest (new file). → ChangeReply */
+  upload: route("POST", "/v1/file/upload", true),
+  /** Body: UploadRequest (replace a file). → ChangeReply */
+  update: route("PUT", "/v1/file/upload", true),
+  /** Query: connection_id, path. → ChangeReply */
+  delete: route("DELETE", "/v1/file/upload", true),
+  /** Body: { connection_id, path, new_name }. → ChangeReply */
+  rename: route("POST", "/v1/file/rename", true),
+  /** Body: { connection_id, path, dest }. → ChangeReply */
+  copy: route("POST", "/v1/file/copy", true),
+  /** Body: { connection_id, path, dest } (copy + delete in one connection). → ChangeReply */
+  move: route("POST", "/v1/file/move", true),
+  /** Body: { connection_id, dir_path }. → ChangeReply */
+  createDir: route("POST", "/v1/dir", true),
+  /** Body: { connection_id, write_marker }. → CommitReply */
+  commit: route("POST", "/v1/connection/commit", true),
+  /** Query: connection_id. Drops an open connection and its temp data. → { dropped } */
+  rollback: route("DELETE", "/v1/connection", true),
+  /** Body: DownloadRequest. → binary, see encodeDownload */
+  download: route("POST", "/v1/file/download", false),
+  /** Query: path. → ListReply */
+  list: route("GET", "/v1/file/list", false),
+  /** Query: path. → MetaReply */
+  meta: route("GET", "/v1/file/meta", false),
+  /** Query: path. → StatsReply */
+  stats: route("GET", "/v1/file/stats", true),
+  /** Query: paths (JSON array). → RefPathReply */
+  referencePath: route("GET", "/v1/file/referencepath", true),
+  /** Query: path. → ObjectTreeReply */
+  objectTree: route("GET", "/v1/file/objecttree", true),
+  /** Query: path, offset_path, page_limit (≤ 1000). → RefsReply */
+  refs: route("GET", "/v1/file/refs", true),
+} as const satisfies Record<string, RouteDef>;
+
+export type FileRouteName = keyof typeof FileRoutes;
+
+/** The concrete path of a route for an allocation. */
+export function routePath(r: RouteDef, allocationId: string): string {
+  return r.pattern.replace(":allocation", allocationId);
+}
+
+/** Largest request body: one chunk plus room for JSON. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export interface ChunkReply {
+  path: string;
+  offset: number;
+  length: number;
+  /** Bytes received so far without a gap. */
+  received: number;
+}
+
+export interface UploadStatus {
+  connection_id: string;
+  path: string;
+  /** Bytes received without a gap from offset 0 (resume point). */
+  received: number;
+  /** Chunk indexes received. */
+  chunks: number[];
+}
+
+export interface UploadRequest {
+  connection_id: string;
+  path: string;
+  file: FileMeta;
+}
+
+export interface ChangeReply {
+  connection_id: string;
+  change: Change;
+  /** Changes recorded on the connection so far. */
+  changes: number;
+}
+
+export interface LatestState {
+  /** The last accepted write marker on this blobber (undefined before the first commit). */
+  latest_write_marker?: WriteMarker;
+  /** Root hash of this blobber's file tree (same on every up-to-date blobber). */
+  content_root: string;
+  /** Shard bytes stored for the allocation on this blobber. */
+  used_size: number;
+  /** This blobber's share of the allocation. */
+  capacity: number;
+}
+
+export interface CommitReply extends LatestState {
+  allocation_root: string;
+  success: true;
+}
+
+export interface RefPathReply extends LatestState {
+  /** Listing of every existing directory among the requested ones. */
+  listings: Record<string, DirListing>;
+}
+
+/** A stored file or directory as the API shows it. */
+export interface RefView {
+  type: "f" | "d";
+  name: string;
+  path: string;
+  lookup_hash: string;
+  hash: string;
+  /** Files: the original size; directories: shard bytes under it on this blobber. */
+  size: number;
+  /** Shard bytes on this blobber. */
+  shard_size: number;
+  num_blocks: number;
+  /** Files only. */
+  actual_hash?: string;
+  mimetype?: string;
+  merkle_root?: string;
+  shard_roots?: string[];
+  data_shards?: number;
+  created_at?: number;
+  updated_at?: number;
+}
+
+export interface ListReply extends LatestState {
+  meta_data: RefView;
+  list: RefView[];
+}
+
+export interface MetaReply extends RefView {
+  /** The caller's latest read counter on this blobber (to continue read markers from). */
+  read_counter: number;
+}
+
+export interface StatsReply extends RefView {
+  num_of_updates: number;
+  num_of_block_downloads: number;
+}
+
+export interface ObjectTreeReply extends LatestState {
+  refs: RefView[];
+}
+
+export interface RefsReply extends LatestState {
+  refs: RefView[];
+  /** Pass as offset_path for the next page; "" when done. */
+  next_offset_path: string;
+}
+
+export interface DownloadRequest {
+  path: string;
+  /** 0-based first block of the shard. */
+  start_block: number;
+  num_blocks: number;
+  read_marker: ReadMarker;
+}
+
+/** The header of a download reply. */
+export interface DownloadHeader {
+  path: string;
+  start_block: number;
+  num_blocks: number;
+  /** Blocks in the whole shard. */
+  total_blocks: number;
+  shard_size: number;
+  merkle_root: string;
+  /** Hashes in the range proof that follows the header. */
+  proof_length: number;
+}
+
+/**
+ * Binary download reply: 4-byte big-endian header length, header JSON, `proof_length` 32-byte hashes (the Merkle
+ * range proof of the blocks), then the blocks' bytes.
+ */
+export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], blocks: Uint8Array): Uint8Array {
+  const h = Buffer.from(JSON.stringify(header), "utf8");
+  const out = new Uint8Array(4 + h.length + proof.length * HASH_BYTES + blocks.length);
+  new DataView(out.buffer).setUint32(0, h.length);
+  out.set(h, 4);
+  let off = 4 + h.length;
+  for (const p of proof) {
+    out.set(p, off);
+    off += HASH_BYTES;
+  }
+  out.set(blocks, off);
+  return out;
+}
+
+/** Split a download reply. @throws CodedError `invalid_download_reply` */
+export function decodeDownload(bytes: Uint8Array): { header: DownloadHeader; proof: Uint8Array[]; blocks: Uint8Array } {
+  const fail = (why: string) => new CodedError({ code: "invalid_download_reply", op: "read download reply" }, why);
+  if (bytes.length < 4) throw fail("reply shorter than its length prefix");
+  const hlen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
+  if (4 + hlen > bytes.length) throw fail("header length beyond the reply");
+  let header: DownloadHeader;
+  try {
+    header = JSON.parse(Buffer.from(bytes.subarray(4, 4 + hlen)).toString("utf8")) as DownloadHeader;
+  } catch {
+    throw fail("header is not JSON");
+  }
+  const pl = header.proof_length;
+  if (!Number.isInteger(pl) || pl < 0 || 4 + hlen + pl * HASH_BYTES > bytes.length) throw fail("proof length beyond the reply");
+  const proof: Uint8Array[] = [];
+  let off = 4 + hlen;
+  for (let i = 0; i < pl; i++, off += HASH_BYTES) proof.push(bytes.subarray(off, off + HASH_BYTES));
+  return { header, proof, blocks: bytes.subarray(off) };
+}
+
+export type { Entry };

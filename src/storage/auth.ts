@@ -1,0 +1,167 @@
+/**
+ * Request authentication between client and blobber that cannot be replayed. The reference signs the constant
+ * `sha3(allocation id)`, so one captured request authorises any other forever; here every request carries
+ *
+ *   X-App-Client-ID, X-App-Client-Key, X-App-Timestamp (Unix ms), X-App-Nonce (16–64 hex),
+ *   X-App-Client-Signature = sign(sha3("cairn-req:{METHOD}:{path?query}:{sha256(body)}:{timestamp}:{nonce}:{client_id}"))
+ *
+ * and the blobber refuses a signature that does not verify, a timestamp outside ±{@link AUTH_WINDOW_MS} of its
+ * clock or older than its own start (so nothing signed before a restart is accepted after it), and a nonce it has
+ * seen within the window. Changing the method, path, query or body breaks the signature.
+ */
+import { createHash } from "node:crypto";
+import { sha3 } from "../core/hash.js";
+import { clientIdOf } from "../core/schemes.js";
+import { StorageErrors, storageError } from "./errors.js";
+import { type Signer, verifyClientSignature } from "./markers.js";
+
+/** Accepted clock difference between client and blobber. */
+export const AUTH_WINDOW_MS = 120_000;
+
+export const AuthHeaders = {
+  clientId: "x-app-client-id",
+  clientKey: "x-app-client-key",
+  signature: "x-app-client-signature",
+  timestamp: "x-app-timestamp",
+  nonce: "x-app-nonce",
+} as const;
+
+/** Hex SHA-256 of a request body (empty body: of nothing). */
+export function bodyHash(body: Uint8Array | string | undefined): string {
+  const h = createHash("sha256");
+  if (body !== undefined) h.update(body);
+  return h.digest("hex");
+}
+
+/** The hash a request signature covers. */
+export function requestHash(
+  method: string,
+  pathAndQuery: string,
+  bodySha256: string,
+  timestamp: number,
+  nonce: string,
+  clientId: string,
+): string {
+  return sha3(`cairn-req:${method.toUpperCase()}:${pathAndQuery}:${bodySha256}:${timestamp}:${nonce}:${clientId}`);
+}
+
+/** Headers authenticating one request. `nonce` must be fresh random hex (the caller supplies randomness). */
+export function signRequest(
+  signer: Signer,
+  method: string,
+  pathAndQuery: string,
+  body: Uint8Array | string | undefined,
+  nowMs: number,
+  nonce: string,
+): Record<string, string> {
+  const ts = Math.floor(nowMs);
+  return {
+    [AuthHeaders.clientId]: signer.clientId,
+    [AuthHeaders.clientKey]: signer.publicKey,
+    [AuthHeaders.timestamp]: String(ts),
+    [AuthHeaders.nonce]: nonce,
+    [AuthHeaders.signature]: signer.sign(requestHash(method, pathAndQuery, bodyHash(body), ts, nonce, signer.clientId)),
+  };
+}
+
+/** An authenticated caller. */
+export interface AuthClaims {
+  clientId: string;
+  publicKey: string;
+  timestamp: number;
+  nonce: string;
+}
+
+/** Remembers nonces for the window (the blobber keeps one, in memory). */
+export interface NonceCache {
+  /** True when `nonce` was not seen before; records it until `expiresAt`. */
+  add(key: string, expiresAt: number, now: number): boolean;
+}
+
+/** A simple expiring nonce set. */
+export class MemoryNonceCache implements NonceCache {
+  private readonly seen = new Map<string, number>();
+  private lastSweep = 0;
+
+  add(key: string, expiresAt: number, now: number): boolean {
+    if (now - this.lastSweep > 10_000) {
+      for (const [k, exp] of this.seen) if (exp <= now) this.seen.delete(k);
+      this.lastSweep = now;
+    }
+    const exp = this.seen.get(key);
+    if (exp !== undefined && exp > now) return false;
+    this.seen.set(key, expiresAt);
+    return true;
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+}
+
+function header(headers: Record<string, unknown>, name: string): string | undefined {
+  const v = headers[name];
+  return typeof v === "string" ? v : Array.isArray(v) && typeof v[0] === "string" ? v[0] : undefined;
+}
+
+/**
+ * Authenticate a request. `startedAt` is when the verifier started (requests signed earlier are refused).
+ * @throws CodedError `auth_required`, `invalid_signature`, `stale_request`, `replayed_request`
+ */
+export function verifyRequest(
+  headers: Record<string, unknown>,
+  method: string,
+  pathAndQuery: string,
+  body: Uint8Array | string | undefined,
+  nowMs: number,
+  startedAt: number,
+  nonces: NonceCache,
+): AuthClaims {
+  const op = "authenticate request";
+  const clientId = header(headers, AuthHeaders.clientId);
+  const publicKey = header(headers, AuthHeaders.clientKey);
+  const sig = header(headers, AuthHeaders.signature);
+  const tsText = header(headers, AuthHeaders.timestamp);
+  const nonce = header(headers, AuthHeaders.nonce);
+  const missing = [
+    [AuthHeaders.clientId, clientId],
+    [AuthHeaders.clientKey, publicKey],
+    [AuthHeaders.signature, sig],
+    [AuthHeaders.timestamp, tsText],
+    [AuthHeaders.nonce, nonce],
+  ]
+    .filter(([, v]) => !v)
+    .map(([n]) => n);
+  if (missing.length > 0) throw storageError(StorageErrors.authRequired, op, `missing header(s) ${missing.join(", ")}`);
+  if (!/^\d{1,15}$/.test(tsText as string))
+    throw storageError(StorageErrors.authRequired, op, `${AuthHeaders.timestamp} must be Unix milliseconds`);
+  if (!/^[0-9a-f]{16,64}$/.test(nonce as string))
+    throw storageError(StorageErrors.authRequired, op, `${AuthHeaders.nonce} must be 16-64 lower-case hex characters`);
+  let keyId: string;
+  try {
+    keyId = clientIdOf(publicKey as string);
+  } catch {
+    throw storageError(StorageErrors.authRequired, op, `${AuthHeaders.clientKey} is not a hex public key`);
+  }
+  if (keyId !== clientId)
+    throw storageError(StorageErrors.invalidSignature, op, `${AuthHeaders.clientId} is not the id of ${AuthHeaders.clientKey}`);
+  const ts = Number(tsText);
+  if (Math.abs(nowMs - ts) > AUTH_WINDOW_MS)
+    throw storageError(
+      StorageErrors.staleRequest,
+      op,
+      `request signed at ${ts}, ${Math.round((nowMs - ts) / 1000)} s from the blobber's clock (window ±${AUTH_WINDOW_MS / 1000} s)`,
+    );
+  if (ts < startedAt - 1000)
+    throw storageError(StorageErrors.staleRequest, op, "request signed before the blobber started; sign it again");
+  const hash = requestHash(method, pathAndQuery, bodyHash(body), ts, nonce as string, clientId as string);
+  if (!verifyClientSignature(publicKey as string, hash, sig as string))
+    throw storageError(
+      StorageErrors.invalidSignature,
+      op,
+      "request signature does not verify (it covers method, path, query, body hash, timestamp and nonce)",
+    );
+  if (!nonces.add(`${clientId}:${nonce}`, ts + AUTH_WINDOW_MS + 1000, nowMs))
+    throw storageError(StorageErrors.replayedRequest, op, `nonce ${nonce} was already used`);
+  return { clientId: clientId as string, publicKey: publicKey as string, timestamp: ts, nonce: nonce as string };
+}

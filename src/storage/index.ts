@@ -1,0 +1,10 @@
+/** The storage protocol, pure: erasure coding, Merkle trees, markers, request auth, the file tree, the API. */
+export * from "./api.js";
+export * from "./auth.js";
+export * from "./errors.js";
+export * from "./layout.js";
+export * from "./markers.js";
+export * from "./merkle.js";
+export * from "./paths.js";
+export * from "./reedsolomon.js";
+export * from "./reftree.js";

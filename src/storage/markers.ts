@@ -1,0 +1,183 @@
+/**
+ * Write and read markers: what the client signs so a blobber can be paid, in the reference's field layout so the
+ * storage contract can verify them (`commit_connection`, `read_redeem`).
+ *
+ * - Write marker: `sha3("{allocation_root}:{prev_allocation_root}:{allocation_id}:{blobber_id}:{client_id}:{size}:{timestamp}")`
+ *   signed by the allocation owner. Markers are chained per blobber: `prev_allocation_root` is the blobber's root
+ *   before this commit ("" before the first), and the blobber refuses any other.
+ * - Read marker: `sha3("{allocation_id}:{blobber_id}:{client_id}:{client_public_key}:{owner_id}:{counter}:{timestamp}")`
+ *   signed by the reader; `counter` is the cumulative number of blocks this reader has read from this blobber in this
+ *   allocation, so the latest marker covers all earlier ones and only it needs redeeming.
+ *
+ * Signatures use the wallet's scheme; verification picks the scheme from the public key's length (ed25519 32
+ * bytes, bls0chain 64 bytes), as chain clients do.
+ */
+
+import { ed25519 } from "../core/ed25519.js";
+import { CodedError } from "../core/errors.js";
+import { sha3 } from "../core/hash.js";
+import { isHash, isHex } from "../core/hex.js";
+import { clientIdOf, clientVerifier } from "../core/schemes.js";
+import { StorageErrors } from "./errors.js";
+
+/** Who signs: a wallet's client id, public key and signing function over a hex hash. */
+export interface Signer {
+  clientId: string;
+  publicKey: string;
+  sign(hashHex: string): string;
+}
+
+const verifier = clientVerifier(ed25519);
+
+/** Verify a client signature of either scheme. Never throws. */
+export function verifyClientSignature(publicKey: string, hashHex: string, signature: string): boolean {
+  try {
+    return typeof signature === "string" && signature.length >= 64 && verifier.verify(publicKey, hashHex, signature);
+  } catch {
+    return false;
+  }
+}
+
+export interface WriteMarker {
+  allocation_root: string;
+  prev_allocation_root: string;
+  allocation_id: string;
+  /** Net change in bytes stored on this blobber (negative for deletes). */
+  size: number;
+  blobber_id: string;
+  /** Unix seconds. */
+  timestamp: number;
+  client_id: string;
+  signature: string;
+}
+
+export interface ReadMarker {
+  client_id: string;
+  client_public_key: string;
+  blobber_id: string;
+  allocation_id: string;
+  owner_id: string;
+  /** Unix seconds. */
+  timestamp: number;
+  /** Cumulative blocks read by this client from this blobber in this allocation. */
+  counter: number;
+  signature: string;
+}
+
+export function writeMarkerHash(wm: Omit<WriteMarker, "signature">): string {
+  return sha3(
+    `${wm.allocation_root}:${wm.prev_allocation_root}:${wm.allocation_id}:${wm.blobber_id}:${wm.client_id}:${wm.size}:${wm.timestamp}`,
+  );
+}
+
+export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
+  return sha3(
+    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.counter}:${rm.timestamp}`,
+  );
+}
+
+export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
+  const body = { ...wm, client_id: signer.clientId };
+  return { ...body, signature: signer.sign(writeMarkerHash(body)) };
+}
+
+export function signReadMarker(
+  signer: Signer,
+  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key">,
+): ReadMarker {
+  const body = { ...rm, client_id: signer.clientId, client_public_key: signer.publicKey };
+  return { ...body, signature: signer.sign(readMarkerHash(body)) };
+}
+
+function bad(code: string, op: string, msg: string): CodedError {
+  return new CodedError({ code, op }, msg);
+}
+
+function int(v: unknown, name: string, code: string, op: string, min = 0): number {
+  const n = typeof v === "bigint" ? Number(v) : v;
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < min)
+    throw bad(code, op, `${name} must be an integer ≥ ${min}, found ${JSON.stringify(String(v)).slice(0, 40)}`);
+  return n;
+}
+
+function hashField(v: unknown, name: string, code: string, op: string, allowEmpty = false): string {
+  if (allowEmpty && v === "") return "";
+  if (typeof v !== "string" || !isHash(v))
+    throw bad(code, op, `${name} must be a 64-character hex hash, found ${JSON.stringify(v)?.slice(0, 80)}`);
+  return v;
+}
+
+/** Parse a write marker from JSON (object or text). @throws CodedError `invalid_write_marker` naming the field */
+export function parseWriteMarker(raw: unknown, op = "read write marker"): WriteMarker {
+  const code = StorageErrors.invalidWriteMarker;
+  const o = typeof raw === "string" ? safeJson(raw, code, op) : raw;
+  if (typeof o !== "object" || o === null || Array.isArray(o)) throw bad(code, op, "write marker must be a JSON object");
+  const m = o as Record<string, unknown>;
+  if (typeof m.signature !== "string" || !isHex(m.signature) || m.signature.length < 64)
+    throw bad(code, op, "write marker signature must be hex of at least 64 characters");
+  return {
+    allocation_root: hashField(m.allocation_root, "allocation_root", code, op),
+    prev_allocation_root: hashField(m.prev_allocation_root ?? "", "prev_allocation_root", code, op, true),
+    allocation_id: hashField(m.allocation_id, "allocation_id", code, op),
+    size: int(m.size, "size", code, op, Number.MIN_SAFE_INTEGER),
+    blobber_id: hashField(m.blobber_id, "blobber_id", code, op),
+    timestamp: int(m.timestamp, "timestamp", code, op, 1),
+    client_id: hashField(m.client_id, "client_id", code, op),
+    signature: m.signature,
+  };
+}
+
+/** Parse a read marker. @throws CodedError `invalid_read_marker` naming the field */
+export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMarker {
+  const code = StorageErrors.invalidReadMarker;
+  const o = typeof raw === "string" ? safeJson(raw, code, op) : raw;
+  if (typeof o !== "object" || o === null || Array.isArray(o)) throw bad(code, op, "read marker must be a JSON object");
+  const m = o as Record<string, unknown>;
+  if (typeof m.client_public_key !== "string" || !isHex(m.client_public_key) || m.client_public_key.length === 0)
+    throw bad(code, op, "client_public_key must be hex");
+  if (typeof m.signature !== "string" || !isHex(m.signature) || m.signature.length < 64)
+    throw bad(code, op, "read marker signature must be hex of at least 64 characters");
+  return {
+    client_id: hashField(m.client_id, "client_id", code, op),
+    client_public_key: m.client_public_key,
+    blobber_id: hashField(m.blobber_id, "blobber_id", code, op),
+    allocation_id: hashField(m.allocation_id, "allocation_id", code, op),
+    owner_id: hashField(m.owner_id, "owner_id", code, op),
+    timestamp: int(m.timestamp, "timestamp", code, op, 1),
+    counter: int(m.counter, "counter", code, op, 1),
+    signature: m.signature,
+  };
+}
+
+function safeJson(text: string, code: string, op: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw bad(code, op, `not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Check a write marker's signature against `publicKey` and that `client_id` is that key's id.
+ * @throws CodedError `invalid_write_marker`
+ */
+export function verifyWriteMarker(wm: WriteMarker, publicKey: string, op = "verify write marker"): void {
+  const code = StorageErrors.invalidWriteMarker;
+  if (clientIdOf(publicKey) !== wm.client_id) throw bad(code, op, "write marker client_id is not the signer's key id");
+  if (!verifyClientSignature(publicKey, writeMarkerHash(wm), wm.signature))
+    throw bad(code, op, "write marker signature does not verify against the allocation owner's public key");
+}
+
+/** Check a read marker's signature and that `client_id` matches its key. @throws CodedError `invalid_read_marker` */
+export function verifyReadMarker(rm: ReadMarker, op = "verify read marker"): void {
+  const code = StorageErrors.invalidReadMarker;
+  let id: string;
+  try {
+    id = clientIdOf(rm.client_public_key);
+  } catch {
+    throw bad(code, op, "client_public_key is not a public key");
+  }
+  if (id !== rm.client_id) throw bad(code, op, "read marker client_id is not the id of client_public_key");
+  if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
+    throw bad(code, op, "read marker signature does not verify against client_public_key");
+}

@@ -1,0 +1,251 @@
+/**
+ * Reed–Solomon erasure coding over GF(2^8), byte-compatible with klauspost/reedsolomon (the library the reference
+ * client uses) and Backblaze JavaReedSolomon: field polynomial x^8+x^4+x^3+x^2+1 (0x11d), generator 2, and the
+ * systematic encoding matrix built from a (data+parity)×data Vandermonde matrix `V[r][c] = r^c` multiplied by the
+ * inverse of its top data×data square. Parity shard `p` is `Σ_j M[data+p][j]·shard_j`, bytewise, so any byte range
+ * of the shards can be encoded or reconstructed on its own.
+ *
+ * Pure: no I/O. Multiplication goes through a 64 KiB product table (one row per coefficient) so the inner loop is a
+ * table lookup and an xor.
+ */
+import { CodedError } from "../core/errors.js";
+
+const EXP = new Uint8Array(510);
+const LOG = new Uint8Array(256);
+{
+  let x = 1;
+  for (let i = 0; i < 255; i++) {
+    EXP[i] = x;
+    LOG[x] = i;
+    x <<= 1;
+    if (x & 0x100) x ^= 0x11d;
+  }
+  for (let i = 255; i < 510; i++) EXP[i] = EXP[i - 255] as number;
+}
+
+/** `MUL[a*256 + b] = a·b` in GF(2^8). */
+const MUL = new Uint8Array(65536);
+for (let a = 1; a < 256; a++)
+  for (let b = 1; b < 256; b++) MUL[a * 256 + b] = EXP[(LOG[a] as number) + (LOG[b] as number)] as number;
+
+/** a·b in GF(2^8). */
+export function galMul(a: number, b: number): number {
+  return MUL[(a & 0xff) * 256 + (b & 0xff)] as number;
+}
+
+/** a/b in GF(2^8). @throws CodedError `rs_divide_by_zero` */
+export function galDiv(a: number, b: number): number {
+  if (b === 0) throw new CodedError({ code: "rs_divide_by_zero", op: "reed-solomon" }, "division by zero in GF(2^8)");
+  if (a === 0) return 0;
+  return EXP[((LOG[a] as number) - (LOG[b] as number) + 255) % 255] as number;
+}
+
+/** a^n in GF(2^8) with 0^0 = 1, as klauspost's galExp. */
+export function galExp(a: number, n: number): number {
+  if (n === 0) return 1;
+  if (a === 0) return 0;
+  return EXP[((LOG[a] as number) * n) % 255] as number;
+}
+
+type Matrix = Uint8Array<ArrayBufferLike>[];
+
+function multiply(a: Matrix, b: Matrix): Matrix {
+  const cols = (b[0] as Uint8Array).length;
+  const inner = b.length;
+  return a.map((row) => {
+    const out = new Uint8Array(cols);
+    for (let c = 0; c < cols; c++) {
+      let v = 0;
+      for (let k = 0; k < inner; k++) v ^= galMul(row[k] as number, (b[k] as Uint8Array)[c] as number);
+      out[c] = v;
+    }
+    return out;
+  });
+}
+
+/** Inverse of a square matrix by Gauss–Jordan elimination. @throws CodedError `rs_singular_matrix` */
+function invert(m: Matrix): Matrix {
+  const n = m.length;
+  const work: Matrix = m.map((row, i) => {
+    const r = new Uint8Array(2 * n);
+    r.set(row);
+    r[n + i] = 1;
+    return r;
+  });
+  for (let col = 0; col < n; col++) {
+    let pivot = col;
+    while (pivot < n && (work[pivot] as Uint8Array)[col] === 0) pivot++;
+    if (pivot === n) throw new CodedError({ code: "rs_singular_matrix", op: "reed-solomon" }, "matrix is singular");
+    if (pivot !== col) {
+      const t = work[col] as Uint8Array;
+      work[col] = work[pivot] as Uint8Array;
+      work[pivot] = t;
+    }
+    const prow = work[col] as Uint8Array;
+    const inv = galDiv(1, prow[col] as number);
+    for (let c = 0; c < 2 * n; c++) prow[c] = galMul(prow[c] as number, inv);
+    for (let r = 0; r < n; r++) {
+      if (r === col) continue;
+      const row = work[r] as Uint8Array;
+      const f = row[col] as number;
+      if (f === 0) continue;
+      for (let c = 0; c < 2 * n; c++) row[c] = (row[c] as number) ^ galMul(f, prow[c] as number);
+    }
+  }
+  return work.map((r) => r.slice(n));
+}
+
+/** Largest total shard count (GF(2^8) Vandermonde limit). */
+export const MAX_TOTAL_SHARDS = 256;
+
+/** An encoder for `dataShards` + `parityShards`. */
+export class ReedSolomon {
+  readonly dataShards: number;
+  readonly parityShards: number;
+  readonly totalShards: number;
+  /** The systematic (data+parity)×data encoding matrix. */
+  readonly matrix: Matrix;
+  private readonly inverses = new Map<string, Matrix>();
+
+  /** @throws CodedError `rs_invalid_shards` */
+  constructor(dataShards: number, parityShards: number) {
+    if (
+      !Number.isInteger(dataShards) ||
+      !Number.isInteger(parityShards) ||
+      dataShards < 1 ||
+      parityShards < 0 ||
+      dataShards + parityShards > MAX_TOTAL_SHARDS
+    ) {
+      throw new CodedError(
+        { code: "rs_invalid_shards", op: "reed-solomon" },
+        `need data ≥ 1, parity ≥ 0 and data+parity ≤ ${MAX_TOTAL_SHARDS}, found data ${dataShards} parity ${parityShards}`,
+      );
+    }
+    this.dataShards = dataShards;
+    this.parityShards = parityShards;
+    this.totalShards = dataShards + parityShards;
+    const vm: Matrix = [];
+    for (let r = 0; r < this.totalShards; r++) {
+      const row = new Uint8Array(dataShards);
+      for (let c = 0; c < dataShards; c++) row[c] = galExp(r, c);
+      vm.push(row);
+    }
+    this.matrix = multiply(vm, invert(vm.slice(0, dataShards)));
+  }
+
+  /**
+   * Compute the parity shards from the data shards, all of one length. Returns the `parityShards` new buffers
+   * (or writes into `out` when given).
+   * @throws CodedError `rs_shard_size` when lengths differ, `rs_invalid_shards` on a wrong count
+   */
+  encode(data: Uint8Array[], out?: Uint8Array[]): Uint8Array[] {
+    if (data.length !== this.dataShards)
+      throw new CodedError(
+        { code: "rs_invalid_shards", op: "reed-solomon encode" },
+        `expected ${this.dataShards} data shards, found ${data.length}`,
+      );
+    const len = sameLength(data, "reed-solomon encode");
+    const parity = out ?? [];
+    for (let p = 0; p < this.parityShards; p++) {
+      let o = parity[p];
+      if (!o) {
+        o = new Uint8Array(len);
+        parity[p] = o;
+      } else if (o.length !== len) {
+        throw new CodedError(
+          { code: "rs_shard_size", op: "reed-solomon encode" },
+          `parity buffer ${p} has ${o.length} bytes, shards have ${len}`,
+        );
+      } else o.fill(0);
+      mulAddRows(this.matrix[this.dataShards + p] as Uint8Array, data, o, len);
+    }
+    return parity;
+  }
+
+  /**
+   * Fill in the missing shards (`undefined` entries) from any `dataShards` present ones, all of one length.
+   * Returns the complete shard list (present entries are the same objects).
+   * @throws CodedError `rs_too_few_shards` when fewer than `dataShards` are present
+   */
+  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[] {
+    if (shards.length !== this.totalShards)
+      throw new CodedError(
+        { code: "rs_invalid_shards", op: "reed-solomon reconstruct" },
+        `expected ${this.totalShards} shard slots, found ${shards.length}`,
+      );
+    const present: number[] = [];
+    for (let i = 0; i < shards.length; i++) if (shards[i]) present.push(i);
+    if (present.length < this.dataShards)
+      throw new CodedError(
+        { code: "rs_too_few_shards", op: "reed-solomon reconstruct" },
+        `${present.length} of ${this.totalShards} shards present, at least ${this.dataShards} needed`,
+      );
+    const len = sameLength(
+      present.map((i) => shards[i] as Uint8Array),
+      "reed-solomon reconstruct",
+    );
+    const out = shards.slice() as Uint8Array[];
+    let dataMissing = false;
+    for (let i = 0; i < this.dataShards; i++) if (!shards[i]) dataMissing = true;
+    if (dataMissing) {
+      const use = present.slice(0, this.dataShards);
+      const key = use.join(",");
+      let inv = this.inverses.get(key);
+      if (!inv) {
+        inv = invert(use.map((i) => this.matrix[i] as Uint8Array));
+        this.inverses.set(key, inv);
+      }
+      const inputs = use.map((i) => shards[i] as Uint8Array);
+      for (let d = 0; d < this.dataShards; d++) {
+        if (shards[d]) continue;
+        const o = new Uint8Array(len);
+        mulAddRows(inv[d] as Uint8Array, inputs, o, len);
+        out[d] = o;
+      }
+    }
+    const data = out.slice(0, this.dataShards);
+    for (let p = 0; p < this.parityShards; p++) {
+      const idx = this.dataShards + p;
+      if (shards[idx]) continue;
+      const o = new Uint8Array(len);
+      mulAddRows(this.matrix[idx] as Uint8Array, data, o, len);
+      out[idx] = o;
+    }
+    return out;
+  }
+
+  /** Whether the parity shards match the data shards. */
+  verify(shards: Uint8Array[]): boolean {
+    const parity = this.encode(shards.slice(0, this.dataShards));
+    for (let p = 0; p < this.parityShards; p++) {
+      const a = parity[p] as Uint8Array;
+      const b = shards[this.dataShards + p] as Uint8Array;
+      if (!b || a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    }
+    return true;
+  }
+}
+
+function sameLength(shards: Uint8Array[], op: string): number {
+  const len = (shards[0] as Uint8Array).length;
+  for (const s of shards)
+    if (!(s instanceof Uint8Array) || s.length !== len)
+      throw new CodedError({ code: "rs_shard_size", op }, `shards must all have ${len} bytes, found one of ${s?.length}`);
+  return len;
+}
+
+/** out ^= Σ coef[j]·inputs[j] */
+function mulAddRows(coefs: Uint8Array, inputs: Uint8Array[], out: Uint8Array, len: number): void {
+  for (let j = 0; j < inputs.length; j++) {
+    const c = coefs[j] as number;
+    if (c === 0) continue;
+    const input = inputs[j] as Uint8Array;
+    if (c === 1) {
+      for (let k = 0; k < len; k++) out[k] = (out[k] as number) ^ (input[k] as number);
+      continue;
+    }
+    const row = MUL.subarray(c * 256, c * 256 + 256);
+    for (let k = 0; k < len; k++) out[k] = (out[k] as number) ^ (row[input[k] as number] as number);
+  }
+}

@@ -1,0 +1,127 @@
+// The in-process network with storage providers: 4 blobbers and their validators, built by the same factories as
+// the processes, register themselves (add_blobber / add_validator), their delegate wallets (funded at genesis)
+// stake on them, a new wallet pours from the faucet and creates a 2+2 allocation with 1 token, and the
+// blobbers put it in their allocation caches and dashboards.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { createWallet } from "../../src/core/wallet.js";
+import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import { BLOBBER_STAKE_SAS, registerAndStake } from "../../src/localnet/providers.js";
+import { ManualClock } from "../../src/nodes/clock.js";
+import * as sdk from "../../src/sdk/index.js";
+
+describe("in-process network with blobbers and validators", { timeout: 300_000 }, () => {
+  const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
+  let net: InProcessNetwork;
+  let client: sdk.ChainClient;
+
+  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
+    let done = false;
+    const p = promise.finally(() => {
+      done = true;
+    });
+    p.catch(() => undefined);
+    const end = clock.now() + maxMs;
+    while (!done && clock.now() < end) await clock.advance(25);
+    assert.ok(done, `still pending after ${maxMs} virtual ms`);
+    return p;
+  }
+
+  async function until(what: string, cond: () => boolean, maxMs = 60_000): Promise<void> {
+    const end = clock.now() + maxMs;
+    while (!cond()) {
+      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
+      await clock.advance(25);
+    }
+  }
+
+  before(async () => {
+    await initCrypto();
+    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
+    client = new sdk.ChainClient({
+      blockWorker: net.blockWorkerUrl,
+      chainId: sdk.DEFAULT_CHAIN_ID,
+      transport: net.transport,
+      scheme: getScheme("bls0chain"),
+      nowMs: () => clock.now(),
+      sleep: (ms) => clock.sleep(ms),
+      pollMs: 200,
+    });
+  });
+
+  after(async () => {
+    await net?.close();
+  });
+
+  it("blobbers and validators register and their delegates stake on them", async () => {
+    await drive(
+      registerAndStake(
+        client,
+        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
+        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
+      ),
+      240_000,
+    );
+    for (const p of net.providers) {
+      assert.ok(p.blobber.status().registered, `blobber ${p.n} registered`);
+      assert.ok(p.validator.status().registered, `validator ${p.n} registered`);
+      const sp = await drive(
+        client.scRest<{ balance: bigint | number }>(sdk.ScAddress.storage, "getStakePoolStat", { blobber_id: p.id }),
+      );
+      assert.equal(BigInt(sp.balance), BLOBBER_STAKE_SAS);
+    }
+    const listed = await drive(client.scRest<{ Nodes: { id: string; url: string }[] }>(sdk.ScAddress.storage, "getblobbers"));
+    assert.deepEqual(
+      listed.Nodes.map((b) => b.url).sort(),
+      ["5051", "5052", "5053", "5054"].map((port) => `http://127.0.0.1:${port}`),
+    );
+  });
+
+  it("a new wallet pours 1 token and creates a 2+2 allocation with it; the blobbers cache it", async () => {
+    const alice = createWallet(getScheme("bls0chain"));
+    await drive(client.registerClient(alice));
+    await drive(
+      client.execute(alice, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.faucet,
+        value: sdk.SAS_PER_ZCN,
+        data: JSON.stringify({ name: "pour", input: "{}" }),
+      }),
+    );
+    const nowSec = Math.floor(clock.now() / 1000);
+    const res = await drive(
+      client.execute(alice, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.storage,
+        value: sdk.SAS_PER_ZCN,
+        data: JSON.stringify({
+          name: "new_allocation_request",
+          input: {
+            data_shards: 2,
+            parity_shards: 2,
+            size: 2147483648,
+            owner_id: alice.client_id,
+            owner_public_key: alice.client_key,
+            expiration_date: nowSec + 720 * 3600,
+            preferred_blobbers: [],
+            max_challenge_completion_time: 3600 * 1e9,
+          },
+        }),
+      }),
+    );
+    const alloc = JSON.parse(res.output) as { id: string };
+    assert.ok(sdk.isHash(alloc.id));
+    await until("every blobber caches the allocation", () =>
+      net.providers.every((p) => p.blobber.ctx.allocations.get(alloc.id) !== undefined),
+    );
+    const cached = net.providers[0]?.blobber.ctx.allocations.get(alloc.id);
+    assert.equal(cached?.owner_id, alice.client_id);
+    const details = (cached?.raw.blobber_details ?? []) as { blobber_id: string; size: number | bigint }[];
+    const mine = details.find((d) => d.blobber_id === net.providers[0]?.id);
+    assert.ok(cached && cached.blobber_size > 0n && cached.blobber_size === BigInt(mine?.size ?? -1));
+    const page = await net.providers[0]?.blobber.app.inject({ method: "GET", url: "/" });
+    assert.match(page?.body ?? "", new RegExp(alloc.id.slice(0, 16)));
+    assert.match(page?.body ?? "", /data-testid="allocations-count">1</);
+  });
+});

@@ -1,0 +1,82 @@
+// The pool's rules (issue 6, "no free stall"): blocks bounded in bytes, fee per byte first, fee-less data within
+// an allowance, a per-client quota, and fees the sender can pay.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { Transaction } from "../../src/chain/types.js";
+import { CodedError } from "../../src/core/errors.js";
+import { sha3 } from "../../src/core/hash.js";
+import {
+  checkClientQuota,
+  checkPrice,
+  FREE_BYTES_PER_BLOCK,
+  MAX_BLOCK_TXN_BYTES,
+  MAX_FREE_TXN_BYTES,
+  MAX_PENDING_PER_CLIENT,
+  pickTransactions,
+  poolEntry,
+} from "../../src/nodes/common/pool.js";
+
+function txn(i: number, fee: bigint, data = ""): Transaction {
+  return {
+    hash: sha3(`t${i}`),
+    version: "1.0",
+    client_id: sha3(`c${i}`),
+    to_client_id: "",
+    chain_id: sha3("chain"),
+    transaction_data: data,
+    transaction_value: 0n,
+    signature: "ab",
+    creation_date: 1_700_000_000,
+    transaction_fee: fee,
+    transaction_type: 10,
+  };
+}
+
+const coded = (code: string) => (e: unknown) => e instanceof CodedError && e.code === code;
+
+describe("pool", () => {
+  it("picks the highest fee per byte first, then the oldest", () => {
+    const es = [
+      poolEntry(txn(1, 0n), 1),
+      poolEntry(txn(2, 10n, "x".repeat(1000)), 2),
+      poolEntry(txn(3, 10n), 3),
+      poolEntry(txn(4, 0n), 0),
+    ];
+    const picked = pickTransactions(es, 10, () => true).map((t) => t.hash);
+    assert.deepEqual(picked, [sha3("t3"), sha3("t2"), sha3("t4"), sha3("t1")]);
+    assert.equal(pickTransactions(es, 2, () => true).length, 2);
+    assert.deepEqual(
+      pickTransactions(es, 10, (e) => e.txn.hash !== sha3("t3")).map((t) => t.hash),
+      [sha3("t2"), sha3("t4"), sha3("t1")],
+    );
+  });
+
+  it("bounds a block in bytes; fee-less data only within its allowance per block", () => {
+    // 30 fee-less transactions of ~590 KB once JSON-escaped (the probe's stall): none fits the free allowance
+    const junk = Array.from({ length: 30 }, (_, i) => poolEntry(txn(i, 0n, "\u0001".repeat(98_300)), i));
+    assert.ok((junk[0]?.bytes ?? 0) > 500_000);
+    assert.equal(pickTransactions(junk, 1000, () => true).length, 0);
+    // paid, the same data fills a block up to the byte bound and no further
+    const paid = Array.from({ length: 30 }, (_, i) => poolEntry(txn(i, 1n, "\u0001".repeat(98_300)), i));
+    const picked = pickTransactions(paid, 1000, () => true);
+    const bytes = picked.reduce((a, t) => a + (paid.find((e) => e.txn.hash === t.hash)?.bytes ?? 0), 0);
+    assert.ok(picked.length >= 1 && bytes <= MAX_BLOCK_TXN_BYTES, `${picked.length} txns, ${bytes} bytes`);
+    // small fee-less transactions fit the allowance
+    const small = Array.from({ length: 2000 }, (_, i) => poolEntry(txn(i, 0n, "y".repeat(1000)), i));
+    const s = pickTransactions(small, 5000, () => true);
+    const sb = s.length * (small[0]?.bytes ?? 0);
+    assert.ok(sb <= FREE_BYTES_PER_BLOCK && sb > FREE_BYTES_PER_BLOCK - 2 * (small[0]?.bytes ?? 0));
+  });
+
+  it("admission: fee-less data is bounded, a fee must be covered by the balance, one client cannot fill the pool", () => {
+    assert.throws(
+      () => checkPrice(poolEntry(txn(1, 0n, "z".repeat(MAX_FREE_TXN_BYTES)), 0), () => 0n),
+      coded("insufficient_fee"),
+    );
+    assert.doesNotThrow(() => checkPrice(poolEntry(txn(1, 0n, "z".repeat(1000)), 0), () => 0n));
+    assert.throws(() => checkPrice(poolEntry(txn(1, 5n), 0), () => 4n), coded("insufficient_balance"));
+    assert.doesNotThrow(() => checkPrice(poolEntry(txn(1, 5n, "z".repeat(MAX_FREE_TXN_BYTES)), 0), () => 5n));
+    assert.doesNotThrow(() => checkClientQuota(MAX_PENDING_PER_CLIENT - 1, sha3("c")));
+    assert.throws(() => checkClientQuota(MAX_PENDING_PER_CLIENT, sha3("c")), coded("too_many_pending"));
+  });
+});
