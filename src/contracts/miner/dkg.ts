@@ -79,6 +79,17 @@ export interface DkgState {
   keep: string[];
   /** The magic block this cycle produced (during the wait phase). */
   next?: MagicBlock;
+  /**
+   * Set at `starting_round - switch margin` when at least K members waited: the magic block will take force at
+   * its starting round, and nodes (reading finalized state) schedule it. A cycle that is not decided then is
+   * cancelled.
+   */
+  decided?: boolean;
+}
+
+/** Rounds before its starting round at which the next magic block is decided (so the decision is finalized in time). */
+export function switchMargin(waitRounds: number): number {
+  return Math.max(2, Math.ceil(waitRounds / 2));
 }
 
 export const DKG_KEY = MINER_ADDRESS + sha3("dkg_cycle");
@@ -197,6 +208,7 @@ export function dkgWait(ctx: ContractContext): string {
   const d = inPhase(ctx, code, Phase.wait);
   const me = ctx.txn.client_id;
   if (!d.next?.miners.nodes[me]) refuse(code, `${me} is not a miner of the next magic block`);
+  if (d.decided) refuse(code, "the next magic block is already decided");
   if (!d.waited.includes(me)) d.waited.push(me);
   ctx.state.putNode(DKG_KEY, d);
   return JSON.stringify({ id: me, waited: d.waited.length });
@@ -344,9 +356,21 @@ export function dkgAfterBlock(ctx: BlockHookContext, g: MinerGlobal, config: Min
   }
   const lengths = [config.start_rounds, config.contribute_rounds, config.share_rounds, config.publish_rounds];
   if (d.phase === Phase.wait) {
-    if (round < g.view_change) return { switched };
     const next = d.next;
-    if (next && d.waited.filter((id) => next.miners.nodes[id]).length >= d.k) {
+    if (!d.decided && round >= g.view_change - switchMargin(config.wait_rounds)) {
+      if (next && d.waited.filter((id) => next.miners.nodes[id]).length >= d.k) {
+        d.decided = true;
+        state.putNode(DKG_KEY, d);
+        return { switched };
+      }
+      // fewer than K hold their key share: cancel cleanly, the magic block in force stays
+      g.view_change = 0;
+      d = startCycle(state, g, config, round, block.time, d.restarts + 1);
+      state.putNode(DKG_KEY, d);
+      return { switched };
+    }
+    if (round < g.view_change) return { switched };
+    if (next && d.decided) {
       state.putNode(MAGIC_BLOCK_KEY, next);
       switched = true;
     }

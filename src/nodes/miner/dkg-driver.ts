@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { MagicBlock } from "../../chain/types.js";
 import type { DkgState } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
@@ -22,6 +23,13 @@ export interface DkgDriverOptions {
   intervalMs: number;
   /** Where key shares are written (`dkg_mb<N>.json`); none: memory only. */
   dataDir?: string;
+  /** Take part in cycles (miners); false: only follow the decided magic blocks (sharders). Default true. */
+  participate?: boolean;
+  /**
+   * A decided next magic block (read from finalized state, before its starting round), with this miner's key
+   * share when it is one of its miners: schedule it (`MinerNode.addMagicBlock` / `SharderNode.addMagicBlock`).
+   */
+  onNextMagicBlock?: (mb: MagicBlock, shareSecretKey: string | undefined) => void;
   log?: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -33,6 +41,7 @@ export class DkgDriver {
   private participant: DkgParticipant | undefined;
   private cycle = 0;
   private readonly done = new Set<string>();
+  private readonly scheduled = new Set<number>();
   private readonly wallet: sdk.WalletFile;
   private clientRegistered = false;
 
@@ -84,6 +93,15 @@ export class DkgDriver {
   async step(): Promise<void> {
     const d = await this.cycleState();
     if (!d) return;
+    if (d.decided && d.next && !this.scheduled.has(d.next.magic_block_number)) {
+      this.scheduled.add(d.next.magic_block_number);
+      try {
+        this.opts.onNextMagicBlock?.(d.next, this.keyShares.get(d.next.magic_block_number));
+      } catch (err) {
+        this.opts.log?.("warn", `dkg: scheduling magic block ${d.next.magic_block_number} failed: ${errorMessage(err)}`);
+      }
+    }
+    if (this.opts.participate === false) return;
     const p = this.participantFor(d);
     if (!p) return;
     const me = this.opts.self.id;
@@ -120,7 +138,7 @@ export class DkgDriver {
     } else if (d.phase === 3 && !this.done.has(key("publish")) && d.mpks[me]) {
       await this.call("shareSignsOrShares", p.publication(Object.keys(d.mpks)));
       this.done.add(key("publish"));
-    } else if (d.phase === 4 && !this.done.has(key("wait")) && d.next?.miners.nodes[me]) {
+    } else if (d.phase === 4 && !d.decided && !this.done.has(key("wait")) && d.next?.miners.nodes[me]) {
       const sk = p.keyShare(d.next);
       this.keyShares.set(d.next.magic_block_number, sk);
       if (this.opts.dataDir)
