@@ -38,6 +38,8 @@ export interface InProcessOptions {
   proposalWaitMs?: number;
   /** Run view changes: each miner's DKG loop and each node's follower, polling every `intervalMs` (needs `minerConfig.view_change_enabled`). */
   viewChange?: { intervalMs: number };
+  /** Miners and sharders register with the miner contract and send health checks (spare miners so join a view change). */
+  registration?: { healthCheckMs: number; intervalMs: number };
   /** Miner contract settings written at genesis (e.g. a short `reward_round_frequency` for tests). */
   minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
@@ -158,6 +160,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
           pruneDepth: opts.pruneDepth ?? 0,
           syncOnStart: false,
           ...(opts.viewChange ? { viewChange: opts.viewChange } : {}),
+          ...(opts.registration ? { registration: opts.registration } : {}),
         },
         edgesAt(addr),
       ),

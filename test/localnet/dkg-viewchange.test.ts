@@ -1,4 +1,4 @@
-// A view change on the in-process network: the three miners' DKG loops deal, exchange shares over the memory
+// A view change on the in-process network: a spare miner registers itself; the four miners' DKG loops deal, exchange shares over the memory
 // transport, publish and wait; the miner contract produces magic block 2 (no dealer) and it takes force at its
 // starting round; each miner's key share matches the new magic block's commitments and T of them sign for its
 // group key, and the chain keeps finalizing under the new keys.
@@ -26,6 +26,8 @@ describe("view change on the in-process network", { timeout: 600_000 }, () => {
       sharders: 1,
       minRoundTimeMs: 500,
       viewChange: { intervalMs: 500 },
+      spareMiners: 1,
+      registration: { healthCheckMs: 20_000, intervalMs: 1_000 },
       minerConfig: {
         view_change_enabled: true,
         start_rounds: 4,
@@ -68,8 +70,10 @@ describe("view change on the in-process network", { timeout: 600_000 }, () => {
       }
     }
     assert.ok(mb && mb.magic_block_number === 2, `magic block 2 not in force (cycle ${JSON.stringify(mb?.magic_block_number)})`);
+    // the spare miner (not in the genesis magic block) registered itself and joined through the DKG
     assert.deepEqual(Object.keys(mb.miners.nodes).sort(), net.miners.map((m) => m.id).sort());
-    assert.deepEqual([mb.t, mb.k, mb.n], [2, 3, 3]);
+    assert.equal(Object.keys(mb.miners.nodes).length, 4);
+    assert.deepEqual([mb.t, mb.k, mb.n], [3, 3, 4]);
     const keys = beaconKeys(mb);
     const h = sha3("next beacon");
     const sigs = net.miners.map((m) => {
@@ -78,8 +82,8 @@ describe("view change on the in-process network", { timeout: 600_000 }, () => {
       assert.equal(publicKeyOfShare(sk), keys.sharePublicKeys[m.id]);
       return { id: m.id, sig: signShare(sk, h) };
     });
-    assert.ok(verifyGroup(groupPublicKey(mb), recoverSignature(sigs.slice(1), 2), h));
-    assert.ok(verifyGroup(groupPublicKey(mb), recoverSignature(sigs.slice(0, 2), 2), h));
+    assert.ok(verifyGroup(groupPublicKey(mb), recoverSignature(sigs.slice(1), 3), h));
+    assert.ok(verifyGroup(groupPublicKey(mb), recoverSignature(sigs.slice(0, 3), 3), h));
     // consensus switched: the sharder serves magic block 2 and blocks keep finalizing after its starting round,
     // so the new beacon keys (the miners' summed shares) recover the round seeds
     const sharder = net.sharders[0];

@@ -3,7 +3,7 @@
  * start → contribute → share → publish → wait), as contract transitions. Runs only when view changes are
  * enabled (`view_change_enabled`); the `afterBlock` hook moves the phases by round.
  *
- * - **start**: the contract fixes the candidates — registered miners that are in the magic block in force or
+ * - **start**: at its end the contract fixes the candidates — registered miners that are in the magic block in force or
  *   sent a health check within `health_check_timeout`, at most `max_n`, at least `min_n` (else the cycle
  *   restarts) — and `T = ceil(t_percent·n)`, `K = ceil(k_percent·n)`.
  * - **contribute**: each candidate deals a random polynomial of degree T-1 and sends `contributeMpk`
@@ -381,11 +381,10 @@ export function dkgAfterBlock(ctx: BlockHookContext, g: MinerGlobal, config: Min
   }
   if (round - d.start_round < (lengths[d.phase] ?? 0)) return { switched };
   if (d.phase === Phase.start) {
-    if (d.candidates.length === 0) d = startCycle(state, g, config, round, block.time, d.restarts + 1);
-    else {
-      d.phase = Phase.contribute;
-      d.start_round = round;
-    }
+    // candidates are fixed at the end of the start phase: nodes that registered during it take part
+    const fixed = startCycle(state, g, config, round, block.time, d.restarts);
+    if (fixed.candidates.length === 0) d = { ...fixed, cycle: d.cycle + 1, restarts: d.restarts + 1 };
+    else d = { ...fixed, cycle: d.cycle, phase: Phase.contribute, start_round: round };
   } else if (d.phase === Phase.contribute || d.phase === Phase.share) {
     d.phase += 1;
     d.start_round = round;
