@@ -20,6 +20,7 @@ import {
   CHUNK_SIZE,
   type Change,
   type DirListing,
+  type ErasureCoder,
   type FileMeta,
   fragmentSize,
   type Listings,
@@ -29,7 +30,6 @@ import {
   merkleRoot,
   normalizePath,
   parentOf,
-  ReedSolomon,
   type RefPathReply,
   type RefView,
   type Signer,
@@ -39,8 +39,10 @@ import {
   stripeBytes,
   stripeCount,
 } from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
 import { fileConsensus, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -214,7 +216,7 @@ export class AllocationFiles {
   private readonly o: AllocationFilesOptions;
   private readonly timeoutMs: number;
   private readonly now: () => number;
-  private readonly rs: ReedSolomon;
+  private readonly rs: ErasureCoder;
   /** Blobbers known to be behind (missed a write), by index → reason. */
   private readonly behind = new Map<number, string>();
 
@@ -222,10 +224,10 @@ export class AllocationFiles {
     this.o = opts;
     this.allocation = opts.allocation;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? systemNow;
     const copts = { transport: opts.transport, signer: opts.signer, timeoutMs: this.timeoutMs, now: this.now };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
-    this.rs = new ReedSolomon(opts.allocation.data_shards, opts.allocation.parity_shards);
+    this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
   }
 
   get dataShards(): number {
@@ -352,7 +354,7 @@ export class AllocationFiles {
   private async rebuildShard(target: number, healthy: number[], ref: RefView, conn: string): Promise<void> {
     const shardBytes = ref.shard_size;
     if (shardBytes === 0) return;
-    const consensus = await fileConsensus(this.clients, this.dataShards, ref.path, this.timeoutMs, new Set([target]));
+    const consensus = await fileConsensus(this.clients, this.dataShards, ref.path, this.timeoutMs, new Set([target]), this.now);
     consensus.agreeing = consensus.agreeing.filter((i) => healthy.includes(i));
     const reader = this.reader(consensus);
     const dst = this.clients[target] as BlobberClient;
@@ -876,7 +878,7 @@ export class AllocationFiles {
     const op = "download";
     this.checkNotExpired(op);
     const remote = normalizePath(opts.remotePath, op);
-    const consensus = await fileConsensus(this.clients, this.dataShards, remote, this.timeoutMs);
+    const consensus = await fileConsensus(this.clients, this.dataShards, remote, this.timeoutMs, new Set(), this.now);
     for (const [i, why] of consensus.left) this.fail(i, why, op);
     const meta = consensus.meta;
     if (meta.type !== "f") throw new CodedError({ code: "is_a_directory", op }, `${remote} is a directory`);
@@ -905,6 +907,8 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    // a whole file written from its start is hashed as it is written (no second read)
+    const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
       // a small window of requests in flight; writes happen in order
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
@@ -936,6 +940,7 @@ export class AllocationFiles {
             outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), from);
           }
           await fh.write(outBuf, 0, outBuf.length, fileOff - startByte);
+          streamHash?.update(outBuf);
         }
         next = job.s + job.count;
         await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
@@ -952,19 +957,23 @@ export class AllocationFiles {
       await fh.close();
     }
     if (!ranged) {
-      const h = createHash("sha256");
-      const rfh = await open(opts.localPath, "r");
-      try {
-        const buf = new Uint8Array(4 * 1024 * 1024);
-        for (;;) {
-          const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
-          if (bytesRead === 0) break;
-          h.update(buf.subarray(0, bytesRead));
+      let digest = streamHash?.digest("hex");
+      if (digest === undefined) {
+        const h = createHash("sha256");
+        const rfh = await open(opts.localPath, "r");
+        try {
+          const buf = new Uint8Array(4 * 1024 * 1024);
+          for (;;) {
+            const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
+            if (bytesRead === 0) break;
+            h.update(buf.subarray(0, bytesRead));
+          }
+        } finally {
+          await rfh.close();
         }
-      } finally {
-        await rfh.close();
+        digest = h.digest("hex");
       }
-      if (h.digest("hex") !== meta.actual_hash) {
+      if (digest !== meta.actual_hash) {
         await rm(progressFile, { force: true });
         throw new CodedError({ code: "content_hash_mismatch", op }, `downloaded ${remote} does not match its actual hash`);
       }
@@ -984,7 +993,7 @@ export class AllocationFiles {
 
   async meta(path: string): Promise<MetaReply> {
     const p = normalizePath(path, "file meta");
-    return (await fileConsensus(this.clients, this.dataShards, p, this.timeoutMs)).meta;
+    return (await fileConsensus(this.clients, this.dataShards, p, this.timeoutMs, new Set(), this.now)).meta;
   }
 
   /** Per-blobber statistics of a path (unreachable blobbers named). */

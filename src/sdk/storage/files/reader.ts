@@ -8,14 +8,16 @@ import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
   decodeDownload,
+  type ErasureCoder,
   leavesOf,
   type MetaReply,
-  ReedSolomon,
   type Signer,
   signReadMarker,
   verifyRange,
 } from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
 import type { BlobberClient } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -32,14 +34,15 @@ export async function fileConsensus(
   path: string,
   timeoutMs: number,
   skip: Set<number> = new Set(),
+  now: () => number = systemNow,
 ): Promise<FileConsensus> {
-  const started = Date.now();
+  const started = now();
   const results = await Promise.all(
     clients.map(async (c, i) => {
       if (skip.has(i)) return { i, error: "skipped" };
       try {
         const meta = await c.meta(path, timeoutMs);
-        return { i, meta, ms: Date.now() - started };
+        return { i, meta, ms: now() - started };
       } catch (err) {
         return { i, error: errorMessage(err), code: err instanceof CodedError ? err.code : "" };
       }
@@ -87,7 +90,7 @@ export interface ReaderOptions {
 /** Reads verified blocks of one file. */
 export class ShardReader {
   private readonly o: ReaderOptions;
-  private readonly rs: ReedSolomon;
+  private readonly rs: ErasureCoder;
   private readonly c: FileConsensus;
   private active: number[];
   private spares: number[];
@@ -100,7 +103,7 @@ export class ShardReader {
   constructor(opts: ReaderOptions, consensus: FileConsensus) {
     this.o = opts;
     this.c = consensus;
-    this.rs = new ReedSolomon(opts.dataShards, opts.parityShards);
+    this.rs = erasureCoder(opts.dataShards, opts.parityShards);
     this.active = consensus.agreeing.slice(0, opts.dataShards);
     this.spares = consensus.agreeing.slice(opts.dataShards);
     this.totalBlocks = Math.ceil(consensus.meta.shard_size / BLOCK_SIZE);
