@@ -127,7 +127,7 @@ describe("node registration with the miner contract", { timeout: 180_000 }, () =
   });
 
   it("the block worker lists the registered nodes", async () => {
-    const bw = new BlockWorker({ genesis: net.magicBlock, transport: net.transport });
+    const bw = new BlockWorker({ genesis: net.magicBlock, transport: net.transport, now: () => clock.now() });
     await drive(bw.refresh());
     assert.ok(bw.registered.miners.some((n) => n.id === fresh.client_id && n.port === 27500));
     assert.equal(bw.registered.miners.length, 4);

@@ -28,6 +28,8 @@ export interface BlockWorkerOptions {
   /** `<scheme><host>/<path>` instead of `<scheme><host>:<port>` (reference `use_path`). */
   usePath?: boolean;
   log?: (level: "info" | "warn", msg: string) => void;
+  /** Milliseconds since the epoch (the node's clock; stamps refreshes). */
+  now: () => number;
 }
 
 /** URLs of a node list as the reference derives them (`SetMinerSharderNodes`). */
@@ -115,12 +117,12 @@ export class BlockWorker {
     let best: { n: number; mb: MagicBlockLike } | undefined;
     for (const v of votes.values()) if (!best || v.n > best.n) best = v;
     if (!best) {
-      this.lastRefresh = { at: Date.now(), ok: false, detail: `no sharder answered: ${sdk.describeFailures(results)}` };
+      this.lastRefresh = { at: this.opts.now(), ok: false, detail: `no sharder answered: ${sdk.describeFailures(results)}` };
       this.opts.log?.("warn", `magic block refresh failed: ${this.lastRefresh.detail}`);
       return;
     }
     this.lastRefresh = {
-      at: Date.now(),
+      at: this.opts.now(),
       ok: true,
       detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}`,
     };

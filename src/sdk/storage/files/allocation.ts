@@ -39,6 +39,7 @@ import {
   stripeBytes,
   stripeCount,
 } from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
@@ -223,7 +224,7 @@ export class AllocationFiles {
     this.o = opts;
     this.allocation = opts.allocation;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? systemNow;
     const copts = { transport: opts.transport, signer: opts.signer, timeoutMs: this.timeoutMs, now: this.now };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
@@ -353,7 +354,7 @@ export class AllocationFiles {
   private async rebuildShard(target: number, healthy: number[], ref: RefView, conn: string): Promise<void> {
     const shardBytes = ref.shard_size;
     if (shardBytes === 0) return;
-    const consensus = await fileConsensus(this.clients, this.dataShards, ref.path, this.timeoutMs, new Set([target]));
+    const consensus = await fileConsensus(this.clients, this.dataShards, ref.path, this.timeoutMs, new Set([target]), this.now);
     consensus.agreeing = consensus.agreeing.filter((i) => healthy.includes(i));
     const reader = this.reader(consensus);
     const dst = this.clients[target] as BlobberClient;
@@ -877,7 +878,7 @@ export class AllocationFiles {
     const op = "download";
     this.checkNotExpired(op);
     const remote = normalizePath(opts.remotePath, op);
-    const consensus = await fileConsensus(this.clients, this.dataShards, remote, this.timeoutMs);
+    const consensus = await fileConsensus(this.clients, this.dataShards, remote, this.timeoutMs, new Set(), this.now);
     for (const [i, why] of consensus.left) this.fail(i, why, op);
     const meta = consensus.meta;
     if (meta.type !== "f") throw new CodedError({ code: "is_a_directory", op }, `${remote} is a directory`);
@@ -992,7 +993,7 @@ export class AllocationFiles {
 
   async meta(path: string): Promise<MetaReply> {
     const p = normalizePath(path, "file meta");
-    return (await fileConsensus(this.clients, this.dataShards, p, this.timeoutMs)).meta;
+    return (await fileConsensus(this.clients, this.dataShards, p, this.timeoutMs, new Set(), this.now)).meta;
   }
 
   /** Per-blobber statistics of a path (unreachable blobbers named). */

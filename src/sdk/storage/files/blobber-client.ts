@@ -25,6 +25,7 @@ import {
   type UploadStatus,
   type WriteMarker,
 } from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
 import type { Transport } from "../../transport.js";
 
 export interface BlobberRef {
@@ -37,7 +38,7 @@ export interface BlobberClientOptions {
   signer: Signer;
   /** Per-request deadline (default 30 s). */
   timeoutMs?: number;
-  /** Clock for request timestamps (default Date.now). */
+  /** Clock for request timestamps (default the sdk's ambient clock). */
   now?: () => number;
 }
 
@@ -79,7 +80,7 @@ export class BlobberClient {
     if (opts.signed !== false)
       Object.assign(
         headers,
-        signRequest(this.opts.signer, r.method, path, bytes, (this.opts.now ?? Date.now)(), randomBytes(16).toString("hex")),
+        signRequest(this.opts.signer, r.method, path, bytes, (this.opts.now ?? systemNow)(), randomBytes(16).toString("hex")),
       );
     const url = this.blobber.url.replace(/\/+$/, "") + path;
     let res: Awaited<ReturnType<Transport["request"]>>;

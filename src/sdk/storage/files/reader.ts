@@ -15,6 +15,7 @@ import {
   signReadMarker,
   verifyRange,
 } from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 
@@ -33,14 +34,15 @@ export async function fileConsensus(
   path: string,
   timeoutMs: number,
   skip: Set<number> = new Set(),
+  now: () => number = systemNow,
 ): Promise<FileConsensus> {
-  const started = Date.now();
+  const started = now();
   const results = await Promise.all(
     clients.map(async (c, i) => {
       if (skip.has(i)) return { i, error: "skipped" };
       try {
         const meta = await c.meta(path, timeoutMs);
-        return { i, meta, ms: Date.now() - started };
+        return { i, meta, ms: now() - started };
       } catch (err) {
         return { i, error: errorMessage(err), code: err instanceof CodedError ? err.code : "" };
       }
