@@ -148,7 +148,7 @@ describe("files: faults", () => {
     const up = files.upload([{ localPath: localFile(bytes), remotePath: "/killed.bin" }]);
     // kill blobber 2 as soon as some chunks are in
     const t = setInterval(() => {
-      if (!killed && (victim?.kv.range({ prefix: "sf:chunk:" }).length ?? 0) >= 2) {
+      if (!killed && (victim?.kv.range({ prefix: "sf:conn:" }).length ?? 0) >= 1) {
         killed = true;
         void victim?.listening.close(0);
       }
@@ -235,7 +235,7 @@ describe("files: faults", () => {
     });
     await assert.rejects(files.upload([{ localPath: local, remotePath: "/resume.bin" }]));
     assert.equal(readdirSync(progressDir).length, 1, "progress file kept");
-    const received = net.blobbers[0]?.kv.range({ prefix: "sf:chunk:" }).length ?? 0;
+    const received = net.blobbers[0]?.kv.range({ prefix: "sf:conn:" }).length ?? 0;
     assert.ok(received > 0);
     // second run: a fresh client continues the same connection and sends only the missing chunks
     let sent = 0;

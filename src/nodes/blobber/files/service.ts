@@ -292,15 +292,6 @@ export class FileService {
     return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: 0, pending: 0 };
   }
 
-  private pendingBytes(a: AllocationView): number {
-    let n = 0;
-    for (const e of this.kv.range({ prefix: `sf:conn:${a.id}:` })) {
-      const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
-      n += c.pending;
-    }
-    return n;
-  }
-
   /** Receive one chunk of a shard. */
   async chunk(
     allocId: string,
@@ -324,40 +315,41 @@ export class FileService {
       throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
     const index = offset / CHUNK_SIZE;
     const ph = sha3(path);
-    const record = this.openConn(a, caller, conn, op);
-    const existing = this.kv.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index));
-    if (!existing) {
-      const cap = this.capacity(a);
-      const used = this.state(a.id).used_size + this.pendingBytes(a);
-      if (used + body.length > cap)
-        throw storageError(
-          StorageErrors.allocationFull,
-          op,
-          `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
-        );
-    }
-    await this.shards.writeTemp(`${a.id}/${conn}/${ph}`, offset, body);
-    const leaves = Buffer.from(packHashes(leavesOf(body))).toString("hex");
-    this.kv.transaction((tx) => {
-      const cur = tx.getJson<ConnRecord>(K.conn(a.id, conn)) ?? record;
-      const prevLen = tx.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index))?.len ?? 0;
-      cur.pending = cur.pending - prevLen + body.length;
-      tx.putJson(K.conn(a.id, conn), cur);
-      tx.putJson(K.chunk(a.id, conn, ph, index), { len: body.length, leaves } satisfies ChunkRecord);
-    });
-    return { path, offset, length: body.length, received: this.received(a.id, conn, ph).received };
+    if (!this.kv.has(K.conn(a.id, conn))) this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
+    else this.openConn(a, caller, conn, op); // refuses another client's connection
+    const lenKey = `${a.id}/${conn}/${ph}:${index}`;
+    const prevLen = this.chunkLens.get(lenKey) ?? 0;
+    const cap = this.capacity(a);
+    const used = this.state(a.id).used_size + this.pendingBytes(a.id);
+    if (used - prevLen + body.length > cap)
+      throw storageError(
+        StorageErrors.allocationFull,
+        op,
+        `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
+      );
+    const tempKey = `${a.id}/${conn}/${ph}`;
+    await this.shards.writeTemp(tempKey, offset, body);
+    await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(leavesOf(body)));
+    this.chunkLens.set(lenKey, body.length);
+    return { path, offset, length: body.length, received: (await this.received(a.id, conn, ph)).received };
   }
 
-  private chunks(allocId: string, conn: string, ph: string): { index: number; rec: ChunkRecord }[] {
-    const prefix = K.chunkPrefix(allocId, conn, ph);
-    return this.kv.range({ prefix }).map((e) => ({
-      index: Number(e.key.slice(prefix.length)),
-      rec: JSON.parse(Buffer.from(e.value).toString("utf8")) as ChunkRecord,
-    }));
+  /** Lengths of chunks received by open connections (`alloc/conn/pathhash:index`), for the space check. */
+  private readonly chunkLens = new Map<string, number>();
+
+  private pendingBytes(allocId: string): number {
+    let n = 0;
+    for (const [k, v] of this.chunkLens) if (k.startsWith(`${allocId}/`)) n += v;
+    return n;
   }
 
-  private received(allocId: string, conn: string, ph: string): { received: number; chunks: number[] } {
-    const list = this.chunks(allocId, conn, ph);
+  private async chunks(allocId: string, conn: string, ph: string): Promise<{ index: number; rec: ChunkRecord }[]> {
+    const list = await this.shards.readChunkMetas(`${allocId}/${conn}/${ph}`);
+    return list.map((c) => ({ index: c.index, rec: { len: c.len, leaves: Buffer.from(c.leaves).toString("hex") } }));
+  }
+
+  private async received(allocId: string, conn: string, ph: string): Promise<{ received: number; chunks: number[] }> {
+    const list = await this.chunks(allocId, conn, ph);
     let received = 0;
     for (let i = 0; i < list.length; i++) {
       const c = list[i] as { index: number; rec: ChunkRecord };
@@ -374,7 +366,7 @@ export class FileService {
     this.requireOwner(a, caller, op);
     const conn = this.connId(q.connection_id, op);
     const path = normalizePath(q.path, op);
-    const r = this.received(a.id, conn, sha3(path));
+    const r = await this.received(a.id, conn, sha3(path));
     return { connection_id: conn, path, ...r };
   }
 
@@ -419,7 +411,7 @@ export class FileService {
   /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
   private async checkUploaded(a: AllocationView, conn: string, path: string, file: FileMeta, op: string): Promise<void> {
     const mine = file.shard_roots[this.indexIn(a)] as string;
-    const list = this.chunks(a.id, conn, sha3(path));
+    const list = await this.chunks(a.id, conn, sha3(path));
     let len = 0;
     const leaves: Uint8Array[] = [];
     for (let i = 0; i < list.length; i++) {
@@ -470,6 +462,7 @@ export class FileService {
   }
 
   private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
+    for (const k of [...this.chunkLens.keys()]) if (k.startsWith(`${allocId}/${conn}/`)) this.chunkLens.delete(k);
     const run = (t: KVTxn) => {
       for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
       for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
@@ -565,7 +558,7 @@ export class FileService {
         if (u.file.shard_size === 0) continue;
         const ph = sha3(u.path);
         if (!this.kv.has(K.leaves(a.id, root))) {
-          const list = this.chunks(a.id, conn, ph);
+          const list = await this.chunks(a.id, conn, ph);
           leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
         }
         await this.shards.truncateTemp(`${a.id}/${conn}/${ph}`, u.file.shard_size);

@@ -8,13 +8,21 @@
  * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
  * name, so no key can leave the store's directory.
  */
-import { mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 
 export interface ShardStore {
   /** Write `bytes` at `offset` of temp file `key` (created as needed). */
   writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void>;
+  /**
+   * Record chunk `index` of temp file `key`: its length and the packed leaf hashes of its blocks (at most
+   * {@link CHUNK_META_LEAVES}), in a side file next to it. No fsync: a record survives a process crash (page
+   * cache), and a commit fsyncs the data itself; a record lost with the machine means the chunk is sent again.
+   */
+  writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void>;
+  /** The chunk records of temp file `key`, by index. */
+  readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
   /** Make temp file `key` durable and move it to object `objectKey` atomically; if the object already exists the temp file is dropped. A missing temp file is fine when the object exists (a commit retried after a crash). */
@@ -32,6 +40,35 @@ export interface ShardStore {
 }
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
+
+/** Leaf hashes one chunk record holds (16 blocks of 64 KiB = one 1 MiB chunk). */
+export const CHUNK_META_LEAVES = 16;
+const SLOT = 4 + CHUNK_META_LEAVES * 32;
+
+function encodeSlot(len: number, leaves: Uint8Array): Uint8Array {
+  if (leaves.length > CHUNK_META_LEAVES * 32)
+    throw new CodedError(
+      { code: "invalid_chunk", op: "record chunk" },
+      `a chunk record holds at most ${CHUNK_META_LEAVES} leaves`,
+    );
+  const slot = new Uint8Array(SLOT);
+  new DataView(slot.buffer).setUint32(0, len + 1); // 0 marks an empty slot
+  slot.set(leaves, 4);
+  return slot;
+}
+
+function decodeSlots(bytes: Uint8Array): { index: number; len: number; leaves: Uint8Array }[] {
+  const out: { index: number; len: number; leaves: Uint8Array }[] = [];
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; (i + 1) * SLOT <= bytes.length; i++) {
+    const raw = dv.getUint32(i * SLOT);
+    if (raw === 0) continue;
+    const len = raw - 1;
+    const n = Math.ceil(len / (64 * 1024));
+    out.push({ index: i, len, leaves: bytes.slice(i * SLOT + 4, i * SLOT + 4 + n * 32) });
+  }
+  return out;
+}
 
 function parts(key: string, n: number, op: string): string[] {
   const p = key.split("/");
@@ -100,6 +137,34 @@ export class FsShardStore implements ShardStore {
       }
     } catch (err) {
       throw ioError("write shard chunk", path, err);
+    }
+  }
+
+  async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
+    const path = `${this.tempPath(key)}.lv`;
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      const fh = await open(path, "a+").then(async (h) => {
+        await h.close();
+        return open(path, "r+");
+      });
+      try {
+        await fh.write(encodeSlot(len, leaves), 0, SLOT, index * SLOT);
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      throw ioError("record chunk", path, err);
+    }
+  }
+
+  async readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]> {
+    const path = `${this.tempPath(key)}.lv`;
+    try {
+      return decodeSlots(new Uint8Array(await readFile(path)));
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return [];
+      throw ioError("read chunk records", path, err);
     }
   }
 
@@ -206,7 +271,22 @@ async function exists(path: string): Promise<boolean> {
 /** In-memory twin of {@link FsShardStore}. */
 export class MemoryShardStore implements ShardStore {
   private readonly temps = new Map<string, Uint8Array>();
+  private readonly metas = new Map<string, Map<number, { len: number; leaves: Uint8Array }>>();
   private readonly objects = new Map<string, Uint8Array>();
+
+  async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
+    parts(key, 3, "record chunk");
+    encodeSlot(len, leaves);
+    const m = this.metas.get(key) ?? new Map();
+    m.set(index, { len, leaves: leaves.slice() });
+    this.metas.set(key, m);
+  }
+
+  async readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]> {
+    return [...(this.metas.get(key) ?? new Map()).entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([index, v]) => ({ index, len: v.len, leaves: v.leaves.slice() }));
+  }
 
   async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
     parts(key, 3, "write shard chunk");
@@ -237,10 +317,11 @@ export class MemoryShardStore implements ShardStore {
 
   async dropTemps(prefix: string): Promise<void> {
     for (const k of [...this.temps.keys()]) if (k.startsWith(`${prefix}/`)) this.temps.delete(k);
+    for (const k of [...this.metas.keys()]) if (k.startsWith(`${prefix}/`)) this.metas.delete(k);
   }
 
   async listTempConnections(): Promise<string[]> {
-    return [...new Set([...this.temps.keys()].map((k) => k.split("/").slice(0, 2).join("/")))];
+    return [...new Set([...this.temps.keys(), ...this.metas.keys()].map((k) => k.split("/").slice(0, 2).join("/")))];
   }
 
   async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {

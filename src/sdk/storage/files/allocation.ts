@@ -914,7 +914,7 @@ export class AllocationFiles {
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
       let launchAt = next;
       const launch = () => {
-        while (inflight.length < 2 && launchAt < last) {
+        while (inflight.length < 3 && launchAt < last) {
           const count = Math.min(per, last - launchAt);
           const p = reader.read(launchAt, count);
           p.catch(() => undefined);

@@ -71,7 +71,10 @@ export async function fileConsensus(
     );
   }
   for (const [, g] of groups) if (g !== best) for (const r of g) left.set(r.i, `holds another version of ${path}`);
-  best.sort((a, b) => a.ms - b.ms);
+  // fastest first; a parity blobber goes ahead of a data blobber only when clearly faster (data shards need no
+  // reconstruction)
+  const key = (r: { i: number; ms: number }) => (r.i < dataShards ? r.ms : r.ms * 2 + 20);
+  best.sort((a, b) => key(a) - key(b));
   return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
 }
 
