@@ -34,9 +34,9 @@ async function main(): Promise<void> {
   try {
     const bw = startNode(layout.blockworker, join(dir, "logs"));
     nodes.push(bw);
-    await waitReady(bw, "/", 20_000);
+    await waitReady(bw, "/", 120_000);
     for (const s of [...layout.sharders, ...layout.miners]) nodes.push(startNode(s, join(dir, "logs")));
-    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 120_000);
     const sharderUrl = layout.sharders[0]?.url as string;
     await new Promise((r) => setTimeout(r, 30_000)); // warm-up: genesis files, first rounds
     const roles = [...layout.sharders, ...layout.miners];

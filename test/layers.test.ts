@@ -83,3 +83,21 @@ test("the layer check catches a violation", () => {
     "node:fs",
   ]);
 });
+
+/** The only files of nodes, sdk and localnet that may read the wall clock or draw ambient randomness. */
+const AMBIENT_FILES = new Set(["nodes/clock.ts", "sdk/ambient.ts"]);
+
+test("nodes, sdk and localnet read time and randomness only through the injected clock and draw", () => {
+  const found: string[] = [];
+  for (const layer of ["nodes", "sdk", "localnet"]) {
+    for (const file of walk(join(SRC, layer), [])) {
+      const rel = relative(SRC, file);
+      if (AMBIENT_FILES.has(rel)) continue;
+      const lines = readFileSync(file, "utf8").split("\n");
+      for (const [i, line] of lines.entries())
+        if (/\bDate\.now\(|\bMath\.random\(|new Date\(\)/.test(line.replace(/\/\/.*$/, "")))
+          found.push(`${rel}:${i + 1}: ${line.trim()}`);
+    }
+  }
+  assert.deepEqual(found, []);
+});

@@ -45,6 +45,15 @@ function seedOf(privateKey: string, op: string): Uint8Array {
   return seed;
 }
 
+/** Key objects of recently used keys (building one costs far more than a signature), at most 256 of each. */
+const signingKeys = new Map<string, KeyObject>();
+const verifyingKeys = new Map<string, KeyObject>();
+
+function remember(cache: Map<string, KeyObject>, k: string, v: KeyObject): void {
+  if (cache.size >= 256) cache.delete(cache.keys().next().value as string);
+  cache.set(k, v);
+}
+
 /** The `ed25519` signature scheme. */
 export const ed25519: SignatureScheme = {
   name: "ed25519",
@@ -64,7 +73,12 @@ export const ed25519: SignatureScheme = {
         `cannot sign "${hashHex.slice(0, 16)}${hashHex.length > 16 ? "…" : ""}": not a hex hash`,
       );
     }
-    return toHex(edSign(null, fromHex(hashHex), privateKeyObject(seedOf(privateKey, "ed25519 sign"))));
+    let key = signingKeys.get(privateKey);
+    if (!key) {
+      key = privateKeyObject(seedOf(privateKey, "ed25519 sign"));
+      remember(signingKeys, privateKey, key);
+    }
+    return toHex(edSign(null, fromHex(hashHex), key));
   },
   verify(publicKey: string, hashHex: string, signatureHex: string): boolean {
     if (
@@ -77,7 +91,11 @@ export const ed25519: SignatureScheme = {
     )
       return false;
     try {
-      const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, fromHex(publicKey)]), format: "der", type: "spki" });
+      let key = verifyingKeys.get(publicKey);
+      if (!key) {
+        key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, fromHex(publicKey)]), format: "der", type: "spki" });
+        remember(verifyingKeys, publicKey, key);
+      }
       return edVerify(null, fromHex(hashHex), key, fromHex(signatureHex));
     } catch {
       return false;

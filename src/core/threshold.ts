@@ -230,3 +230,8 @@ export function dealSharesOfSecret(secretKey: string, t: number, ids: string[]):
   });
   return { t, mpk, groupPublicKey: mpk[0] as string, shares };
 }
+
+/** The public key (serialized G2 hex) of a secret key share (serialized Fr hex). */
+export function publicKeyOfShare(secretKey: string): string {
+  return blsSecretKey(secretKey).getPublicKey().serializeToHexStr();
+}

@@ -21,6 +21,8 @@ export interface GeneratedNode {
 export interface GeneratedGenesis {
   magicBlock: MagicBlock;
   miners: GeneratedNode[];
+  /** Miners with keys but in no magic block yet (they join by a later one, see {@link nextMagicBlock}). */
+  spareMiners: GeneratedNode[];
   sharders: GeneratedNode[];
   initialStates: InitialState[];
 }
@@ -36,6 +38,8 @@ export async function generateGenesis(opts: {
   minerPort: (i: number) => number;
   sharderPort: (i: number) => number;
   nowSec: number;
+  /** Extra miners outside the genesis magic block (ports follow the genesis miners'). */
+  spareMiners?: number;
   /** More genesis balances (the storage providers' delegate wallets). */
   extraStates?: InitialState[];
 }): Promise<GeneratedGenesis> {
@@ -62,6 +66,7 @@ export async function generateGenesis(opts: {
   };
   const miners = Array.from({ length: opts.miners }, (_, i) => make(0, i));
   const sharders = Array.from({ length: opts.sharders }, (_, i) => make(1, i));
+  const spareMiners = Array.from({ length: opts.spareMiners ?? 0 }, (_, i) => make(0, opts.miners + i));
   const t = Math.max(1, Math.ceil(0.51 * opts.miners));
   const dealt = dealShares(
     t,
@@ -88,5 +93,40 @@ export async function generateGenesis(opts: {
     ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000n })),
     ...(opts.extraStates ?? []),
   ];
-  return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, miners, sharders, initialStates };
+  return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, miners, sharders, spareMiners, initialStates };
+}
+
+/**
+ * The magic block after `previous` for the given miners and sharders, starting at `startingRound`, with
+ * fresh threshold keys dealt by a trusted dealer (what a view change's DKG produces); returns each miner's
+ * new share secret by id. Set indexes follow the order given.
+ */
+export function nextMagicBlock(
+  previous: MagicBlock,
+  miners: GeneratedNode[],
+  sharders: GeneratedNode[],
+  startingRound: number,
+): { magicBlock: MagicBlock; shares: Map<string, string> } {
+  const t = Math.max(1, Math.ceil(0.51 * miners.length));
+  const ids = miners.map((m) => m.node.id);
+  const dealt = dealShares(t, ids);
+  const shares = new Map<string, string>();
+  ids.forEach((id, i) => {
+    const secret = dealt.shares[i]?.secretKey;
+    if (secret !== undefined) shares.set(id, secret);
+  });
+  const indexed = (list: GeneratedNode[]) => Object.fromEntries(list.map((n, i) => [n.node.id, { ...n.node, set_index: i }]));
+  const mbNoHash: Omit<MagicBlock, "hash"> = {
+    previous_hash: previous.hash,
+    magic_block_number: previous.magic_block_number + 1,
+    starting_round: startingRound,
+    miners: { type: 0, nodes: indexed(miners) },
+    sharders: { type: 1, nodes: indexed(sharders) },
+    mpks: { mpks: Object.fromEntries(ids.map((id) => [id, { ID: id, Mpk: dealt.mpk }])) },
+    share_or_signs: { shares: {} },
+    t,
+    k: t,
+    n: miners.length,
+  };
+  return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, shares };
 }

@@ -1,31 +1,31 @@
 /**
- * The whole local network in one process — the same genesis, miners, sharders and block worker as
- * `npm start`, but on the in-memory twins: `MemoryTransport` instead of sockets, `MemoryKV` instead of lmdb and
- * an injected clock (a `ManualClock` in tests, so every timer and timeout moves only when the test says so).
+ * The whole local network in one process — the same genesis and the same role factories as `npm start`, but
+ * on the in-memory twins: `MemoryTransport` instead of sockets, `MemoryKV` instead of lmdb and an injected
+ * clock (a `ManualClock` in tests, so every timer and timeout moves only when the test says so).
  */
 
-import { genesisBlock } from "../chain/genesis.js";
 import type { Block, MagicBlock } from "../chain/types.js";
 import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
-import { clientVerifier, getScheme } from "../core/schemes.js";
+import { getScheme } from "../core/schemes.js";
 import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
 import { MemoryBlobStore } from "../nodes/blobstore.js";
-import { BlockWorker } from "../nodes/blockworker/blockworker.js";
-import { blockWorkerApp } from "../nodes/blockworker/server.js";
+import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
+import { createBlockWorker } from "../nodes/blockworker/factory.js";
 import type { Clock } from "../nodes/clock.js";
+import type { NodeEdges, Peer } from "../nodes/common/peer.js";
 import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operator.js";
 import type { NodeApp } from "../nodes/http.js";
 import { MemoryKV } from "../nodes/kv-memory.js";
 import { silentLogger } from "../nodes/logger.js";
 import { MemoryTransport } from "../nodes/memory-transport.js";
-import { MinerNode } from "../nodes/miner/miner.js";
-import { minerApp } from "../nodes/miner/server.js";
-import { sharderApp } from "../nodes/sharder/server.js";
-import { SharderNode } from "../nodes/sharder/sharder.js";
+import { createMiner } from "../nodes/miner/factory.js";
+import type { MinerNode } from "../nodes/miner/miner.js";
+import { createSharder } from "../nodes/sharder/factory.js";
+import type { SharderNode } from "../nodes/sharder/sharder.js";
 import { ChainStore } from "../nodes/store/chainstore.js";
 import { createValidator, type Validator } from "../nodes/validator/validator.js";
 import * as sdk from "../sdk/index.js";
-import { generateGenesis } from "./genesis.js";
+import { generateGenesis, nextMagicBlock } from "./genesis.js";
 import { ports } from "./layout.js";
 import { blobberYaml, type GeneratedProvider, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
 
@@ -41,6 +41,8 @@ export interface InProcessOptions {
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
+  /** Extra miners running outside the genesis magic block (listed after the others in `miners`). */
+  spareMiners?: number;
   /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
   blobbers?: number;
 }
@@ -61,9 +63,16 @@ export interface InProcessNetwork {
   magicBlock: MagicBlock;
   genesis: Block;
   blockWorkerUrl: string;
+  blockWorker: BlockWorker;
   miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
   providers: InProcessProvider[];
+  /**
+   * A view change by hand: the next magic block with the miners at `minerIndexes` (into `miners`) and the
+   * same sharders, fresh threshold keys, in force from `startingRound`; handed to every miner (with its new
+   * share) and sharder, as the miner contract's view change will.
+   */
+  addMagicBlock(minerIndexes: number[], startingRound: number): MagicBlock;
   /** Take a miner off the network (its timers stop and requests to it are refused). */
   stopMiner(i: number): void;
   /** Stop everything. */
@@ -71,8 +80,9 @@ export interface InProcessNetwork {
 }
 
 const HOST = "127.0.0.1";
+const BLOCK_WORKER = `${HOST}:9091`;
 
-/** Assemble and start a network (block worker on 9091, miners 7071.., sharders 7171..). */
+/** Assemble and start a network (addresses on the memory transport: block worker :9091, miners :7071.., sharders :7171..). */
 export async function startInProcessNetwork(opts: InProcessOptions): Promise<InProcessNetwork> {
   const clock = opts.clock;
   const chainId = sdk.DEFAULT_CHAIN_ID;
@@ -86,71 +96,74 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     minerPort: (i) => 7071 + i,
     sharderPort: (i) => 7171 + i,
     nowSec: Math.floor(clock.now() / 1000),
+    spareMiners: opts.spareMiners ?? 0,
   });
+  const allMiners = [...g.miners, ...g.spareMiners];
   const transport = new MemoryTransport({ clock });
-  const scheme = clientVerifier(getScheme("bls0chain"));
   const logger = silentLogger();
-  const log = (): void => {};
-  const timers = { set: (fn: () => void, ms: number) => clock.setTimer(ms, fn), clear: (h: unknown) => (h as () => void)() };
-  let genesis: Block | undefined;
-  const storeFor = (): ChainStore => {
-    const store = new ChainStore(new MemoryKV());
-    const gb = genesisBlock(g.magicBlock, g.initialStates, chainId, store.nodeDb(), (st, mb) =>
+  const edgesAt = (addr: string): NodeEdges => ({ clock, transport: transport.from(addr), logger });
+  const chain = () => ({
+    chainId,
+    magicBlock: g.magicBlock,
+    initialStates: g.initialStates,
+    store: new ChainStore(new MemoryKV()),
+    genesisContracts: (st: Parameters<typeof contractGenesis>[0], mb: MagicBlock) =>
       contractGenesis(st, mb, opts.minerConfig ? { miner: opts.minerConfig } : {}),
-    );
-    store.putStateNodes(gb.nodes);
-    genesis = gb.block;
-    return store;
+  });
+  const peers: Peer<unknown>[] = [];
+  const serve = <N>(addr: string, peer: Peer<N>): Peer<N> => {
+    transport.register(addr, peer.app);
+    peers.push(peer);
+    return peer;
   };
+  const keysOf = (n: (typeof g.miners)[number]) => ({
+    id: n.node.id,
+    publicKey: n.kp.publicKey,
+    privateKey: n.kp.privateKey,
+    host: HOST,
+    port: n.node.port,
+  });
   const sharders = g.sharders.map((s) => {
-    const store = storeFor();
-    const node = new SharderNode({
-      chainId,
-      magicBlock: g.magicBlock,
-      genesis: genesis as Block,
-      selfId: s.node.id,
-      scheme,
-      store,
-      transport: transport.from(`${HOST}:${s.node.port}`),
-      maxBlockTxns: 1000,
-      log,
-    });
-    const app = sharderApp(node, { id: s.node.id, publicKey: s.kp.publicKey, host: HOST, port: s.node.port }, logger);
-    transport.register(`${HOST}:${s.node.port}`, app);
-    return { id: s.node.id, url: `http://${HOST}:${s.node.port}`, node, app };
+    const addr = `${HOST}:${s.node.port}`;
+    const peer = serve(addr, createSharder(chain(), { keys: keysOf(s), maxBlockTxns: 1000, syncOnStart: false }, edgesAt(addr)));
+    return { id: s.node.id, url: `http://${addr}`, node: peer.node, app: peer.app };
   });
-  const miners = g.miners.map((m) => {
-    const store = storeFor();
-    const node = new MinerNode({
-      chainId,
-      magicBlock: g.magicBlock,
-      genesis: genesis as Block,
-      selfId: m.node.id,
-      privateKey: m.kp.privateKey,
-      shareSecretKey: m.share as string,
-      scheme,
-      store,
-      transport: transport.from(`${HOST}:${m.node.port}`),
-      consensus: {
-        softTimeoutMs: opts.softTimeoutMs ?? 1000,
-        proposalWaitMs: opts.proposalWaitMs ?? 50,
-        restartMult: 2,
-        maxBlockTxns: 1000,
-        minRoundTimeMs: opts.minRoundTimeMs ?? 0,
-      },
-      pruneDepth: opts.pruneDepth ?? 0,
-      now: () => clock.now(),
-      timers,
-      log,
-    });
-    const app = minerApp(node, { id: m.node.id, publicKey: m.kp.publicKey, host: HOST, port: m.node.port }, logger);
-    transport.register(`${HOST}:${m.node.port}`, app);
-    return { id: m.node.id, url: `http://${HOST}:${m.node.port}`, node, app, up: true };
+  const minerPeers = allMiners.map((m) => {
+    const addr = `${HOST}:${m.node.port}`;
+    return serve(
+      addr,
+      createMiner(
+        chain(),
+        {
+          keys: keysOf(m),
+          shareSecretKey: m.share ?? "",
+          consensus: {
+            softTimeoutMs: opts.softTimeoutMs ?? 1000,
+            proposalWaitMs: opts.proposalWaitMs ?? 50,
+            restartMult: 2,
+            maxBlockTxns: 1000,
+            minRoundTimeMs: opts.minRoundTimeMs ?? 0,
+          },
+          pruneDepth: opts.pruneDepth ?? 0,
+          syncOnStart: false,
+        },
+        edgesAt(addr),
+      ),
+    );
   });
-  const bw = new BlockWorker({ genesis: g.magicBlock, transport });
-  transport.register(`${HOST}:9091`, blockWorkerApp(bw, logger));
-  for (const m of miners) m.node.start();
-  const blockWorkerUrl = `http://${HOST}:9091/dns`;
+  const miners = minerPeers.map((p, i) => ({
+    id: p.node.opts.selfId,
+    url: `http://${HOST}:${allMiners[i]?.node.port}`,
+    node: p.node,
+    app: p.app,
+    up: true,
+  }));
+  // the block worker's loop is not started: tests call blockWorker.refresh() when they want one
+  const bw = createBlockWorker({ genesis: g.magicBlock, refreshSeconds: 5 }, edgesAt(BLOCK_WORKER));
+  transport.register(BLOCK_WORKER, bw.app);
+  for (const p of minerPeers) p.start();
+  const genesis = minerPeers[0]?.node.opts.genesis as Block;
+  const blockWorkerUrl = `http://${BLOCK_WORKER}/dns`;
   const providers: InProcessProvider[] = [];
   for (const pr of generated) {
     const chainFor = (port: number): sdk.ChainClient =>
@@ -199,20 +212,33 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     providers,
     transport,
     magicBlock: g.magicBlock,
-    genesis: genesis as Block,
+    genesis,
     blockWorkerUrl,
+    blockWorker: bw.node,
     miners,
     sharders,
+    addMagicBlock(minerIndexes: number[], startingRound: number): MagicBlock {
+      const latest = sharders[0]?.node.magicBlocks.latest() ?? g.magicBlock;
+      const chosen = minerIndexes.map((i) => {
+        const m = allMiners[i];
+        if (!m) throw new RangeError(`no miner ${i}`);
+        return m;
+      });
+      const { magicBlock, shares } = nextMagicBlock(latest, chosen, g.sharders, startingRound);
+      for (const s of sharders) s.node.addMagicBlock(magicBlock);
+      for (const m of miners) m.node.addMagicBlock(magicBlock, shares.get(m.id));
+      return magicBlock;
+    },
     stopMiner(i: number) {
       const m = miners[i];
       if (!m) return;
-      m.node.stop();
+      void minerPeers[i]?.stop();
       m.up = false;
-      transport.unregister(`${HOST}:${7071 + i}`);
+      transport.unregister(new URL(m.url).host);
     },
     async close() {
       for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
-      for (const m of miners) m.node.stop();
+      for (const peer of peers) await peer.stop();
       await transport.close();
     },
   };

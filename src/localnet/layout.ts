@@ -49,6 +49,8 @@ export interface LayoutOptions {
   bind?: string;
   /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
   minRoundTime?: string;
+  /** Genesis time in Unix seconds (default: now). */
+  nowSec?: number;
   /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
   pruneDepth?: number;
 }
@@ -102,7 +104,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     host,
     minerPort: p.miner,
     sharderPort: p.sharder,
-    nowSec: Math.floor(Date.now() / 1000),
+    nowSec: opts.nowSec ?? Math.floor(sdk.systemNow() / 1000),
     extraStates: providerGenesisStates(providers),
   });
   const { miners, sharders } = g;

@@ -9,6 +9,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { getScheme, initCrypto } from "../core/schemes.js";
+import { type Clock, SystemClock } from "../nodes/clock.js";
 import * as sdk from "../sdk/index.js";
 import { createLocalnetLayout, type LocalnetLayout, loadLocalnetLayout } from "./layout.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
@@ -33,10 +34,10 @@ function count(min: number, max: number) {
   };
 }
 
-async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: number): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
+async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: number, clock: Clock): Promise<number> {
+  const deadline = clock.now() + timeoutMs;
   let round = 0;
-  while (Date.now() < deadline) {
+  while (clock.now() < deadline) {
     try {
       const res = await fetch(`${sharderUrl}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(2000) });
       if (res.ok) {
@@ -46,7 +47,7 @@ async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: nu
     } catch {
       // not up yet
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await clock.sleep(300);
   }
   throw new Error(`no block finalized past round ${minRound} within ${timeoutMs / 1000} s (latest ${round}); see the logs`);
 }
@@ -67,7 +68,8 @@ export async function main(argv: string[]): Promise<void> {
     .option("--bind <address>", "address the nodes listen on (new chains only; 0.0.0.0 serves other machines)", "127.0.0.1")
     .parse(argv, { from: "user" });
   const flags = program.opts<Flags>();
-  const t0 = Date.now();
+  const clock = new SystemClock();
+  const t0 = clock.now();
   const dir = resolve(flags.dir);
   if (flags.fresh && existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   let layout: LocalnetLayout;
@@ -82,6 +84,7 @@ export async function main(argv: string[]): Promise<void> {
       sharders: flags.sharders,
       blobbers: flags.blobbers,
       bind: flags.bind,
+      nowSec: Math.floor(clock.now() / 1000),
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
     console.log(
@@ -120,7 +123,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     const sharderUrl = layout.sharders[0]?.url ?? "";
     console.log("Waiting for blocks to finalize...");
-    const round = await waitFinalized(sharderUrl, 3, 120_000);
+    const round = await waitFinalized(sharderUrl, 3, 120_000, clock);
     let storageNote = "";
     if (providers.length > 0) {
       await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, "/_diagnostics/json", 120_000)));
@@ -137,7 +140,7 @@ export async function main(argv: string[]): Promise<void> {
         await registerAndStake(
           client,
           providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
-          { now: Date.now, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 120_000 },
+          { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
         );
       } catch (err) {
         storageNote = `\nWARNING: the storage network is not ready: ${(err as Error).message}\nSee the blobber logs (${join(dir, "blobber1", "log")}) and dashboards.\n`;
@@ -150,7 +153,7 @@ export async function main(argv: string[]): Promise<void> {
         if (!stopping) console.error(`${n.spec.name} exited unexpectedly (code ${code}); see ${n.logFile}`);
       });
     }
-    const readySec = ((Date.now() - t0) / 1000).toFixed(1);
+    const readySec = ((clock.now() - t0) / 1000).toFixed(1);
     const cfgDir = relative(process.cwd(), layout.clientConfigDir) || ".";
     const providerLines = providers
       .map((p) => `  ${p.blobber.name.padEnd(13)} ${p.blobber.url}   (dashboard; validator ${p.validator.url})`)

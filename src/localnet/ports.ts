@@ -6,6 +6,7 @@
  */
 import { createServer } from "node:net";
 import { CodedError } from "../core/errors.js";
+import { systemRandom } from "../sdk/index.js";
 
 /** Lowest and highest port a base may be chosen from (inclusive lower, exclusive upper). */
 export const PORT_FLOOR = 10_000;
@@ -27,7 +28,7 @@ export interface FreeBaseOptions {
   host?: string;
   /** Range to choose from (default 10000 … 32767); `CAIRN_PORT_RANGE=lo-hi` in the environment overrides it. */
   range?: [number, number];
-  /** Random draw in [0, 1) (tests and tools pass their own; default Math.random). */
+  /** Random draw in [0, 1) (tests pass their own; default the sdk's ambient one). */
   random?: () => number;
   attempts?: number;
 }
@@ -59,7 +60,7 @@ export async function findFreeBase(opts: FreeBaseOptions): Promise<number> {
       { code: "ports_unavailable", op: "choose ports" },
       `range ${lo}-${hi} is smaller than the ${span} ports the layout spans`,
     );
-  const random = opts.random ?? Math.random;
+  const random = opts.random ?? systemRandom;
   const attempts = opts.attempts ?? 20;
   for (let i = 0; i < attempts; i++) {
     const base = lo + Math.floor(random() * (hi - lo + 2 - span));

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { type Clock, SystemClock } from "../nodes/clock.js";
 
 /** One process of the local network. */
 export interface NodeProcessSpec {
@@ -50,14 +51,19 @@ export function startNode(spec: NodeProcessSpec, logDir: string): RunningNode {
 }
 
 /** Poll `url` until it answers HTTP 200 or `timeoutMs` passes (then throws naming the node and its log). */
-export async function waitReady(node: RunningNode, path: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitReady(
+  node: RunningNode,
+  path: string,
+  timeoutMs: number,
+  clock: Clock = new SystemClock(),
+): Promise<void> {
+  const deadline = clock.now() + timeoutMs;
   let last = "";
   let exitCode: number | null | undefined;
   node.exited.then((c) => {
     exitCode = c;
   });
-  while (Date.now() < deadline) {
+  while (clock.now() < deadline) {
     if (exitCode !== undefined)
       throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
     try {
@@ -67,7 +73,7 @@ export async function waitReady(node: RunningNode, path: string, timeoutMs: numb
     } catch (err) {
       last = (err as Error).message;
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await clock.sleep(200);
   }
   throw new Error(`${node.spec.name} at ${node.spec.url} not ready after ${timeoutMs} ms (${last}); see ${node.logFile}`);
 }

@@ -15,6 +15,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, LogController } from 
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
+import * as sdk from "../sdk/index.js";
 import type { Logger } from "./logger.js";
 
 /** The app type node servers use. */
@@ -40,7 +41,7 @@ export interface RateLimit {
   perSecond: number;
   burst: number;
   exempt?: (ip: string) => boolean;
-  /** Clock in ms (default Date.now). */
+  /** Clock in ms (default the system clock). */
   now?: () => number;
 }
 
@@ -55,7 +56,7 @@ export class RateLimiter {
 
   take(ip: string): boolean {
     if (this.limit.exempt?.(ip)) return true;
-    const now = (this.limit.now ?? Date.now)();
+    const now = (this.limit.now ?? sdk.systemNow)();
     const b = this.buckets.get(ip) ?? { tokens: this.limit.burst, at: now };
     b.tokens = Math.min(this.limit.burst, b.tokens + ((now - b.at) / 1000) * this.limit.perSecond);
     b.at = now;

@@ -1,23 +1,30 @@
-/** Boot a chain process from its node.yaml: keys, genesis, store, HTTP server, loops; returns a stop function. */
+/**
+ * Boot one node process from its node.yaml: read keys, genesis and settings from files, open the real edges
+ * (lmdb, undici, system clock, pino), build the role with its factory, listen, start; returns a stop function.
+ */
 import { join } from "node:path";
-import { genesisBlock, parseInitialStates } from "../chain/genesis.js";
+import { parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
-import { contractGenesis } from "../contracts/index.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
-import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../core/schemes.js";
+import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 import * as sdk from "../sdk/index.js";
-import { runBlockWorker } from "./blockworker/run.js";
+import { createBlockWorker } from "./blockworker/factory.js";
+import { SystemClock } from "./clock.js";
+import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
+import { listen } from "./http.js";
 import { LmdbKV } from "./kv-lmdb.js";
 import { createLogger, type LogLevel } from "./logger.js";
-import { MinerNode } from "./miner/miner.js";
-import { minerApp } from "./miner/server.js";
-import { sharderApp } from "./sharder/server.js";
-import { SharderNode } from "./sharder/sharder.js";
+import { createMiner } from "./miner/factory.js";
+import { createSharder } from "./sharder/factory.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
+
+/** Period of a node's health checks with the miner contract. */
+const HEALTH_CHECK_MS = 60_000;
+const REGISTRATION = { healthCheckMs: HEALTH_CHECK_MS, intervalMs: 5_000 };
 
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
@@ -28,111 +35,86 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
     );
   const logger = createLogger({ name: cfg.role, level: cfg.logLevel as LogLevel, base: { port: cfg.port } });
-  const log = (level: "debug" | "info" | "warn" | "error", msg: string): void => logger[level](msg);
-  if (cfg.role === "blockworker") return runBlockWorker(cfg, log);
-
-  await initCrypto();
-  const nodeScheme = getScheme("bls0chain");
-  const scheme = clientVerifier(nodeScheme);
+  const transport = new sdk.HttpTransport();
+  const edges: NodeEdges = { clock: new SystemClock(), transport, logger };
   const mb = parseMagicBlock(readConfigText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
+  let peer: Peer<unknown>;
+  let kv: LmdbKV | undefined;
+  let ready: string;
+  if (cfg.role === "blockworker") {
+    peer = createBlockWorker({ genesis: mb, dataDir: cfg.dataDir, refreshSeconds: cfg.refreshSeconds }, edges);
+    ready = `block worker listening on http://${cfg.host}:${cfg.port} (magic block ${mb.magic_block_number})`;
+  } else {
+    await initCrypto();
+    const keys = nodeKeys(cfg);
+    const states = parseInitialStates(
+      parseYaml(readConfigText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, {
+        intAsBigInt: true,
+      }),
+      cfg.initialStatesFile as string,
+    );
+    kv = new LmdbKV(join(cfg.dataDir, "db"));
+    const chain: ChainSetup = {
+      chainId: cfg.chainId,
+      magicBlock: mb,
+      initialStates: states,
+      store: new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks"))),
+    };
+    if (cfg.role === "miner") {
+      const miner = createMiner(
+        chain,
+        {
+          keys,
+          shareSecretKey: readShare(cfg),
+          consensus: cfg.consensus,
+          pruneDepth: cfg.pruneDepth,
+          registration: REGISTRATION,
+        },
+        edges,
+      );
+      peer = miner;
+      ready = `miner ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.node.engine.latestFinalized().round}`;
+    } else {
+      const sharder = createSharder(chain, { keys, maxBlockTxns: cfg.consensus.maxBlockTxns, registration: REGISTRATION }, edges);
+      peer = sharder;
+      ready = `sharder ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.node.latestFinalized().round}`;
+    }
+  }
+  const server = await listen(peer.app, cfg.bind, cfg.port);
+  logger.info(ready);
+  peer.start();
+  return async () => {
+    await peer.stop();
+    await server.close(3000);
+    await transport.close();
+    await kv?.close();
+  };
+}
+
+/** The node key from the keys file, checked against itself. */
+function nodeKeys(cfg: NodeConfig): NodeKeys {
   const keys = loadKeysFile(cfg.keysFile as string);
-  const id = clientIdOf(keys.public_key);
-  if (nodeScheme.publicKeyOf(keys.private_key) !== keys.public_key)
+  if (getScheme("bls0chain").publicKeyOf(keys.private_key) !== keys.public_key)
     throw new CodedError(
       { code: "config_invalid", op: "start node" },
       `${cfg.keysFile}: the private key does not match the public key`,
     );
-  const states = parseInitialStates(
-    parseYaml(readConfigText(cfg.initialStatesFile as string, "initial states"), cfg.initialStatesFile as string, {
-      intAsBigInt: true,
-    }),
-    cfg.initialStatesFile as string,
-  );
-  const kv = new LmdbKV(join(cfg.dataDir, "db"));
-  const store = new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks")));
-  const { block: genesis, nodes } = genesisBlock(mb, states, cfg.chainId, store.nodeDb(), contractGenesis);
-  store.putStateNodes(nodes);
-  const transport = new sdk.HttpTransport();
-  const me = { id, publicKey: keys.public_key, host: cfg.host, port: cfg.port };
-  const listenHost = cfg.bind;
-
-  if (cfg.role === "miner") {
-    const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
-    if (typeof dkg.secret_share !== "string")
-      throw new CodedError(
-        { code: "config_invalid", op: "start miner" },
-        `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`,
-      );
-    const miner = new MinerNode({
-      chainId: cfg.chainId,
-      magicBlock: mb,
-      genesis,
-      selfId: id,
-      privateKey: keys.private_key,
-      shareSecretKey: dkg.secret_share,
-      scheme,
-      store,
-      transport,
-      consensus: cfg.consensus,
-      pruneDepth: cfg.pruneDepth,
-      log,
-    });
-    const app = minerApp(miner, me, logger);
-    await app.listen({ host: listenHost, port: cfg.port });
-    log(
-      "info",
-      `miner ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.engine.latestFinalized().round}`,
-    );
-    miner.start();
-    void miner.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${String(err)}`));
-    return async () => {
-      miner.stop();
-      await closeWithin(app, 3000);
-      await transport.close();
-      await kv.close();
-    };
-  }
-  const sharder = new SharderNode({
-    chainId: cfg.chainId,
-    magicBlock: mb,
-    genesis,
-    selfId: id,
-    scheme,
-    store,
-    transport,
-    maxBlockTxns: cfg.consensus.maxBlockTxns,
-    log,
-  });
-  const app = sharderApp(sharder, me, logger);
-  await app.listen({ host: listenHost, port: cfg.port });
-  log(
-    "info",
-    `sharder ${id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.latestFinalized().round}`,
-  );
-  void sharder.sync().catch((err: unknown) => log("warn", `sync failed: ${String(err)}`));
-  return async () => {
-    sharder.stop();
-    await closeWithin(app, 3000);
-    await transport.close();
-    await kv.close();
+  return {
+    id: clientIdOf(keys.public_key),
+    publicKey: keys.public_key,
+    privateKey: keys.private_key,
+    host: cfg.host,
+    port: cfg.port,
   };
 }
 
-/** Close the server; requests still in progress after `graceMs` have their connections dropped. */
-async function closeWithin(
-  app: { close(): Promise<unknown>; server: { closeAllConnections(): void } },
-  graceMs: number,
-): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const force = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      app.server.closeAllConnections();
-      resolve();
-    }, graceMs);
-  });
-  try {
-    await Promise.race([app.close(), force]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** A miner's threshold key share from its dkg file. */
+function readShare(cfg: NodeConfig): string {
+  const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
+  if (typeof dkg.secret_share !== "string")
+    throw new CodedError(
+      { code: "config_invalid", op: "start miner" },
+      `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`,
+    );
+  return dkg.secret_share;
 }

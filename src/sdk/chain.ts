@@ -12,6 +12,7 @@ import { TxnStatus } from "../chain/types.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
+import { systemNow, systemRandom, systemSleep } from "./ambient.js";
 import { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
@@ -47,6 +48,8 @@ export interface ChainClientOptions {
   scheme: SignatureScheme;
   nowMs?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** Uniform draw in [0, 1) (which miners get a transaction); default ambient. */
+  random?: () => number;
   /** SDK log lines (shown unless --silent). */
   log?: (line: string) => void;
 }
@@ -75,7 +78,15 @@ export interface Balance {
   txn: string;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** A uniformly shuffled copy of `list` (Fisher–Yates with the injected draw). */
+function shuffled<T>(list: readonly T[], random: () => number): T[] {
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
 
 /** A sharder whose latest finalized round trails the network's by more than this is not asked for state. */
 export const STALE_SHARDER_ROUNDS = 10;
@@ -89,10 +100,12 @@ export class ChainClient {
   private nodes: NetworkNodes | undefined;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
 
   constructor(readonly opts: ChainClientOptions) {
-    this.now = opts.nowMs ?? Date.now;
-    this.sleep = opts.sleep ?? defaultSleep;
+    this.now = opts.nowMs ?? systemNow;
+    this.sleep = opts.sleep ?? systemSleep;
+    this.random = opts.random ?? systemRandom;
   }
 
   private log(line: string): void {
@@ -199,7 +212,7 @@ export class ChainClient {
   async submit(txn: Transaction): Promise<void> {
     const { miners } = await this.network();
     const count = Math.min(miners.length, quorumOf(miners.length, this.opts.minSubmit ?? 50));
-    const chosen = [...miners].sort(() => Math.random() - 0.5).slice(0, count);
+    const chosen = shuffled(miners, this.random).slice(0, count);
     const results = await requestAll(this.opts.transport, chosen, "/v1/transaction/put", {
       method: "POST",
       body: encodeTransactionJson(txn),
@@ -475,7 +488,10 @@ export function chainClientFor(
   scheme: SignatureScheme,
   transport: Transport,
   extra: Partial<
-    Pick<ChainClientOptions, "log" | "nowMs" | "sleep" | "pollMs" | "confirmTimeoutMs" | "maxTxnQuery" | "querySleepMs">
+    Pick<
+      ChainClientOptions,
+      "log" | "nowMs" | "sleep" | "random" | "pollMs" | "confirmTimeoutMs" | "maxTxnQuery" | "querySleepMs"
+    >
   > = {},
 ): ChainClient {
   const opts: ChainClientOptions = {

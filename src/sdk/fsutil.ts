@@ -2,11 +2,13 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
+let tmpSeq = 0;
+
 /** Write `data` to `path` via a temp file in the same directory, fsync, rename, then fsync the directory. */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): void {
   const dir = dirname(path);
   mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  const tmp = join(dir, `.${basename(path)}.${process.pid}.${++tmpSeq}.tmp`);
   const fd = openSync(tmp, "w", mode);
   try {
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;

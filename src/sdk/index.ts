@@ -24,6 +24,7 @@ export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
 export type { SchemeName, SignatureScheme } from "../core/scheme.js";
 export { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
+export { systemNow, systemRandom, systemSleep } from "./ambient.js";
 export {
   type Balance,
   ChainClient,
@@ -76,8 +77,9 @@ export {
   type UnlockOutcome,
 } from "./miner.js";
 export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
-export * from "./tokens/index.js";
+export * as storageFiles from "./storage/files/index.js";
 export * as storage from "./storage/index.js";
+export * from "./tokens/index.js";
 export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
 export { readWalletFile, walletExists, walletPath, writeWalletFile } from "./walletfile.js";

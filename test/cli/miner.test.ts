@@ -12,7 +12,7 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 
-const FREQ = 50;
+const FREQ = 30;
 
 describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1) });
@@ -26,7 +26,7 @@ describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 },
     });
     p.catch(() => undefined);
     const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
+    while (!done && clock.now() < end) await clock.advance(100);
     assert.ok(done, `still pending after ${maxMs} virtual ms`);
     return p;
   }
@@ -56,13 +56,19 @@ describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 },
     const end = clock.now() + 300_000;
     while (lfbRound() < r) {
       assert.ok(clock.now() < end, `round ${r} not reached`);
-      await clock.advance(25);
+      await clock.advance(100);
     }
   }
 
   before(async () => {
     await initCrypto();
-    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, minerConfig: { reward_round_frequency: FREQ } });
+    net = await startInProcessNetwork({
+      clock,
+      miners: 3,
+      sharders: 1,
+      minRoundTimeMs: 500,
+      minerConfig: { reward_round_frequency: FREQ },
+    });
     dir = mkdtempSync(join(tmpdir(), "cairn-mn-"));
     writeFileSync(join(dir, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl, "bls0chain", sdk.DEFAULT_CHAIN_ID));
   });

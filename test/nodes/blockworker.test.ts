@@ -40,7 +40,12 @@ describe("block worker", () => {
   });
 
   it("serves /network and /dns/network from the genesis magic block", async () => {
-    const bw = new BlockWorker({ genesis: mb(1, [7171]), dataDir: mkdtempSync(join(tmpdir(), "bw-")), transport: sharders({}) });
+    const bw = new BlockWorker({
+      genesis: mb(1, [7171]),
+      dataDir: mkdtempSync(join(tmpdir(), "bw-")),
+      transport: sharders({}),
+      now: () => 0,
+    });
     const app = blockWorkerApp(bw);
     for (const path of ["/network", "/dns/network"]) {
       const r = await app.inject({ method: "GET", url: path });
@@ -60,12 +65,12 @@ describe("block worker", () => {
     const dir = mkdtempSync(join(tmpdir(), "bw-"));
     const next = mb(2, [7171, 7172, 7173]);
     const t = sharders({ "7171": next, "7172": next, "7173": mb(3, [7171]) });
-    const bw = new BlockWorker({ genesis: mb(1, [7171, 7172, 7173]), dataDir: dir, transport: t });
+    const bw = new BlockWorker({ genesis: mb(1, [7171, 7172, 7173]), dataDir: dir, transport: t, now: () => 0 });
     await bw.refresh();
     assert.equal(bw.magicBlock().magic_block_number, 2);
     assert.ok(existsSync(join(dir, "magic_block_2.json")));
     assert.equal(JSON.parse(readFileSync(join(dir, "magic_block_2.json"), "utf8")).hash, "hash2");
-    const again = new BlockWorker({ genesis: mb(1, [7171]), dataDir: dir, transport: t });
+    const again = new BlockWorker({ genesis: mb(1, [7171]), dataDir: dir, transport: t, now: () => 0 });
     assert.equal(again.magicBlock().magic_block_number, 2, "restart resumes from the saved magic block");
   });
 
@@ -74,6 +79,7 @@ describe("block worker", () => {
       genesis: mb(1, [7171]),
       dataDir: mkdtempSync(join(tmpdir(), "bw-")),
       transport: sharders({ "7171": "down" }),
+      now: () => 0,
     });
     await bw.refresh();
     assert.equal(bw.magicBlock().magic_block_number, 1);

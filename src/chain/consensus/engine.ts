@@ -17,6 +17,7 @@ import {
   type ConsensusStatus,
   DEFAULT_CONSENSUS_CONFIG,
   type LogLevel,
+  type Membership,
   type MinerInfo,
   type ProposalMsg,
   type RestoredState,
@@ -25,12 +26,17 @@ import {
 
 /** Constructor options of `ConsensusEngine`. */
 export interface ConsensusEngineOptions {
-  /** This miner. */
+  /** This miner (its id; the rest of its entry comes from the membership of each round). */
   self: MinerInfo;
-  /** All miners of the magic block (including `self`); set indexes must be 0..n-1. */
+  /** All miners of the magic block (including `self`); set indexes must be 0..n-1. Ignored with `membership`. */
   miners: MinerInfo[];
-  /** Beacon threshold: shares needed to recover a round's group signature. */
+  /** Beacon threshold: shares needed to recover a round's group signature. Ignored with `membership`. */
   T: number;
+  /**
+   * The miners in force at each round (the magic block in force). Absent: `miners` and `T` for every round.
+   * With it, this miner takes part (shares, proposals, votes) only in rounds whose set includes it.
+   */
+  membership?: (round: number) => Membership;
   chainId: string;
   /** Genesis block: round 0, notarized and finalized by definition. */
   genesis: Block;
@@ -60,6 +66,20 @@ interface TicketSet {
   /** Round of the block (an upper bound while the block is unknown); used for pruning. */
   round: number;
   sigs: Map<string, string>;
+}
+
+/** One membership as the engine uses it. */
+interface MinerSet {
+  key: number | string;
+  n: number;
+  /** Notarization quorum. */
+  Q: number;
+  T: number;
+  /** Generators per round. */
+  G: number;
+  byId: Map<string, MinerInfo>;
+  /** Whether this miner is in the set. */
+  self: boolean;
 }
 
 interface Beacon {
@@ -102,11 +122,8 @@ function isBetterTip(a: TreeNode, b: TreeNode): boolean {
 /** Streamlet consensus for one miner. All methods return the actions the node must execute, in order. */
 export class ConsensusEngine {
   private readonly selfId: string;
-  private readonly byId: Map<string, MinerInfo>;
-  private readonly n: number;
-  private readonly Q: number;
-  private readonly T: number;
-  private readonly G: number;
+  private readonly membership: (round: number) => Membership;
+  private readonly sets = new Map<number | string, MinerSet>();
   private readonly cfg: Required<ConsensusConfig>;
   private readonly crypto: ConsensusCrypto;
   private readonly logic: BlockLogic;
@@ -163,18 +180,13 @@ export class ConsensusEngine {
   constructor(opts: ConsensusEngineOptions) {
     const op = "create consensus engine";
     this.selfId = opts.self.id;
-    this.n = opts.miners.length;
-    this.byId = new Map(opts.miners.map((m) => [m.id, m]));
-    if (this.byId.size !== this.n) throw codedError("consensus_config_invalid", "duplicate miner ids", { op });
-    const indexes = opts.miners.map((m) => m.set_index).sort((a, b) => a - b);
-    if (indexes.some((v, i) => v !== i))
-      throw codedError("consensus_config_invalid", `set indexes must be 0..${this.n - 1}`, { op });
-    if (!this.byId.has(this.selfId)) throw codedError("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
-    if (!Number.isInteger(opts.T) || opts.T < 1 || opts.T > this.n)
-      throw codedError("consensus_config_invalid", `threshold T=${opts.T} must be in 1..${this.n}`, { op });
-    this.Q = quorum(this.n);
-    this.T = opts.T;
-    this.G = generatorCount(this.n);
+    if (opts.membership) this.membership = opts.membership;
+    else {
+      const fixed: Membership = { key: 0, miners: opts.miners, T: opts.T };
+      this.membership = () => fixed;
+      if (!this.setAt(0).self) throw codedError("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
+    }
+    this.setAt(0);
     this.cfg = { ...DEFAULT_CONSENSUS_CONFIG, ...opts.config };
     if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0 || this.cfg.minRoundTimeMs < 0)
       throw codedError(
@@ -373,6 +385,35 @@ export class ConsensusEngine {
 
   // ---------------------------------------------------------------- plumbing
 
+  /** The miner set in force at `round` (validated once per membership). */
+  private setAt(round: number): MinerSet {
+    const m = this.membership(round);
+    const known = this.sets.get(m.key);
+    if (known) return known;
+    const op = "create consensus engine";
+    const n = m.miners.length;
+    const byId = new Map(m.miners.map((x) => [x.id, x]));
+    if (byId.size !== n) throw codedError("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
+    const indexes = m.miners.map((x) => x.set_index).sort((a, b) => a - b);
+    if (indexes.some((v, i) => v !== i))
+      throw codedError("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
+    if (!Number.isInteger(m.T) || m.T < 1 || m.T > n)
+      throw codedError("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, { op });
+    const set: MinerSet = { key: m.key, n, Q: quorum(n), T: m.T, G: generatorCount(n), byId, self: byId.has(this.selfId) };
+    this.sets.set(m.key, set);
+    return set;
+  }
+
+  /** Valid tickets of a block of `round`: those of miners in force at that round. */
+  private ticketCount(hash: string, round: number): number {
+    const sigs = this.tickets.get(hash)?.sigs;
+    if (!sigs) return 0;
+    const set = this.setAt(round);
+    let n = 0;
+    for (const v of sigs.keys()) if (set.byId.has(v)) n++;
+    return n;
+  }
+
   private run(nowMs: number, what: string, fn: () => void): Action[] {
     this.now = nowMs;
     this.out = [];
@@ -440,9 +481,11 @@ export class ConsensusEngine {
     this.candidates = new Map();
     for (const r of this.shares.keys()) if (r < round) this.shares.delete(r);
     for (const r of this.beacons.keys()) if (r < round) this.beacons.delete(r);
-    const share = this.crypto.signVrfShare(round);
-    this.addShare(round, this.selfId, share);
-    this.broadcast({ type: "vrf_share", round, miner_id: this.selfId, share });
+    if (this.setAt(round).self) {
+      const share = this.crypto.signVrfShare(round);
+      this.addShare(round, this.selfId, share);
+      this.broadcast({ type: "vrf_share", round, miner_id: this.selfId, share });
+    }
     this.tryRecoverBeacon(round);
   }
 
@@ -459,14 +502,14 @@ export class ConsensusEngine {
 
   private onVrfShare(round: number, minerId: string, share: string): void {
     if (!Number.isSafeInteger(round) || round < this.round || this.tooFarAhead(round)) return;
-    if (!this.byId.has(minerId) || minerId === this.selfId) return;
+    if (!this.setAt(round).byId.has(minerId) || minerId === this.selfId) return;
     if (this.shares.get(round)?.has(minerId)) return;
     if (typeof share !== "string" || !this.crypto.verifyVrfShare(minerId, round, share)) {
       this.invalidMsg("invalid VRF share", { round, miner: minerId });
       return;
     }
     const set = this.addShare(round, minerId, share);
-    if (set.size < this.T) return;
+    if (set.size < this.setAt(round).T) return;
     if (round === this.round) this.tryRecoverBeacon(round);
     else if (this.tryRecoverBeacon(round)) this.enterRound(round, false); // T shares of a higher round: jump
   }
@@ -475,10 +518,11 @@ export class ConsensusEngine {
   private tryRecoverBeacon(round: number): boolean {
     if (this.beacons.has(round)) return true;
     const set = this.shares.get(round);
-    if (!set || set.size < this.T) return false;
+    const T = this.setAt(round).T;
+    if (!set || set.size < T) return false;
     const shares = [...set.entries()]
       .sort((a, b) => (a[0] < b[0] ? -1 : 1))
-      .slice(0, this.T)
+      .slice(0, T)
       .map(([minerId, share]) => ({ minerId, share }));
     const sig = this.crypto.recoverGroupSig(round, shares);
     if (!this.crypto.verifyGroupSig(round, sig)) {
@@ -491,7 +535,7 @@ export class ConsensusEngine {
 
   private setBeacon(round: number, sig: string): Beacon {
     const seed = seedFromGroupSig(sig);
-    const beacon: Beacon = { sig, seed, perm: rankPermutation(seed, this.n) };
+    const beacon: Beacon = { sig, seed, perm: rankPermutation(seed, this.setAt(round).n) };
     this.beacons.set(round, beacon);
     if (this.started && round === this.round) {
       // The current round can produce a block from now on (at entry, or when the others join it later): its
@@ -511,8 +555,8 @@ export class ConsensusEngine {
     return this.setBeacon(round, sig);
   }
 
-  private rankOf(beacon: Beacon, minerId: string): number {
-    const miner = this.byId.get(minerId);
+  private rankOf(round: number, beacon: Beacon, minerId: string): number {
+    const miner = this.setAt(round).byId.get(minerId);
     return miner === undefined ? Number.POSITIVE_INFINITY : (beacon.perm[miner.set_index] ?? Number.POSITIVE_INFINITY);
   }
 
@@ -553,11 +597,11 @@ export class ConsensusEngine {
       return;
     }
     const beacon = this.beaconFromSig(round, msg.vrf_sig);
-    const rank = beacon ? this.rankOf(beacon, block.miner_id) : Number.POSITIVE_INFINITY;
+    const rank = beacon ? this.rankOf(round, beacon, block.miner_id) : Number.POSITIVE_INFINITY;
     let problem: string | undefined;
     if (!beacon) problem = "proposal with an invalid group signature";
     else if (block.round_random_seed !== beacon.seed) problem = "proposal with a wrong round random seed";
-    else if (rank >= this.G) problem = "proposal from a non-generator";
+    else if (rank >= this.setAt(round).G) problem = "proposal from a non-generator";
     else if (!this.crypto.verifyBlockSig(block.miner_id, block.hash, block.signature))
       problem = "proposal with an invalid generator signature";
     if (problem !== undefined) {
@@ -582,8 +626,8 @@ export class ConsensusEngine {
     if (!beacon) return;
     if (this.now < this.proposeAt && !(this.logic.hasWork?.() ?? false)) return; // minimum round time
     this.proposedRound = round;
-    const rank = this.rankOf(beacon, this.selfId);
-    if (rank >= this.G) return;
+    const rank = this.rankOf(round, beacon, this.selfId);
+    if (rank >= this.setAt(round).G) return;
     const parent = this.tip;
     let built: Block;
     try {
@@ -625,7 +669,7 @@ export class ConsensusEngine {
   }
 
   private armVote(): void {
-    if (this.voteAt !== undefined || this.round <= this.lastVotedRound) return;
+    if (this.voteAt !== undefined || this.round <= this.lastVotedRound || !this.setAt(this.round).self) return;
     for (const c of this.candidates.values()) {
       if (this.candidateValid(c)) {
         this.voteAt = this.now + this.cfg.proposalWaitMs;
@@ -635,7 +679,7 @@ export class ConsensusEngine {
   }
 
   private voteNow(): void {
-    if (this.round <= this.lastVotedRound) return;
+    if (this.round <= this.lastVotedRound || !this.setAt(this.round).self) return;
     let best: TreeNode | undefined;
     let bestRank = Number.POSITIVE_INFINITY;
     for (const c of this.candidates.values()) {
@@ -679,7 +723,7 @@ export class ConsensusEngine {
   }
 
   private addTicket(hash: string, round: number, verifier: string, signature: string): boolean {
-    if (!this.byId.has(verifier)) return false;
+    if (!this.setAt(round).byId.has(verifier)) return false;
     const existing = this.tickets.get(hash);
     if (existing?.sigs.has(verifier)) return true;
     if (typeof signature !== "string" || !this.crypto.verifyBlockSig(verifier, hash, signature)) {
@@ -702,11 +746,12 @@ export class ConsensusEngine {
     if (!this.addTicket(hash, round, msg.verifier_id, msg.signature)) return;
     const node = this.nodes.get(hash);
     if (node) this.refreshNotarization(node);
-    else if ((this.tickets.get(hash)?.sigs.size ?? 0) >= this.Q && !this.pending.has(hash)) this.request(hash, round, from);
+    else if (this.ticketCount(hash, round) >= this.setAt(round).Q && !this.pending.has(hash)) this.request(hash, round, from);
   }
 
   private refreshNotarization(node: TreeNode): void {
-    if (!node.notarized && !node.pruned && (this.tickets.get(node.block.hash)?.sigs.size ?? 0) >= this.Q)
+    const round = node.block.round;
+    if (!node.notarized && !node.pruned && this.ticketCount(node.block.hash, round) >= this.setAt(round).Q)
       this.markNotarized(node);
   }
 
@@ -749,7 +794,7 @@ export class ConsensusEngine {
       this.mergeTickets(hash, block.round, block.verification_tickets);
       return;
     }
-    if (!this.byId.has(block.miner_id) || !this.crypto.verifyBlockSig(block.miner_id, hash, block.signature)) {
+    if (!this.setAt(block.round).byId.has(block.miner_id) || !this.crypto.verifyBlockSig(block.miner_id, hash, block.signature)) {
       this.invalidMsg("block with an invalid generator signature", { block: hash, miner: block.miner_id, from });
       return;
     }
@@ -813,7 +858,7 @@ export class ConsensusEngine {
       notarized: false,
       finalized: false,
       pruned: false,
-      arrivedNotarized: (block.verification_tickets?.length ?? 0) >= this.Q,
+      arrivedNotarized: (block.verification_tickets?.length ?? 0) >= this.setAt(block.round).Q,
     };
     this.nodes.set(hash, node);
     parent.children.push(node);
@@ -867,7 +912,7 @@ export class ConsensusEngine {
   /** Re-ask for blocks still missing after a soft timeout, each time from the next peer in turn. */
   private retryRequests(): void {
     const wait = this.cfg.softTimeoutMs;
-    const peers = [...this.byId.keys()].filter((id) => id !== this.selfId);
+    const peers = [...this.setAt(this.round).byId.keys()].filter((id) => id !== this.selfId);
     this.retryAt = undefined;
     for (const [hash, req] of this.requested) {
       if (this.nodes.has(hash) || this.pending.has(hash)) {
@@ -991,7 +1036,8 @@ export class ConsensusEngine {
   private updateDeterministic(): void {
     let found = -1;
     for (let i = this.undetermined.length - 1; i >= 0; i--) {
-      if ((this.undetermined[i]?.ext.size ?? 0) >= this.Q) {
+      const u = this.undetermined[i];
+      if (u && u.ext.size >= this.setAt(u.round).Q) {
         found = i;
         break;
       }

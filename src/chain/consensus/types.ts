@@ -18,6 +18,18 @@ export interface MinerInfo {
 }
 
 /**
+ * The miners in force at a round — the miner set and beacon threshold of the magic block in force then.
+ * Rounds whose membership has the same `key` (e.g. the magic block number) share one set.
+ */
+export interface Membership {
+  key: number | string;
+  /** Set indexes must be 0..n-1. */
+  miners: MinerInfo[];
+  /** Beacon threshold: shares needed to recover a round's group signature. */
+  T: number;
+}
+
+/**
  * Signatures the engine needs. The real implementation uses the node key (block signatures, tickets) and the
  * miner's threshold-BLS key share (VRF shares, recovered group signature over `vrfHash(chainId, round)`).
  * Every `verify*` returns false on malformed input; it never throws.

@@ -23,6 +23,7 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { CodedError } from "../../core/errors.js";
 import type { BlockHookContext, ContractContext, ContractState, SmartContract } from "../context.js";
+import { contributeMpk, dkgAfterBlock, dkgWait, sharderKeep, shareSignsOrShares } from "./dkg.js";
 import { MINER_REST_POINTS, minerRest } from "./rest.js";
 import {
   DEFAULT_MINER_CONFIG,
@@ -42,6 +43,7 @@ import {
   readMagicBlock,
   readNode,
   readUser,
+  settingsOf,
   simpleNodeFrom,
   userJson,
   writeGlobal,
@@ -350,8 +352,8 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
   };
 
   /** Whether a node is offline: not in the magic block in force and silent for `health_check_timeout` seconds. */
-  const offline = (mn: MinerNode, inMb: Set<string>, now: number): boolean =>
-    !inMb.has(mn.node.id) && now - mn.node.last_health_check > config.health_check_timeout;
+  const offline = (mn: MinerNode, inMb: Set<string>, now: number, timeout: number): boolean =>
+    !inMb.has(mn.node.id) && now - mn.node.last_health_check > timeout;
 
   /** Interests, releases, activation and offline refunds over every registered node (reference `viewChangePoolsWork`). */
   const poolsWork = (ctx: BlockHookContext, g: MinerGlobal): void => {
@@ -387,7 +389,8 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
             p.status = "ACTIVE";
             mn.node.total_stake += p.balance;
           }
-        if (offline(mn, inMb, block.time)) for (const p of [...mn.pools.values()]) refund(mn, p);
+        if (offline(mn, inMb, block.time, settingsOf(g, config).health_check_timeout))
+          for (const p of [...mn.pools.values()]) refund(mn, p);
         writeNode(state, mn);
       }
     }
@@ -400,8 +403,9 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
     const round = ctx.block.round;
     if (round <= g.last_round) return;
     payBlock(ctx, g);
-    const poolRound = config.view_change_enabled
-      ? g.view_change > 0 && round === g.view_change
+    const cfg = settingsOf(g, config);
+    const poolRound = cfg.view_change_enabled
+      ? dkgAfterBlock(ctx, g, cfg).switched
       : g.reward_round_frequency > 0 && round % g.reward_round_frequency === 0;
     if (poolRound) poolsWork(ctx, g);
     if (g.epoch > 0 && round % g.epoch === 0) {
@@ -434,10 +438,18 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
           return addToDelegatePool(ctx, raw);
         case "deleteFromDelegatePool":
           return deleteFromDelegatePool(ctx, raw);
+        case "contributeMpk":
+          return contributeMpk(ctx, raw);
+        case "shareSignsOrShares":
+          return shareSignsOrShares(ctx, raw);
+        case "wait":
+          return dkgWait(ctx);
+        case "sharder_keep":
+          return sharderKeep(ctx);
         default:
           throw new CodedError(
             { code: "failed execution", op: "miner sc" },
-            `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool)`,
+            `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool, contributeMpk, shareSignsOrShares, wait, sharder_keep)`,
           );
       }
     },

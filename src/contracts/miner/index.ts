@@ -1,5 +1,6 @@
 /** The miner contract: node registration, stake pools on miners and sharders, block rewards. */
 export { createMinerContract, MINER_FEE_EXEMPT, minerContract } from "./contract.js";
+export { DKG_KEY, type DkgState, Phase, readDkg, type ShareOrSign, shareMessage } from "./dkg.js";
 export { MINER_REST_POINTS, minerRest } from "./rest.js";
 export {
   DEFAULT_MINER_CONFIG,
@@ -15,6 +16,7 @@ export {
   readGlobal as readMinerGlobal,
   readList as readMinerList,
   readLocked as readMinerLocked,
+  readMagicBlock as readMinerMagicBlock,
   readNode as readMinerNode,
   readUser as readMinerUser,
   type SimpleNode,

@@ -1,6 +1,7 @@
 /** REST views of the miner contract (reference `minersc/handler.go`), answered by sharders at `/v1/screst/<miner SC>/…`. */
 import type { StateView } from "../../chain/state.js";
 import { CodedError } from "../../core/errors.js";
+import { readDkg } from "./dkg.js";
 import {
   globalFromConfig,
   globalJson,
@@ -13,6 +14,7 @@ import {
   readMagicBlock,
   readNode,
   readUser,
+  settingsOf,
 } from "./state.js";
 
 export const MINER_REST_POINTS = [
@@ -22,6 +24,9 @@ export const MINER_REST_POINTS = [
   "getSharderList",
   "getSharderKeepList",
   "getPhase",
+  "getDkgList",
+  "getMpksList",
+  "getGroupShareOrSigns",
   "getMagicBlock",
   "nodeStat",
   "nodePoolStat",
@@ -91,7 +96,27 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
     }
     case "getPhase": {
       const g = readGlobal(state);
-      return { phase: 0, start_round: 0, current_round: g?.last_round ?? 0, restarts: 0 };
+      const d = readDkg(state);
+      return {
+        phase: d?.phase ?? 0,
+        start_round: d?.start_round ?? 0,
+        current_round: g?.last_round ?? 0,
+        restarts: d?.restarts ?? 0,
+      };
+    }
+    case "getDkgList": {
+      const d = readDkg(state);
+      return { simple_nodes: d?.candidates ?? [], t: d?.t ?? 0, k: d?.k ?? 0, n: d?.n ?? 0, waited: d?.waited ?? [] };
+    }
+    case "getMpksList": {
+      const d = readDkg(state);
+      return { mpks: Object.fromEntries(Object.entries(d?.mpks ?? {}).map(([id, mpk]) => [id, { ID: id, Mpk: mpk }])) };
+    }
+    case "getGroupShareOrSigns": {
+      const d = readDkg(state);
+      return {
+        shares: Object.fromEntries(Object.entries(d?.published ?? {}).map(([id, m]) => [id, { id, share_or_sign: m }])),
+      };
     }
     case "getMagicBlock": {
       const mb = readMagicBlock(state);
@@ -112,13 +137,17 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
     }
     case "configs": {
       const g = readGlobal(state) ?? globalFromConfig(config);
+      const c = settingsOf(g, config);
+      const { settings: _s, ...rest } = globalJson(g);
       return {
-        ...globalJson(g),
-        start_rounds: config.start_rounds,
-        contribute_rounds: config.contribute_rounds,
-        share_rounds: config.share_rounds,
-        publish_rounds: config.publish_rounds,
-        wait_rounds: config.wait_rounds,
+        ...rest,
+        start_rounds: c.start_rounds,
+        contribute_rounds: c.contribute_rounds,
+        share_rounds: c.share_rounds,
+        publish_rounds: c.publish_rounds,
+        wait_rounds: c.wait_rounds,
+        view_change_enabled: c.view_change_enabled,
+        health_check_timeout: c.health_check_timeout,
       };
     }
     default:

@@ -12,14 +12,17 @@
  *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
  *   wallet, the rest to its delegates).
  *
- * Signatures: `bls0chain` keys (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
+ * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
+ * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
  */
 import { stringifyExactJson } from "../../chain/codec.js";
-import { bls0chain } from "../../core/bls.js";
 import { SECOND } from "../../core/duration.js";
-import { ed25519 } from "../../core/ed25519.js";
-import { sha3 } from "../../core/hash.js";
 import { clientIdOf } from "../../core/schemes.js";
+import {
+  readMarkerHash as storageReadMarkerHash,
+  writeMarkerHash as storageWriteMarkerHash,
+  verifyClientSignature,
+} from "../../storage/markers.js";
 import type { ContractContext } from "../context.js";
 import { writeCost } from "./allocation.js";
 import type { StorageConfig } from "./config.js";
@@ -45,25 +48,19 @@ import {
   type WriteMarker,
 } from "./state.js";
 
-/** Hash a client signs for a write marker. */
+/** Hash a client signs for a write marker (the storage layer's definition). */
 export function writeMarkerHash(wm: WriteMarker): string {
-  return sha3(
-    `${wm.allocation_root}:${wm.prev_allocation_root}:${wm.allocation_id}:${wm.blobber_id}:${wm.client_id}:${wm.size}:${wm.timestamp}`,
-  );
+  return storageWriteMarkerHash({ ...wm, size: Number(wm.size) });
 }
 
-/** Hash a reader signs for a read marker. */
+/** Hash a reader signs for a read marker (the storage layer's definition). */
 export function readMarkerHash(rm: ReadMarker): string {
-  return sha3(
-    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.counter}:${rm.timestamp}`,
-  );
+  return storageReadMarkerHash(rm);
 }
 
-/** Verify a signature of either scheme (told apart by the key's length). */
+/** Verify a client signature of either scheme (told apart by the key's length). */
 export function verifySignature(publicKey: string, hash: string, signature: string): boolean {
-  if (publicKey.length === 64) return ed25519.verify(publicKey, hash, signature);
-  if (publicKey.length === 128) return bls0chain.verify(publicKey, hash, signature);
-  return false;
+  return verifyClientSignature(publicKey, hash, signature);
 }
 
 function readWriteMarker(code: string, i: Input): WriteMarker {

@@ -6,8 +6,9 @@
  * for metadata, blob store for content, allocation cache, usage counters, clock, logger, chain client).
  */
 import type { BlobberContext, RouteRegistrar } from "./blobber.js";
+import { registerFileApi } from "./files/mount.js";
 
 export type { BlobberContext, RouteRegistrar };
 
 /** Route groups mounted on every blobber, in order. Add the file API's registration function here. */
-export const BLOBBER_ROUTES: RouteRegistrar[] = [];
+export const BLOBBER_ROUTES: RouteRegistrar[] = [registerFileApi];

@@ -28,6 +28,8 @@ export interface BlockWorkerOptions {
   /** `<scheme><host>/<path>` instead of `<scheme><host>:<port>` (reference `use_path`). */
   usePath?: boolean;
   log?: (level: "info" | "warn", msg: string) => void;
+  /** Milliseconds since the epoch (the node's clock; stamps refreshes). */
+  now: () => number;
 }
 
 /** URLs of a node list as the reference derives them (`SetMinerSharderNodes`). */
@@ -57,6 +59,8 @@ function isMagicBlockLike(v: unknown): v is MagicBlockLike {
 export class BlockWorker {
   private current: MagicBlockLike;
   lastRefresh: { at: number; ok: boolean; detail: string } | undefined;
+  /** Nodes registered with the miner contract (`/getMinerList`, `/getSharderList`), as of the last refresh. */
+  registered: { miners: RegisteredNode[]; sharders: RegisteredNode[] } = { miners: [], sharders: [] };
 
   constructor(readonly opts: BlockWorkerOptions) {
     this.current = opts.genesis;
@@ -113,12 +117,12 @@ export class BlockWorker {
     let best: { n: number; mb: MagicBlockLike } | undefined;
     for (const v of votes.values()) if (!best || v.n > best.n) best = v;
     if (!best) {
-      this.lastRefresh = { at: Date.now(), ok: false, detail: `no sharder answered: ${sdk.describeFailures(results)}` };
+      this.lastRefresh = { at: this.opts.now(), ok: false, detail: `no sharder answered: ${sdk.describeFailures(results)}` };
       this.opts.log?.("warn", `magic block refresh failed: ${this.lastRefresh.detail}`);
       return;
     }
     this.lastRefresh = {
-      at: Date.now(),
+      at: this.opts.now(),
       ok: true,
       detail: `${best.n}/${sharders.length} sharders agree on magic block ${best.mb.magic_block_number}`,
     };
@@ -131,5 +135,39 @@ export class BlockWorker {
       this.current = best.mb;
       this.opts.log?.("info", `switched to magic block ${best.mb.magic_block_number} (${best.mb.hash})`);
     }
+    await this.refreshRegistered();
   }
+
+  /** Fetch the miner contract's registered miners and sharders (the answer most sharders agree on); best effort. */
+  async refreshRegistered(): Promise<void> {
+    const { sharders } = this.network();
+    const need = Math.max(1, Math.ceil(sharders.length / 2));
+    const list = async (endpoint: string): Promise<RegisteredNode[] | undefined> => {
+      const results = await sdk.requestAll(this.opts.transport, sharders, `/v1/screst/${sdk.ScAddress.miner}/${endpoint}`, {
+        timeoutMs: 5000,
+      });
+      try {
+        const j = JSON.parse(sdk.agree(results, need, `get ${endpoint}`)) as {
+          Nodes?: { simple_miner?: RegisteredNode }[];
+        };
+        return (j.Nodes ?? []).flatMap((n) =>
+          n.simple_miner ? [{ id: n.simple_miner.id, host: n.simple_miner.host, port: n.simple_miner.port }] : [],
+        );
+      } catch (err) {
+        this.opts.log?.("warn", `registered nodes refresh failed: ${sdk.errorMessage(err)}`);
+        return undefined;
+      }
+    };
+    const miners = await list("getMinerList");
+    const sh = await list("getSharderList");
+    if (miners) this.registered.miners = miners;
+    if (sh) this.registered.sharders = sh;
+  }
+}
+
+/** A node registered with the miner contract. */
+export interface RegisteredNode {
+  id: string;
+  host: string;
+  port: number;
 }

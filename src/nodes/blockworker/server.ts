@@ -14,12 +14,23 @@ export function blockWorkerApp(bw: BlockWorker, logger: Logger = silentLogger())
   for (const prefix of ["", "/dns"]) {
     app.get(`${prefix}/network`, async () => bw.network());
     app.get(`${prefix}/magic_block`, async () => bw.magicBlock());
+    app.get(`${prefix}/registered`, async () => bw.registered);
   }
   const status = async (_req: unknown, reply: { type(t: string): unknown }): Promise<string> => {
     reply.type("text/html; charset=utf-8");
     const net = bw.network();
     const mb = bw.magicBlock();
     const last = bw.lastRefresh;
+    const inMb = new Set([...Object.keys(mb.miners.nodes), ...Object.keys(mb.sharders.nodes)]);
+    const reg = [
+      ...bw.registered.miners.map((n) => ({ ...n, kind: "miner" })),
+      ...bw.registered.sharders.map((n) => ({ ...n, kind: "sharder" })),
+    ]
+      .map(
+        (n) =>
+          `<li>${n.kind} ${escapeHtml(n.id.slice(0, 16))} — ${escapeHtml(`${n.host}:${n.port}`)}${inMb.has(n.id) ? "" : " (not in the magic block yet)"}</li>`,
+      )
+      .join("");
     const li = (urls: string[]): string =>
       urls.map((u) => `<li><a href="${escapeHtml(u)}/_diagnostics">${escapeHtml(u)}</a></li>`).join("");
     return `<!doctype html><html><head><title>Cairn block worker</title></head><body>
@@ -28,6 +39,7 @@ export function blockWorkerApp(bw: BlockWorker, logger: Logger = silentLogger())
 <p>Last refresh: ${last ? `${new Date(last.at).toISOString()} — ${last.ok ? "ok" : "failed"}: ${escapeHtml(last.detail)}` : "not yet"}</p>
 <h2>Miners</h2><ul>${li(net.miners)}</ul>
 <h2>Sharders</h2><ul>${li(net.sharders)}</ul>
+<h2>Registered with the miner contract</h2><ul>${reg}</ul>
 <p>JSON: <a href="/network">/network</a>, <a href="/magic_block">/magic_block</a></p>
 </body></html>`;
   };

@@ -62,13 +62,14 @@ export function executeOn(
 
 /**
  * Verify that `block` is a valid child of `parent`: chain, links, every transaction (hash, signature, time,
- * no repeats within `seen`), re-executed outputs, state root and block hash.
+ * no repeats within `seen`), re-executed outputs, state root and block hash. Returns the block hooks that
+ * failed during re-execution (the block stays valid: a failed hook's changes are rolled back on every node).
  */
 export function verifyBlockContent(
   block: Block,
   parent: Block,
   opts: { chainId: string; scheme: SignatureScheme; store: ChainStore; seen: (txnHash: string) => boolean; maxTxns: number },
-): void {
+): string[] {
   if (block.chain_id !== opts.chainId) reject(`block ${block.hash} is for chain ${block.chain_id}`);
   if (block.prev_hash !== parent.hash) reject(`block ${block.hash} does not link to ${parent.hash}`);
   if (block.round <= parent.round) reject(`block round ${block.round} is not after its parent's ${parent.round}`);
@@ -99,7 +100,7 @@ export function verifyBlockContent(
       reject(`transaction ${t.hash}: invalid_signature: the signature does not verify under the key of client ${t.client_id}`);
   }
   // the executor ignores the block's stated results and recomputes them
-  const { root, executed } = executeOn(opts.store, parent.state_hash, block.transactions, block);
+  const { root, executed, hookFailures } = executeOn(opts.store, parent.state_hash, block.transactions, block);
   for (const [i, e] of executed.entries()) {
     const t = block.transactions[i] as Transaction;
     if (
@@ -114,4 +115,5 @@ export function verifyBlockContent(
   }
   if (root !== block.state_hash) reject(`state hash ${block.state_hash} differs from re-execution (${root})`);
   if (computeBlockHash(block) !== block.hash) reject(`block hash ${block.hash} does not match its content`);
+  return hookFailures;
 }

@@ -17,7 +17,8 @@ import type {
 } from "../../chain/consensus/types.js";
 import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
-import { groupPublicKey, minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { minersOf, nodeUrl } from "../../chain/magicblock.js";
+import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
 import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
 import { Trie } from "../../chain/trie.js";
@@ -27,6 +28,7 @@ import { sha3 } from "../../core/hash.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
+import type { Clock } from "../clock.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
@@ -57,9 +59,8 @@ export interface MinerOptions {
    * 0 or absent: keep everything. Sharders are the archive.
    */
   pruneDepth?: number;
-  now?: () => number;
-  /** Timer functions (tests pass a manual clock's). */
-  timers?: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
+  /** Time and timers (a ManualClock in tests). */
+  clock: Clock;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -68,16 +69,15 @@ export const N2N_AUTH_WINDOW_SEC = 120;
 
 export class MinerNode {
   readonly engine: ConsensusEngine;
-  readonly miners: MinerInfo[];
+  /** The magic blocks known to this miner: who mines, shards and holds the beacon keys at each round. */
+  readonly magicBlocks: MagicBlockSchedule;
+  /** This miner's threshold key share per magic block number. */
+  private readonly shares = new Map<number, string>();
   private readonly pool = new Map<string, PoolEntry>();
+  private cancelTimer: (() => void) | undefined;
   /** Transactions waiting in the pool, per client. */
   private readonly pendingOf = new Map<string, number>();
-  private readonly peers: Map<string, string>;
-  private readonly sharders: string[];
-  private timer: unknown;
-  private readonly timers: { set(fn: () => void, ms: number): unknown; clear(handle: unknown): void };
   private stopped = false;
-  private readonly now: () => number;
   readonly stats = {
     txnsReceived: 0,
     txnsRejected: 0,
@@ -87,62 +87,72 @@ export class MinerNode {
     lastPushError: "",
     prunedBlocks: 0,
     prunedNodes: 0,
+    hookFailures: 0,
   };
   private lastPruneRound = 0;
 
   constructor(readonly opts: MinerOptions) {
-    this.now = opts.now ?? Date.now;
-    this.timers = opts.timers ?? { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) };
-    this.miners = minersOf(opts.magicBlock);
-    const mb = opts.magicBlock;
-    this.peers = new Map(
-      Object.values(mb.miners.nodes)
-        .filter((m) => m.id !== opts.selfId)
-        .map((m) => [m.id, nodeUrl(m)]),
-    );
-    this.sharders = Object.values(mb.sharders.nodes).map(nodeUrl);
-    const self = this.miners.find((m) => m.id === opts.selfId);
-    if (!self)
-      throw new CodedError(
-        { code: "config_invalid", op: "start miner" },
-        `this miner (${opts.selfId}) is not in the magic block`,
-      );
-    const byId = new Map(this.miners.map((m) => [m.id, m]));
-    const gpk = groupPublicKey(mb);
+    const mbs = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
+    this.magicBlocks = mbs;
+    this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
+    for (const mb of mbs.all()) {
+      const share = opts.store.getMeta(`share:${mb.magic_block_number}`);
+      if (share !== undefined) this.shares.set(mb.magic_block_number, share);
+    }
+    if (!mbs.isMinerAnywhere(opts.selfId))
+      opts.log("info", `this miner (${opts.selfId}) is in no known magic block yet: it follows the chain without voting`);
     const crypto: ConsensusCrypto = {
-      signVrfShare: (round) => signShare(opts.shareSecretKey, vrfHash(opts.chainId, round)),
+      signVrfShare: (round) => {
+        const n = mbs.at(round).magic_block_number;
+        const secret = this.shares.get(n);
+        if (secret === undefined)
+          throw new CodedError(
+            { code: "share_missing", op: "sign VRF share" },
+            `no threshold key share of magic block ${n} (in force at round ${round})`,
+          );
+        return signShare(secret, vrfHash(opts.chainId, round));
+      },
       verifyVrfShare: (minerId, round, share) => {
-        const m = byId.get(minerId);
+        const m = mbs.minerAt(round, minerId);
         return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
       },
       recoverGroupSig: (round, shares) =>
         recoverSignature(
           shares.map((s) => ({ id: s.minerId, sig: s.share })),
-          mb.t,
+          mbs.at(round).t,
         ),
-      verifyGroupSig: (round, sig) => verifyGroup(gpk, sig, vrfHash(opts.chainId, round)),
+      verifyGroupSig: (round, sig) => verifyGroup(mbs.groupKeyAt(round), sig, vrfHash(opts.chainId, round)),
       signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
       verifyBlockSig: (minerId, hash, sig) => {
-        const m = byId.get(minerId);
-        return !!m && opts.scheme.verify(m.public_key, hash, sig);
+        const key = this.minerKey(minerId);
+        return key !== undefined && opts.scheme.verify(key, hash, sig);
       },
     };
     const logic: BlockLogic = {
       hasWork: () => this.pool.size > 0,
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
-      validate: (block, parent) =>
-        verifyBlockContent(block, parent, {
+      validate: (block, parent) => {
+        const failures = verifyBlockContent(block, parent, {
           chainId: opts.chainId,
           scheme: opts.scheme,
           store: opts.store,
           seen: (h) => this.onChain(h, parent),
           maxTxns: opts.consensus.maxBlockTxns,
-        }),
+        });
+        this.noteHookFailures(block.round, failures);
+      },
     };
+    const genesisMiners = minersOf(opts.magicBlock);
     this.engine = new ConsensusEngine({
-      self,
-      miners: this.miners,
-      T: mb.t,
+      self: genesisMiners.find((m) => m.id === opts.selfId) ?? {
+        id: opts.selfId,
+        set_index: -1,
+        public_key: "",
+        share_public_key: "",
+      },
+      miners: genesisMiners,
+      T: opts.magicBlock.t,
+      membership: (round) => mbs.membership(round),
       chainId: opts.chainId,
       genesis: opts.genesis,
       crypto,
@@ -156,6 +166,63 @@ export class MinerNode {
       restored: this.restore(),
       lookupFinalized: (h) => opts.store.getBlock(h),
     });
+  }
+
+  /** Node public key of a miner of any known magic block. */
+  private minerKey(id: string): string | undefined {
+    for (const mb of this.magicBlocks.all()) {
+      const n = mb.miners.nodes[id];
+      if (n) return n.public_key;
+    }
+    return undefined;
+  }
+
+  /**
+   * A new magic block (a view change): from its starting round the miner and sharder sets and the beacon
+   * keys are its own. `shareSecretKey` is this miner's threshold key share in it, when it is a miner of it.
+   * Both are kept in the store. Returns false when the block was already known.
+   * @throws CodedError `invalid_magic_block` when it does not follow the latest known one.
+   */
+  addMagicBlock(mb: MagicBlock, shareSecretKey?: string): boolean {
+    if (mb.starting_round <= this.engine.currentRound())
+      throw new CodedError(
+        { code: "invalid_magic_block", op: "add magic block" },
+        `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the current round ${this.engine.currentRound()}`,
+      );
+    const added = this.magicBlocks.add(mb);
+    if (shareSecretKey !== undefined) {
+      this.opts.store.putMeta(`share:${mb.magic_block_number}`, shareSecretKey);
+      this.shares.set(mb.magic_block_number, shareSecretKey);
+    }
+    if (added) {
+      this.opts.store.putMagicBlock(mb);
+      this.opts.log("info", `magic block ${mb.magic_block_number} in force from round ${mb.starting_round}`);
+    }
+    return added;
+  }
+
+  /** URL of a miner of any known magic block. */
+  private minerUrl(id: string): string | undefined {
+    for (const mb of this.magicBlocks.all()) {
+      const n = mb.miners.nodes[id];
+      if (n) return nodeUrl(n);
+    }
+    return undefined;
+  }
+
+  /** Peers (id, URL) to send a message of `round` to: miners of the magic block in force then and of every later one. */
+  private peersAt(round: number): [string, string][] {
+    const peers = new Map<string, string>();
+    for (const mb of this.magicBlocks.from(round))
+      for (const n of Object.values(mb.miners.nodes)) if (n.id !== this.opts.selfId) peers.set(n.id, nodeUrl(n));
+    return [...peers];
+  }
+
+  /** Sharders that store blocks of `round` (the magic block in force then and every later one). */
+  private shardersAt(round: number): string[] {
+    const urls = new Set<string>();
+    for (const mb of this.magicBlocks.from(round)) for (const n of Object.values(mb.sharders.nodes)) urls.add(nodeUrl(n));
+    return [...urls];
   }
 
   /** What the store remembers from before a restart. */
@@ -203,18 +270,19 @@ export class MinerNode {
       this.opts.consensus.maxBlockTxns,
       (e) => Math.abs(e.txn.creation_date - creation) <= TXN_TIME_TOLERANCE_SEC && !this.onChain(e.txn.hash, parent),
     );
-    const { root, executed } = executeOn(this.opts.store, parent.state_hash, picked, {
+    const { root, executed, hookFailures } = executeOn(this.opts.store, parent.state_hash, picked, {
       round,
       miner_id: this.opts.selfId,
       prev_hash: parent.hash,
       round_random_seed: seed,
       creation_date: creation,
     });
+    this.noteHookFailures(round, hookFailures);
     const block: Block = {
       version: "1.0",
       creation_date: creation,
-      latest_finalized_magic_block_hash: this.opts.magicBlock.hash,
-      latest_finalized_magic_block_round: 0,
+      latest_finalized_magic_block_hash: this.magicBlocks.at(round).hash,
+      latest_finalized_magic_block_round: this.magicBlocks.at(round).starting_round,
       prev_hash: parent.hash,
       prev_verification_tickets: [],
       miner_id: this.opts.selfId,
@@ -247,7 +315,8 @@ export class MinerNode {
    * `get_block`.
    */
   async syncFromSharders(maxBlocks = 1_000_000): Promise<number> {
-    const sources = [...this.sharders, ...this.peers.values()];
+    const lfbRound = this.engine.latestFinalized().round;
+    const sources = [...this.shardersAt(lfbRound), ...this.peersAt(lfbRound).map(([, url]) => url)];
     let added = 0;
     let idle = 0;
     let i = 0;
@@ -282,7 +351,12 @@ export class MinerNode {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.cancelTimer?.();
+  }
+
+  /** Milliseconds since the epoch on this miner's clock. */
+  now(): number {
+    return this.opts.clock.now();
   }
 
   /** Serialize engine calls (HTTP handlers and timers interleave). */
@@ -296,11 +370,13 @@ export class MinerNode {
   }
 
   private arm(): void {
-    if (this.timer !== undefined) this.timers.clear(this.timer);
-    this.timer = undefined;
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
     const due = this.engine.nextDeadline();
     if (due === undefined || this.stopped) return;
-    this.timer = this.timers.set(() => this.serial(() => this.engine.onTimer(this.now())), Math.max(0, due - this.now()));
+    this.cancelTimer = this.opts.clock.setTimer(Math.max(0, due - this.now()), () =>
+      this.serial(() => this.engine.onTimer(this.now())),
+    );
   }
 
   private apply(actions: Action[]): void {
@@ -318,11 +394,11 @@ export class MinerNode {
           );
           break;
         case "broadcast":
-          for (const [id, url] of this.peers) this.post(url, a.msg, id);
+          for (const [id, url] of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg, id);
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
         case "send": {
-          const url = this.peers.get(a.to);
+          const url = this.minerUrl(a.to);
           if (url) this.post(url, a.msg, a.to);
           break;
         }
@@ -341,6 +417,13 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /** Log block hooks that failed while executing a block of `round` (their changes were rolled back). */
+  private noteHookFailures(round: number, failures: string[]): void {
+    if (failures.length === 0) return;
+    this.stats.hookFailures += failures.length;
+    for (const f of failures) this.opts.log("warn", `round ${round}: block hook failed: ${f}`);
   }
 
   /** Drop blocks and state older than `pruneDepth` finalized rounds, every `pruneDepth / 10` rounds. */
@@ -413,7 +496,7 @@ export class MinerNode {
 
   private pushToSharders(block: Block): void {
     const body = stringifyJson({ block: blockToJson(block) });
-    for (const url of this.sharders) {
+    for (const url of this.shardersAt(block.round)) {
       this.opts.transport
         .request({
           method: "POST",
@@ -465,12 +548,13 @@ export class MinerNode {
     const refuse = (why: string): never => {
       throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
     };
-    if (typeof v?.from !== "string" || !this.peers.has(v.from)) refuse("sender is not a miner of the magic block");
+    if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
+      refuse("sender is not a miner of a known magic block");
     const msg = decodeMsg(v?.msg);
     const from = v?.from as string;
     if (msg.type === "get_block") {
       const a = v?.auth;
-      const key = this.miners.find((m) => m.id === from)?.public_key;
+      const key = this.minerKey(from);
       const nowSec = Math.floor(this.now() / 1000);
       if (typeof a?.time !== "number" || typeof a.sig !== "string") refuse("get_block without the sender's signature");
       const time = a?.time as number;
@@ -529,6 +613,21 @@ export class MinerNode {
 
   poolSize(): number {
     return this.pool.size;
+  }
+}
+
+/** The round a consensus message is about (undefined for block requests). */
+function messageRound(msg: ConsensusMessage): number | undefined {
+  switch (msg.type) {
+    case "vrf_share":
+    case "ticket":
+      return msg.round;
+    case "proposal":
+    case "notarized":
+    case "block":
+      return msg.block.round;
+    default:
+      return undefined;
   }
 }
 

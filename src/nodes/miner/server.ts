@@ -78,7 +78,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
         `id ${v.id} is not sha3-256 of the public key (${id})`,
       );
     miner.registerClient(id, v.public_key);
-    return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(Date.now() / 1000), public_key: v.public_key });
+    return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(miner.now() / 1000), public_key: v.public_key });
   });
   app.get("/v1/client/get", async (req, reply) => {
     const id = requireHash(req.query, "id");
@@ -119,7 +119,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     return sendJson(reply, rangeBody(miner.opts.store, from, to, miner.engine.latestFinalized().round));
   });
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, { magic_block: miner.opts.magicBlock }),
+    sendJson(reply, { magic_block: miner.magicBlocks.latest() }),
   );
   app.get("/_nh/whoami", async () => whoami("miner", me));
   app.get("/_nh/status", async () => ({

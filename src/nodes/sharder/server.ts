@@ -1,7 +1,6 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
-import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
@@ -126,17 +125,19 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
   });
+  // the newest magic block this sharder knows (the block worker and clients follow it)
   app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, { ...blockSummary(sh.opts.genesis), magic_block: sh.opts.magicBlock }),
+    sendJson(reply, { ...blockSummary(sh.latestFinalized()), magic_block: sh.magicBlocks.latest() }),
   );
   app.get("/v1/block/magic/get", async (req, reply) => {
-    const n = optionalInt(req.query, "magic_block_number") ?? 1;
-    if (n !== sh.opts.magicBlock.magic_block_number)
+    const n = optionalInt(req.query, "magic_block_number", { min: 1 }) ?? 1;
+    const mb = sh.magicBlocks.byNumber(n);
+    if (!mb)
       throw new CodedError(
         { code: "resource_not_found", op: "get magic block" },
-        `magic block ${n} is not known (latest: ${sh.opts.magicBlock.magic_block_number})`,
+        `magic block ${n} is not known (latest: ${sh.magicBlocks.latest().magic_block_number})`,
       );
-    return sendJson(reply, { block: blockToJson(sh.opts.genesis) });
+    return sendJson(reply, n === 1 ? { block: blockToJson(sh.opts.genesis) } : { magic_block: mb });
   });
   app.get("/v1/chain/get/stats", async () => {
     const t = [...sh.stats.finalizeTimes].sort((a, b) => a - b);

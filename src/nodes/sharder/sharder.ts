@@ -12,12 +12,14 @@ import { blockFromJson } from "../../chain/block.js";
 import { quorum } from "../../chain/consensus/rules.js";
 import { parseJson } from "../../chain/json.js";
 import { nodeUrl } from "../../chain/magicblock.js";
+import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
+import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import type { ChainStore } from "../store/chainstore.js";
@@ -38,6 +40,8 @@ export interface SharderOptions {
   store: ChainStore;
   transport: sdk.Transport;
   maxBlockTxns: number;
+  /** Time (finality delay figures). */
+  clock: Clock;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -45,9 +49,8 @@ export class SharderNode {
   private lfb: Block;
   /** Verified notarized blocks above the LFB. */
   private readonly tree = new Map<string, Block>();
-  private readonly minerKeys: Map<string, string>;
-  private readonly minerUrls: string[];
-  private readonly Q: number;
+  /** The magic blocks known to this sharder: whose tickets count at each round. */
+  readonly magicBlocks: MagicBlockSchedule;
   readonly stats = {
     received: 0,
     rejected: 0,
@@ -58,27 +61,18 @@ export class SharderNode {
     lastError: "",
     finalizeTimes: [] as number[],
     deterministicRound: 0,
+    hookFailures: 0,
   };
   private fetching = 0;
   private pending = 0;
   private stopped = false;
   private syncing: Promise<void> | undefined;
-  private readonly sources: string[];
   /** Highest round of a block with a quorum of valid tickets this sharder has seen (pushed or fetched). */
   private highestSeen = 0;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(readonly opts: SharderOptions) {
-    const mb = opts.magicBlock;
-    this.minerKeys = new Map(Object.values(mb.miners.nodes).map((m) => [m.id, m.public_key]));
-    this.minerUrls = Object.values(mb.miners.nodes).map(nodeUrl);
-    this.sources = [
-      ...this.minerUrls,
-      ...Object.values(mb.sharders.nodes)
-        .filter((n) => n.id !== opts.selfId)
-        .map(nodeUrl),
-    ];
-    this.Q = quorum(this.minerKeys.size);
+    this.magicBlocks = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
     const lfbHash = opts.store.lfbHash();
     if (lfbHash === undefined) {
       opts.store.finalize([opts.genesis]);
@@ -230,8 +224,10 @@ export class SharderNode {
   private async runSync(): Promise<void> {
     let idle = 0;
     let i = 0;
-    while (!this.stopped && this.sources.length > 0 && idle < this.sources.length) {
-      const url = this.sources[i % this.sources.length] as string;
+    while (!this.stopped) {
+      const sources = this.sources();
+      if (sources.length === 0 || idle >= sources.length) break;
+      const url = sources[i % sources.length] as string;
       const from = this.lfb.round + 1;
       let blocks: Block[];
       try {
@@ -294,27 +290,51 @@ export class SharderNode {
   }
 
   private verifyOn(block: Block, par: Block): void {
-    verifyBlockContent(block, par, {
+    const hookFailures = verifyBlockContent(block, par, {
       chainId: this.opts.chainId,
       scheme: this.opts.scheme,
       store: this.opts.store,
       seen: (h) => this.onChain(h, par),
       maxTxns: this.opts.maxBlockTxns,
     });
+    for (const f of hookFailures) this.opts.log("warn", `round ${block.round}: block hook failed: ${f}`);
+    this.stats.hookFailures += hookFailures.length;
+  }
+
+  /**
+   * A new magic block (a view change): from its starting round, tickets count only from its miners. Kept
+   * in the store; the latest one is what `/v1/block/get/latest_finalized_magic_block` serves. Returns false
+   * when it was already known.
+   * @throws CodedError `invalid_magic_block` when it does not follow the latest known one.
+   */
+  addMagicBlock(mb: MagicBlock): boolean {
+    if (mb.starting_round <= this.lfb.round)
+      throw new CodedError(
+        { code: "invalid_magic_block", op: "add magic block" },
+        `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the latest finalized round ${this.lfb.round}`,
+      );
+    const added = this.magicBlocks.add(mb);
+    if (added) {
+      this.opts.store.putMagicBlock(mb);
+      this.opts.log("info", `magic block ${mb.magic_block_number} in force from round ${mb.starting_round}`);
+    }
+    return added;
   }
 
   private checkTickets(b: Block): void {
+    const mb = this.magicBlocks.at(b.round);
+    const Q = quorum(Object.keys(mb.miners.nodes).length);
     const ok = new Set<string>();
     for (const t of b.verification_tickets) {
-      const pk = this.minerKeys.get(t.verifier_id);
+      const pk = mb.miners.nodes[t.verifier_id]?.public_key;
       if (pk && !ok.has(t.verifier_id) && this.opts.scheme.verify(pk, b.hash, t.signature)) ok.add(t.verifier_id);
     }
-    if (ok.size < this.Q)
+    if (ok.size < Q)
       throw new CodedError(
         { code: "not_notarized", op: "receive block" },
-        `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets, ${this.Q} needed`,
+        `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets of miners of magic block ${mb.magic_block_number}, ${Q} needed`,
       );
-    const gk = this.minerKeys.get(b.miner_id);
+    const gk = mb.miners.nodes[b.miner_id]?.public_key;
     if (!gk || !this.opts.scheme.verify(gk, b.hash, b.signature))
       throw new CodedError(
         { code: "invalid_block", op: "receive block" },
@@ -330,7 +350,7 @@ export class SharderNode {
   private async fetchBlock(hash: string): Promise<Block | undefined> {
     this.fetching++;
     try {
-      for (const url of this.minerUrls) {
+      for (const url of this.minerUrls()) {
         try {
           const res = await this.opts.transport.request({
             method: "GET",
@@ -351,6 +371,21 @@ export class SharderNode {
     } finally {
       this.fetching--;
     }
+  }
+
+  /** Where to catch up from: miners and other sharders of the magic blocks from the latest finalized round on. */
+  private sources(): string[] {
+    const urls = new Set(this.minerUrls());
+    for (const mb of this.magicBlocks.from(this.lfb.round))
+      for (const n of Object.values(mb.sharders.nodes)) if (n.id !== this.opts.selfId) urls.add(nodeUrl(n));
+    return [...urls];
+  }
+
+  /** Miners that may hold blocks after the latest finalized one. */
+  private minerUrls(): string[] {
+    const urls = new Set<string>();
+    for (const mb of this.magicBlocks.from(this.lfb.round)) for (const n of Object.values(mb.miners.nodes)) urls.add(nodeUrl(n));
+    return [...urls];
   }
 
   private onChain(txnHash: string, parent: Block): boolean {
@@ -419,7 +454,7 @@ export class SharderNode {
     for (let b: Block | undefined = best; b && b !== this.lfb; b = this.tree.get(b.prev_hash)) chain.unshift(b);
     if (chain[0]?.prev_hash !== this.lfb.hash) return;
     this.opts.store.finalize(chain);
-    const now = Date.now();
+    const now = this.opts.clock.now();
     for (const b of chain) this.stats.finalizeTimes.push(now - b.creation_date * 1000);
     if (this.stats.finalizeTimes.length > 1000) this.stats.finalizeTimes.splice(0, this.stats.finalizeTimes.length - 1000);
     this.stats.finalized += chain.length;
@@ -438,7 +473,8 @@ export class SharderNode {
   private updateDeterministic(): void {
     const gens = new Set<string>();
     for (const b of this.tree.values()) gens.add(b.miner_id);
-    if (gens.size >= this.Q) this.stats.deterministicRound = this.lfb.round;
+    const Q = quorum(Object.keys(this.magicBlocks.at(this.lfb.round).miners.nodes).length);
+    if (gens.size >= Q) this.stats.deterministicRound = this.lfb.round;
     else {
       // walk back over finalized blocks: every one older than a chain of Q generators is deterministic
       const seen = new Set<string>(gens);
@@ -446,7 +482,7 @@ export class SharderNode {
       while (b && b.round > this.stats.deterministicRound) {
         seen.add(b.miner_id);
         const parent = this.opts.store.getBlock(b.prev_hash);
-        if (seen.size >= this.Q && parent) {
+        if (seen.size >= Q && parent) {
           this.stats.deterministicRound = Math.max(this.stats.deterministicRound, parent.round);
           break;
         }

@@ -7,8 +7,9 @@
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeBlockJson, encodeBlockJson } from "../../chain/block.js";
+import { magicBlockFromValue } from "../../chain/magicblock.js";
 import { type NodeDb, reachableNodes } from "../../chain/trie.js";
-import type { Block } from "../../chain/types.js";
+import type { Block, MagicBlock } from "../../chain/types.js";
 import * as sdk from "../../sdk/index.js";
 import type { KV } from "../kv.js";
 
@@ -143,6 +144,18 @@ export class ChainStore {
   /** Finalized blocks removed from the start of the chain by {@link prune}. */
   prunedCount(): number {
     return Number(this.kv.getString("meta:pruned") ?? "0");
+  }
+
+  /** Magic blocks after genesis, in order (as {@link putMagicBlock} recorded them). */
+  magicBlocks(): MagicBlock[] {
+    return this.kv
+      .range({ prefix: "mb:" })
+      .map((e) => magicBlockFromValue(JSON.parse(Buffer.from(e.value).toString("utf8")), `stored ${e.key}`));
+  }
+
+  /** Record a magic block after genesis. */
+  putMagicBlock(mb: MagicBlock): void {
+    this.kv.putString(`mb:${String(mb.magic_block_number).padStart(9, "0")}`, JSON.stringify(mb));
   }
 
   lfbHash(): string | undefined {

@@ -10,6 +10,7 @@ import { bls0chain } from "../../core/bls.js";
 import { sha3 } from "../../core/hash.js";
 import { clientIdOf } from "../../core/schemes.js";
 import { dealSharesOfSecret } from "../../core/threshold.js";
+import { systemNow } from "../ambient.js";
 import { createWallet, goTimeString, WALLET_VERSION, type WalletFile } from "../../core/wallet.js";
 import type { ChainClient, TxnResult } from "../chain.js";
 
@@ -37,7 +38,7 @@ export interface MultisigVote {
 }
 
 /** A fresh group key split into `n` shares with threshold `t` (bls0chain). `invalid_threshold` unless 1 ≤ t ≤ n. */
-export function createMultisigGroup(t: number, n: number, now: Date = new Date()): MultisigGroup {
+export function createMultisigGroup(t: number, n: number, now: Date = new Date(systemNow())): MultisigGroup {
   const group = createWallet(bls0chain, undefined, now);
   const gk = group.keys[0] as { private_key: string };
   const ids = Array.from({ length: n }, (_, i) => sha3(`${group.client_id}:signer:${i + 1}`));

@@ -8,6 +8,7 @@
  * `allocations.get(id)` returns an {@link AllocationView} (the blobber's allocation cache adapts its records).
  */
 
+export { fileApiOf, registerFileApi } from "./mount.js";
 export { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 export {
   type AllocationSource,
@@ -19,14 +20,6 @@ export {
   type StoredReadMarker,
   type StoredWriteMarker,
 } from "./service.js";
+export { createFileServiceFrom as createFileService } from "./service-factory.js";
 export { createSettlementLoop, type SettlementChain, type SettlementOptions } from "./settlement.js";
 export { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
-
-import { FileService, type FileServiceDeps } from "./service.js";
-
-/** Build the file service and clean up what a crash may have left (temp data, unreferenced objects). */
-export async function createFileService(deps: FileServiceDeps): Promise<FileService> {
-  const s = new FileService(deps);
-  await s.recover();
-  return s;
-}

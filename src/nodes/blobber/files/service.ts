@@ -95,6 +95,8 @@ export interface FileServiceDeps {
   blobberId: string;
   allocations: AllocationSource;
   log: Logger;
+  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
+  onCommit?: (allocationId: string, sizeDelta: number) => void;
 }
 
 /** The caller of a request, as request authentication established it. */
@@ -137,9 +139,12 @@ interface StoredFile extends FileMeta {
 interface ConnRecord {
   client_id: string;
   created_at: number;
-  changes: Change[];
-  /** Bytes of chunks received, by path hash. */
-  pending: Record<string, number>;
+  /** Changes recorded (each under its own key, so a large batch is not rewritten per change). */
+  changes: number;
+  /** Bytes of chunks received. */
+  pending: number;
+  /** True while every change is an upload or update (then each is checked on its own). */
+  uploads_only?: boolean;
 }
 
 interface ChunkRecord {
@@ -158,6 +163,10 @@ const K = {
   conn: (a: string, c: string) => `sf:conn:${a}:${c}`,
   connPrefix: () => "sf:conn:",
   chunk: (a: string, c: string, ph: string, i: number) => `sf:chunk:${a}:${c}:${ph}:${String(i).padStart(8, "0")}`,
+  change: (a: string, c: string, n: number) => `sf:cc:${a}:${c}:${String(n).padStart(8, "0")}`,
+  changePrefix: (a: string, c: string) => `sf:cc:${a}:${c}:`,
+  changedPath: (a: string, c: string, p: string) => `sf:cp:${a}:${c}:${p}`,
+  changedPathPrefix: (a: string, c: string) => `sf:cp:${a}:${c}:`,
   chunkPrefix: (a: string, c: string, ph?: string) => `sf:chunk:${a}:${c}:${ph === undefined ? "" : `${ph}:`}`,
   wm: (a: string, seq: number) => `sf:wm:${a}:${String(seq).padStart(12, "0")}`,
   wmPrefix: (a?: string) => (a ? `sf:wm:${a}:` : "sf:wm:"),
@@ -181,6 +190,7 @@ export class FileService {
   private readonly allocations: AllocationSource;
   private readonly log: Logger;
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly onCommit: FileServiceDeps["onCommit"];
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -191,6 +201,7 @@ export class FileService {
     this.blobberId = deps.blobberId;
     this.allocations = deps.allocations;
     this.log = deps.log;
+    this.onCommit = deps.onCommit;
     this.startedAt = deps.clock.now();
   }
 
@@ -278,14 +289,14 @@ export class FileService {
     const c = this.kv.getJson<ConnRecord>(K.conn(a.id, connectionId));
     if (c && c.client_id !== caller.clientId)
       throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
-    return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: [], pending: {} };
+    return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: 0, pending: 0 };
   }
 
   private pendingBytes(a: AllocationView): number {
     let n = 0;
     for (const e of this.kv.range({ prefix: `sf:conn:${a.id}:` })) {
       const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
-      for (const v of Object.values(c.pending)) n += v;
+      n += c.pending;
     }
     return n;
   }
@@ -330,7 +341,7 @@ export class FileService {
     this.kv.transaction((tx) => {
       const cur = tx.getJson<ConnRecord>(K.conn(a.id, conn)) ?? record;
       const prevLen = tx.getJson<ChunkRecord>(K.chunk(a.id, conn, ph, index))?.len ?? 0;
-      cur.pending[ph] = (cur.pending[ph] ?? 0) - prevLen + body.length;
+      cur.pending = cur.pending - prevLen + body.length;
       tx.putJson(K.conn(a.id, conn), cur);
       tx.putJson(K.chunk(a.id, conn, ph, index), { len: body.length, leaves } satisfies ChunkRecord);
     });
@@ -383,11 +394,25 @@ export class FileService {
     if (change.op === "upload" || change.op === "update") await this.checkUploaded(a, conn, change.path, change.file, op);
     return this.withLock(a.id, async () => {
       const rec = this.openConn(a, caller, conn, op);
-      const changes = [...rec.changes, change];
-      applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op); // throws when it would not apply
-      rec.changes = changes;
-      this.kv.putJson(K.conn(a.id, conn), rec);
-      return { connection_id: conn, change, changes: changes.length };
+      // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
+      const isUpload = change.op === "upload" || change.op === "update";
+      const uploadsOnly = isUpload && (rec.changes === 0 || rec.uploads_only === true);
+      if (uploadsOnly) {
+        if (this.kv.has(K.changedPath(a.id, conn, change.path)))
+          throw storageError(StorageErrors.duplicateFile, op, `${change.path} is already part of connection ${conn}`);
+        applyChanges(this.loadListings(a.id, pathsNeeded([change])), [change], op);
+      } else {
+        const changes = [...this.connChanges(a.id, conn), change];
+        applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      }
+      rec.changes += 1;
+      rec.uploads_only = uploadsOnly;
+      this.kv.transaction((tx) => {
+        tx.putJson(K.conn(a.id, conn), rec);
+        tx.putJson(K.change(a.id, conn, rec.changes), change);
+        tx.putJson(K.changedPath(a.id, conn, change.path), 1);
+      });
+      return { connection_id: conn, change, changes: rec.changes };
     });
   }
 
@@ -438,9 +463,17 @@ export class FileService {
     });
   }
 
+  private connChanges(allocId: string, conn: string): Change[] {
+    return this.kv
+      .range({ prefix: K.changePrefix(allocId, conn) })
+      .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as Change);
+  }
+
   private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
     const run = (t: KVTxn) => {
       for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
+      for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
       t.delete(K.conn(allocId, conn));
     };
     if (tx) run(tx);
@@ -467,7 +500,8 @@ export class FileService {
     const wm = parseWriteMarker(body.write_marker, op);
     return this.withLock(a.id, async () => {
       const rec = this.kv.getJson<ConnRecord>(K.conn(a.id, conn));
-      if (!rec || rec.changes.length === 0)
+      const changes = rec ? this.connChanges(a.id, conn) : [];
+      if (!rec || changes.length === 0)
         throw storageError(
           StorageErrors.invalidConnection,
           op,
@@ -500,7 +534,7 @@ export class FileService {
         );
       if (wm.timestamp < (st.latest_write_marker?.timestamp ?? 0))
         throw storageError(StorageErrors.invalidWriteMarker, op, "write marker is older than the previous one");
-      const result = applyChanges(this.loadListings(a.id, pathsNeeded(rec.changes)), rec.changes, op);
+      const result = applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
       const expectRoot = allocationRoot(result.contentRoot, wm.timestamp);
       if (wm.allocation_root !== expectRoot)
         throw storageError(
@@ -567,7 +601,8 @@ export class FileService {
       });
       for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
-      this.log.info({ allocation: a.id, connection: conn, changes: rec.changes.length, size: wm.size }, "commit accepted");
+      this.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
+      this.onCommit?.(a.id, wm.size);
       return { ...this.latest(a), allocation_root: wm.allocation_root, success: true };
     });
   }
@@ -713,7 +748,7 @@ export class FileService {
     const path = normalizePath(q.path, op);
     const v = this.refView(a, path);
     if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
-    const rm = this.kv.getJson<StoredReadMarker>(K.rm(caller.clientId));
+    const rm = this.latestReadMarker(caller.clientId);
     return { ...v, read_counter: rm?.marker.counter ?? 0 };
   }
 
@@ -728,7 +763,8 @@ export class FileService {
     return {
       ...v,
       num_of_updates: f?.num_of_updates ?? 0,
-      num_of_block_downloads: this.kv.getJson<number>(K.downloads(a.id, path)) ?? 0,
+      num_of_block_downloads:
+        (this.kv.getJson<number>(K.downloads(a.id, path)) ?? 0) + (this.pendingDownloads.get(K.downloads(a.id, path)) ?? 0),
     };
   }
 
@@ -846,22 +882,22 @@ export class FileService {
       );
     const leavesBytes = this.kv.get(K.leaves(a.id, f.merkle_root));
     if (!leavesBytes) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
-    // charge the read marker (cumulative counter) in one transaction with the download statistics
-    this.kv.transaction((tx) => {
-      const prev = tx.getJson<StoredReadMarker>(K.rm(rm.client_id));
-      const last = prev?.marker.counter ?? 0;
-      if (rm.counter < last + count)
-        throw storageError(
-          StorageErrors.staleReadMarker,
-          op,
-          `read counter ${rm.counter} must be at least ${last + count} (latest ${last} + ${count} blocks)`,
-          {
-            latest_counter: last,
-          },
-        );
-      tx.putJson(K.rm(rm.client_id), { marker: rm, redeemed_counter: prev?.redeemed_counter ?? 0 } satisfies StoredReadMarker);
-      tx.putJson(K.downloads(a.id, path), (tx.getJson<number>(K.downloads(a.id, path)) ?? 0) + count);
-    });
+    // charge the read marker (cumulative counter); the latest markers and download counts are written to the KV
+    // in one transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
+    // reader's, and it saves a disk sync per request)
+    const prev = this.latestReadMarker(rm.client_id);
+    const last = prev?.marker.counter ?? 0;
+    if (rm.counter < last + count)
+      throw storageError(
+        StorageErrors.staleReadMarker,
+        op,
+        `read counter ${rm.counter} must be at least ${last + count} (latest ${last} + ${count} blocks)`,
+        { latest_counter: last },
+      );
+    this.pendingReads.set(rm.client_id, { marker: rm, redeemed_counter: prev?.redeemed_counter ?? 0 });
+    const dk = K.downloads(a.id, path);
+    this.pendingDownloads.set(dk, (this.pendingDownloads.get(dk) ?? 0) + count);
+    this.scheduleFlush();
     const blocks = await this.shards.read(
       `${a.id}/${f.merkle_root}`,
       start * BLOCK_SIZE,
@@ -878,6 +914,43 @@ export class FileService {
       proof_length: proof.length,
     };
     return encodeDownload(header, proof, blocks);
+  }
+
+  private readonly pendingReads = new Map<string, StoredReadMarker>();
+  private readonly pendingDownloads = new Map<string, number>();
+  private flushTimer: (() => void) | undefined;
+
+  private latestReadMarker(clientId: string): StoredReadMarker | undefined {
+    return this.pendingReads.get(clientId) ?? this.kv.getJson<StoredReadMarker>(K.rm(clientId));
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = this.clock.setTimer(250, () => {
+      this.flushTimer = undefined;
+      try {
+        this.flushReads();
+      } catch (err) {
+        this.log.error({ err }, "writing read markers failed");
+      }
+    });
+  }
+
+  /** Write the read markers and download counts received since the last flush, in one transaction. */
+  flushReads(): void {
+    if (this.pendingReads.size === 0 && this.pendingDownloads.size === 0) return;
+    const reads = [...this.pendingReads.entries()];
+    const downloads = [...this.pendingDownloads.entries()];
+    this.pendingReads.clear();
+    this.pendingDownloads.clear();
+    this.kv.transaction((tx) => {
+      for (const [client, m] of reads) {
+        const cur = tx.getJson<StoredReadMarker>(K.rm(client));
+        if (cur && cur.marker.counter >= m.marker.counter) continue;
+        tx.putJson(K.rm(client), { ...m, redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter });
+      }
+      for (const [key, n] of downloads) tx.putJson(key, (tx.getJson<number>(key) ?? 0) + n);
+    });
   }
 
   // ---------------------------------------------------------------- settlement and recovery
@@ -903,6 +976,7 @@ export class FileService {
 
   /** Read markers with blocks not yet redeemed. */
   readMarkersToRedeem(): StoredReadMarker[] {
+    this.flushReads();
     return this.kv
       .range({ prefix: K.rmPrefix() })
       .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as StoredReadMarker)
@@ -910,6 +984,7 @@ export class FileService {
   }
 
   markReadMarker(clientId: string, counter: number, txn?: string, error?: string): void {
+    this.flushReads();
     this.kv.transaction((tx) => {
       const cur = tx.getJson<StoredReadMarker>(K.rm(clientId));
       if (!cur) return;

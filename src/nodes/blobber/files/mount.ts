@@ -1,0 +1,68 @@
+/**
+ * The file API as a blobber route group (`BLOBBER_ROUTES` in `../routes.ts`): builds the file service on the
+ * blobber's KV, a shard store next to its blob store (`<files_dir>/.files`, or memory), its allocation cache, and
+ * starts the settlement loop with the app (redeeming markers through the blobber's wallet).
+ */
+import { join } from "node:path";
+import { CodedError } from "../../../core/errors.js";
+import { FsBlobStore } from "../../blobstore.js";
+import type { NodeApp } from "../../http.js";
+import type { Loop } from "../../loop.js";
+import type { BlobberContext } from "../blobber.js";
+import { registerFileRoutes } from "./routes.js";
+import { type AllocationView, createFileServiceFrom, type FileService } from "./service-factory.js";
+import { createSettlementLoop } from "./settlement.js";
+import { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
+
+const mounted = new WeakMap<NodeApp, { service: FileService; settlement: Loop }>();
+
+/** The file service and settlement loop mounted on a blobber's app (tests drive the loop with `trigger()`). */
+export function fileApiOf(app: NodeApp): { service: FileService; settlement: Loop } | undefined {
+  return mounted.get(app);
+}
+
+/** Route registrar: mount the file API on a blobber. */
+export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promise<void> {
+  const shards: ShardStore =
+    ctx.blobs instanceof FsBlobStore ? await FsShardStore.open(join(ctx.blobs.dir, ".files")) : new MemoryShardStore();
+  const allocations = {
+    async get(id: string): Promise<AllocationView | undefined> {
+      let a = ctx.allocations.get(id);
+      if (!a) {
+        try {
+          a = await ctx.allocations.refresh(id);
+        } catch {
+          return undefined;
+        }
+      }
+      return a;
+    },
+  };
+  const service = await createFileServiceFrom({
+    kv: ctx.kv,
+    shards,
+    clock: ctx.clock,
+    blobberId: ctx.id,
+    allocations,
+    log: ctx.logger.child({ component: "files" }),
+    onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
+  });
+  registerFileRoutes(app, service);
+  const hash = async (name: string, input: unknown): Promise<string> => {
+    const res = await ctx.sendTxn(name, input);
+    if (res.status !== 1) throw new CodedError({ code: `${name}_failed`, op: name }, res.output || `${name} failed on chain`);
+    return res.hash;
+  };
+  const settlement = createSettlementLoop({
+    service,
+    chain: {
+      commitConnection: (input) => hash("commit_connection", input),
+      readRedeem: (input) => hash("read_redeem", input),
+    },
+    clock: ctx.clock,
+    log: ctx.logger.child({ component: "settlement" }),
+  });
+  mounted.set(app, { service, settlement });
+  app.addHook("onReady", async () => settlement.start());
+  app.addHook("onClose", async () => settlement.stop());
+}

@@ -1,0 +1,68 @@
+/** The miner role, assembled once for the process runner and the in-process network. */
+
+import { errorMessage } from "../../core/errors.js";
+import { clientVerifier, getScheme } from "../../core/schemes.js";
+import {
+  type ChainSetup,
+  createRegistrar,
+  logTo,
+  type NodeEdges,
+  type NodeKeys,
+  openGenesis,
+  type Peer,
+  type RegistrationSettings,
+} from "../common/peer.js";
+import type { ConsensusSettings } from "../config/node.js";
+import { MinerNode } from "./miner.js";
+import { minerApp } from "./server.js";
+
+export interface MinerSettings {
+  keys: NodeKeys;
+  /** This miner's threshold key share (signs VRF shares). */
+  shareSecretKey: string;
+  consensus: ConsensusSettings;
+  /** Finalized rounds of history kept (0: everything). */
+  pruneDepth: number;
+  /** Catch up from the sharders on start (default true). */
+  syncOnStart?: boolean;
+  /** Register with the miner contract and send health checks (absent: not at all). */
+  registration?: RegistrationSettings;
+}
+
+/** Build a miner: genesis into its store, consensus node, HTTP app. */
+export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: NodeEdges): Peer<MinerNode> {
+  const log = logTo(edges.logger);
+  const { keys } = settings;
+  const node = new MinerNode({
+    chainId: chain.chainId,
+    magicBlock: chain.magicBlock,
+    genesis: openGenesis(chain),
+    selfId: keys.id,
+    privateKey: keys.privateKey,
+    shareSecretKey: settings.shareSecretKey,
+    scheme: clientVerifier(getScheme("bls0chain")),
+    store: chain.store,
+    transport: edges.transport,
+    consensus: settings.consensus,
+    pruneDepth: settings.pruneDepth,
+    clock: edges.clock,
+    log,
+  });
+  const app = minerApp(node, keys, edges.logger);
+  const registrar = settings.registration && createRegistrar("miner", chain, keys, settings.registration, edges);
+  return {
+    role: "miner",
+    node,
+    app,
+    start() {
+      node.start();
+      registrar?.start();
+      if (settings.syncOnStart ?? true)
+        void node.syncFromSharders().catch((err: unknown) => log("warn", `sync from sharders failed: ${errorMessage(err)}`));
+    },
+    async stop() {
+      await registrar?.stop();
+      node.stop();
+    },
+  };
+}

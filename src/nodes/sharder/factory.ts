@@ -1,0 +1,59 @@
+/** The sharder role, assembled once for the process runner and the in-process network. */
+
+import { errorMessage } from "../../core/errors.js";
+import { clientVerifier, getScheme } from "../../core/schemes.js";
+import {
+  type ChainSetup,
+  createRegistrar,
+  logTo,
+  type NodeEdges,
+  type NodeKeys,
+  openGenesis,
+  type Peer,
+  type RegistrationSettings,
+} from "../common/peer.js";
+import { sharderApp } from "./server.js";
+import { SharderNode } from "./sharder.js";
+
+export interface SharderSettings {
+  keys: NodeKeys;
+  /** Most transactions a block may carry. */
+  maxBlockTxns: number;
+  /** Catch up from the miners and other sharders on start (default true). */
+  syncOnStart?: boolean;
+  /** Register with the miner contract and send health checks (absent: not at all). */
+  registration?: RegistrationSettings;
+}
+
+/** Build a sharder: genesis into its store, block verification and finality, HTTP app. */
+export function createSharder(chain: ChainSetup, settings: SharderSettings, edges: NodeEdges): Peer<SharderNode> {
+  const log = logTo(edges.logger);
+  const node = new SharderNode({
+    chainId: chain.chainId,
+    magicBlock: chain.magicBlock,
+    genesis: openGenesis(chain),
+    selfId: settings.keys.id,
+    scheme: clientVerifier(getScheme("bls0chain")),
+    store: chain.store,
+    transport: edges.transport,
+    maxBlockTxns: settings.maxBlockTxns,
+    clock: edges.clock,
+    log,
+  });
+  const app = sharderApp(node, settings.keys, edges.logger);
+  const registrar = settings.registration && createRegistrar("sharder", chain, settings.keys, settings.registration, edges);
+  return {
+    role: "sharder",
+    node,
+    app,
+    start() {
+      if (settings.syncOnStart ?? true)
+        void node.sync().catch((err: unknown) => log("warn", `sync failed: ${errorMessage(err)}`));
+      registrar?.start();
+    },
+    async stop() {
+      await registrar?.stop();
+      node.stop();
+    },
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * One blobber's file API as the client sees it: every request signed (replay-proof headers of storage/auth.ts),
+ * bodies as application/octet-stream, replies parsed with exact int64, errors as CodedError naming the blobber.
+ */
+import { randomBytes } from "node:crypto";
+import { parseJson, stringifyJson } from "../../../chain/json.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
+import {
+  type ChangeReply,
+  type ChunkReply,
+  type CommitReply,
+  type DownloadRequest,
+  type FileMeta,
+  FileRoutes,
+  type ListReply,
+  type MetaReply,
+  type ObjectTreeReply,
+  type RefPathReply,
+  type RefsReply,
+  type RouteDef,
+  routePath,
+  type Signer,
+  type StatsReply,
+  signRequest,
+  type UploadStatus,
+  type WriteMarker,
+} from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
+import type { Transport } from "../../transport.js";
+
+export interface BlobberRef {
+  id: string;
+  url: string;
+}
+
+export interface BlobberClientOptions {
+  transport: Transport;
+  signer: Signer;
+  /** Per-request deadline (default 30 s). */
+  timeoutMs?: number;
+  /** Clock for request timestamps (default the sdk's ambient clock). */
+  now?: () => number;
+}
+
+/** Error a blobber answered (code and message from its `{"code","error"}` body), or a transport failure. */
+export function blobberError(blobber: BlobberRef, op: string, code: string, message: string): CodedError {
+  return new CodedError({ code, op, node: blobber.url, detail: { blobber_id: blobber.id } }, message);
+}
+
+export class BlobberClient {
+  readonly blobber: BlobberRef;
+  readonly allocationId: string;
+  private readonly opts: BlobberClientOptions;
+
+  constructor(blobber: BlobberRef, allocationId: string, opts: BlobberClientOptions) {
+    this.blobber = blobber;
+    this.allocationId = allocationId;
+    this.opts = opts;
+  }
+
+  get id(): string {
+    return this.blobber.id;
+  }
+
+  /** Send one request; resolves with the reply body bytes of a 2xx, throws a CodedError otherwise. */
+  async raw(
+    r: RouteDef,
+    op: string,
+    query: Record<string, string | number> = {},
+    body?: Uint8Array | object,
+    opts: { signed?: boolean; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<Uint8Array> {
+    const qs = Object.entries(query)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+      .join("&");
+    const path = routePath(r, this.allocationId) + (qs ? `?${qs}` : "");
+    const bytes = body === undefined ? undefined : body instanceof Uint8Array ? body : Buffer.from(stringifyJson(body), "utf8");
+    const headers: Record<string, string> = {};
+    if (bytes !== undefined) headers["content-type"] = "application/octet-stream";
+    if (opts.signed !== false)
+      Object.assign(
+        headers,
+        signRequest(this.opts.signer, r.method, path, bytes, (this.opts.now ?? systemNow)(), randomBytes(16).toString("hex")),
+      );
+    const url = this.blobber.url.replace(/\/+$/, "") + path;
+    let res: Awaited<ReturnType<Transport["request"]>>;
+    try {
+      res = await this.opts.transport.request({
+        method: r.method,
+        url,
+        headers,
+        ...(bytes !== undefined ? { body: bytes } : {}),
+        timeoutMs: opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
+    } catch (err) {
+      const code = err instanceof CodedError ? err.code : "request_failed";
+      throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`);
+    }
+    if (res.status >= 200 && res.status < 300) return res.body;
+    let code = `http_${res.status}`;
+    let msg = Buffer.from(res.body).toString("utf8").slice(0, 500) || `HTTP ${res.status}`;
+    try {
+      const j = JSON.parse(Buffer.from(res.body).toString("utf8")) as { code?: unknown; error?: unknown };
+      if (typeof j.code === "string") code = j.code;
+      if (typeof j.error === "string") msg = j.error;
+    } catch {
+      // not JSON
+    }
+    throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${msg}`);
+  }
+
+  async json<T>(
+    r: RouteDef,
+    op: string,
+    query?: Record<string, string | number>,
+    body?: Uint8Array | object,
+    timeoutMs?: number,
+  ): Promise<T> {
+    const b = await this.raw(r, op, query, body, timeoutMs === undefined ? {} : { timeoutMs });
+    if (b.length === 0) return undefined as T;
+    return parseJson(Buffer.from(b).toString("utf8")) as T;
+  }
+
+  chunk(connectionId: string, path: string, offset: number, bytes: Uint8Array, timeoutMs?: number): Promise<ChunkReply> {
+    return this.json(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, timeoutMs);
+  }
+  uploadStatus(connectionId: string, path: string): Promise<UploadStatus> {
+    return this.json(FileRoutes.uploadStatus, "upload status", { connection_id: connectionId, path });
+  }
+  upload(connectionId: string, path: string, file: FileMeta, update: boolean): Promise<ChangeReply> {
+    return this.json(update ? FileRoutes.update : FileRoutes.upload, update ? "update" : "upload", undefined, {
+      connection_id: connectionId,
+      path,
+      file,
+    });
+  }
+  delete(connectionId: string, path: string): Promise<ChangeReply> {
+    return this.json(FileRoutes.delete, "delete", { connection_id: connectionId, path });
+  }
+  rename(connectionId: string, path: string, newName: string): Promise<ChangeReply> {
+    return this.json(FileRoutes.rename, "rename", undefined, { connection_id: connectionId, path, new_name: newName });
+  }
+  copy(connectionId: string, path: string, dest: string): Promise<ChangeReply> {
+    return this.json(FileRoutes.copy, "copy", undefined, { connection_id: connectionId, path, dest });
+  }
+  move(connectionId: string, path: string, dest: string): Promise<ChangeReply> {
+    return this.json(FileRoutes.move, "move", undefined, { connection_id: connectionId, path, dest });
+  }
+  createDir(connectionId: string, dirPath: string): Promise<ChangeReply> {
+    return this.json(FileRoutes.createDir, "createdir", undefined, { connection_id: connectionId, dir_path: dirPath });
+  }
+  commit(connectionId: string, wm: WriteMarker): Promise<CommitReply> {
+    return this.json(FileRoutes.commit, "commit", undefined, { connection_id: connectionId, write_marker: wm });
+  }
+  rollback(connectionId: string): Promise<{ dropped: boolean }> {
+    return this.json(FileRoutes.rollback, "rollback", { connection_id: connectionId });
+  }
+  list(path: string, timeoutMs?: number): Promise<ListReply> {
+    return this.json(FileRoutes.list, "list", { path }, undefined, timeoutMs);
+  }
+  meta(path: string, timeoutMs?: number): Promise<MetaReply> {
+    return this.json(FileRoutes.meta, "file meta", { path }, undefined, timeoutMs);
+  }
+  stats(path: string): Promise<StatsReply> {
+    return this.json(FileRoutes.stats, "file stats", { path });
+  }
+  referencePath(paths: string[], timeoutMs?: number): Promise<RefPathReply> {
+    return this.json(FileRoutes.referencePath, "reference path", { paths: JSON.stringify(paths) }, undefined, timeoutMs);
+  }
+  objectTree(path: string): Promise<ObjectTreeReply> {
+    return this.json(FileRoutes.objectTree, "object tree", { path });
+  }
+  refs(path: string, offsetPath = "", pageLimit = 1000): Promise<RefsReply> {
+    return this.json(FileRoutes.refs, "refs", { path, offset_path: offsetPath, page_limit: pageLimit });
+  }
+  download(req: DownloadRequest, timeoutMs?: number): Promise<Uint8Array> {
+    return this.raw(FileRoutes.download, "download", {}, req, {
+      signed: false,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+  }
+}

@@ -1,0 +1,110 @@
+/** What the file commands need from the chain: the allocation record, the wallet as a signer, costs. */
+import { ScAddress } from "../../../chain/types.js";
+import { CodedError } from "../../../core/errors.js";
+import type { SignatureScheme } from "../../../core/scheme.js";
+import type { WalletFile } from "../../../core/wallet.js";
+import { type Signer, stripeCount } from "../../../storage/index.js";
+import type { ChainClient } from "../../chain.js";
+import type { StorageAllocation } from "./allocation.js";
+
+function num(v: unknown): number {
+  return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : 0;
+}
+
+function big(v: unknown): bigint {
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number" && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  if (typeof v === "string" && /^-?\d+$/.test(v)) return BigInt(v);
+  return 0n;
+}
+
+/** An allocation record as the storage contract's `allocation` view returns it, with the prices the costs need. */
+export interface AllocationRecord extends StorageAllocation {
+  /** Per blobber (allocation order): read and write price, SAS per GB. */
+  terms: { read_price: bigint; write_price: bigint }[];
+  /** Go duration (ns) of the allocation's time unit. */
+  time_unit: bigint;
+  raw: Record<string, unknown>;
+}
+
+/** Parse the contract's allocation JSON. @throws CodedError `invalid_allocation` */
+export function parseAllocationRecord(raw: unknown): AllocationRecord {
+  const a = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  if (typeof a.id !== "string")
+    throw new CodedError({ code: "invalid_allocation", op: "read allocation" }, "allocation record has no id");
+  const nodes = Array.isArray(a.blobbers) ? (a.blobbers as Record<string, unknown>[]) : [];
+  const details = Array.isArray(a.blobber_details) ? (a.blobber_details as Record<string, unknown>[]) : [];
+  const blobbers = nodes.map((b) => ({ id: String(b.id ?? ""), url: String(b.url ?? b.baseurl ?? "") }));
+  const terms = blobbers.map((b) => {
+    const d = details.find((x) => x.blobber_id === b.id);
+    const t = (d?.terms ?? (nodes.find((n) => n.id === b.id) as Record<string, unknown> | undefined)?.terms ?? {}) as Record<
+      string,
+      unknown
+    >;
+    return { read_price: big(t.read_price), write_price: big(t.write_price) };
+  });
+  return {
+    id: a.id,
+    owner_id: String(a.owner_id ?? ""),
+    data_shards: num(a.data_shards),
+    parity_shards: num(a.parity_shards),
+    expiration_date: num(a.expiration_date),
+    size: num(a.size),
+    blobbers,
+    terms,
+    time_unit: big(a.time_unit) || 172_800_000_000_000n,
+    raw: a,
+  };
+}
+
+/** Fetch an allocation from the sharders. */
+export async function fetchStorageAllocation(chain: ChainClient, id: string): Promise<AllocationRecord> {
+  const raw = await chain.scRest(ScAddress.storage, "allocation", { allocation: id });
+  return parseAllocationRecord(raw);
+}
+
+/** The wallet as a signer of markers and requests. */
+export function walletSigner(wallet: WalletFile, scheme: SignatureScheme): Signer {
+  const key = wallet.keys[0];
+  if (!key) throw new CodedError({ code: "invalid_wallet", op: "load wallet" }, "the wallet has no keys");
+  return { clientId: wallet.client_id, publicKey: wallet.client_key, sign: (h) => scheme.sign(key.private_key, h) };
+}
+
+const GB = 1024n * 1024n * 1024n;
+
+/** Go's time.Duration String for whole-second-or-more durations given in ns (e.g. `720h0m0s`). */
+export function goDuration(ns: bigint): string {
+  let s = ns / 1_000_000_000n;
+  const h = s / 3600n;
+  s -= h * 3600n;
+  const m = s / 60n;
+  s -= m * 60n;
+  if (h > 0n) return `${h}h${m}m${s}s`;
+  if (m > 0n) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+/**
+ * What `zbox get-upload-cost` prints: the write price of every blobber for its shard of `size` bytes, per time unit
+ * (or for `durationNs`), in SAS, with the period it covers as a Go duration.
+ */
+export function uploadCost(a: AllocationRecord, size: number, durationNs?: bigint): { cost: bigint; period: string } {
+  const shard = BigInt(Math.ceil(size / Math.max(1, a.data_shards)));
+  let cost = 0n;
+  for (const t of a.terms) cost += (t.write_price * shard) / GB;
+  if (durationNs !== undefined && durationNs > 0n)
+    return { cost: (cost * durationNs) / a.time_unit, period: goDuration(durationNs) };
+  return { cost, period: goDuration(a.time_unit) };
+}
+
+/**
+ * What `zbox get-download-cost` prints: the read price of 64 KiB blocks from every blobber, in markers of
+ * `blocksPerMarker` blocks (SAS), and the number of blocks.
+ */
+export function downloadCost(a: AllocationRecord, fileSize: number, blocksPerMarker = 10): { cost: bigint; blocks: number } {
+  const stripes = stripeCount(fileSize, a.data_shards);
+  const markers = BigInt(Math.ceil(stripes / blocksPerMarker));
+  let cost = 0n;
+  for (const t of a.terms) cost += (t.read_price * markers * BigInt(blocksPerMarker) * 65536n) / GB;
+  return { cost, blocks: stripes * (a.data_shards + a.parity_shards) };
+}

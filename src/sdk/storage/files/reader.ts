@@ -1,0 +1,231 @@
+/**
+ * Verified block reads across an allocation's blobbers: the file's metadata agreed by at least `data` blobbers,
+ * then blocks fetched from the `data` fastest of them, every block checked against its shard's Merkle root (one
+ * range proof per request), and any blobber that fails, stalls past the timeout or returns wrong bytes replaced
+ * by another, the missing shards rebuilt with Reed–Solomon. Used by download and by repair.
+ */
+import { CodedError, errorMessage } from "../../../core/errors.js";
+import {
+  BLOCK_SIZE,
+  decodeDownload,
+  type ErasureCoder,
+  leavesOf,
+  type MetaReply,
+  type Signer,
+  signReadMarker,
+  verifyRange,
+} from "../../../storage/index.js";
+import { systemNow } from "../../ambient.js";
+import type { BlobberClient } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
+
+export interface FileConsensus {
+  meta: MetaReply;
+  /** Indexes of blobbers agreeing on the file, fastest first. */
+  agreeing: number[];
+  /** Why the others were left out, by index. */
+  left: Map<number, string>;
+}
+
+/** Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. */
+export async function fileConsensus(
+  clients: BlobberClient[],
+  dataShards: number,
+  path: string,
+  timeoutMs: number,
+  skip: Set<number> = new Set(),
+  now: () => number = systemNow,
+): Promise<FileConsensus> {
+  const started = now();
+  const results = await Promise.all(
+    clients.map(async (c, i) => {
+      if (skip.has(i)) return { i, error: "skipped" };
+      try {
+        const meta = await c.meta(path, timeoutMs);
+        return { i, meta, ms: now() - started };
+      } catch (err) {
+        return { i, error: errorMessage(err), code: err instanceof CodedError ? err.code : "" };
+      }
+    }),
+  );
+  const groups = new Map<string, { i: number; meta: MetaReply; ms: number }[]>();
+  const left = new Map<number, string>();
+  for (const r of results) {
+    if (!("meta" in r) || !r.meta) {
+      left.set(r.i, r.error ?? "no reply");
+      continue;
+    }
+    const g = groups.get(r.meta.hash) ?? [];
+    g.push({ i: r.i, meta: r.meta, ms: r.ms ?? 0 });
+    groups.set(r.meta.hash, g);
+  }
+  const best = [...groups.values()].sort((a, b) => b.length - a.length)[0];
+  if (!best || best.length < dataShards) {
+    const notFound = results.filter((r) => "code" in r && r.code === "resource_not_found").length;
+    const why = [...left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
+    throw new CodedError(
+      { code: notFound >= dataShards ? "resource_not_found" : "consensus_failed", op: "file meta" },
+      notFound >= dataShards
+        ? `${path} does not exist`
+        : `No minimum consensus for file meta data of file ${path}: ${best?.length ?? 0} of ${clients.length} blobbers agree, ${dataShards} needed${why ? ` (${why})` : ""}`,
+    );
+  }
+  for (const [, g] of groups) if (g !== best) for (const r of g) left.set(r.i, `holds another version of ${path}`);
+  best.sort((a, b) => a.ms - b.ms);
+  return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
+}
+
+export interface ReaderOptions {
+  clients: BlobberClient[];
+  dataShards: number;
+  parityShards: number;
+  signer: Signer;
+  ownerId: string;
+  timeoutMs: number;
+  now: () => number;
+  /** Called when a blobber is dropped from the read, with the reason. */
+  onBlobberFailed?: (index: number, reason: string) => void;
+}
+
+/** Reads verified blocks of one file. */
+export class ShardReader {
+  private readonly o: ReaderOptions;
+  private readonly rs: ErasureCoder;
+  private readonly c: FileConsensus;
+  private active: number[];
+  private spares: number[];
+  /** Why blobbers were dropped, by index. */
+  readonly failed = new Map<number, string>();
+  private readonly counters = new Map<number, number>();
+  private readonly chains = new Map<number, Promise<unknown>>();
+  readonly totalBlocks: number;
+
+  constructor(opts: ReaderOptions, consensus: FileConsensus) {
+    this.o = opts;
+    this.c = consensus;
+    this.rs = erasureCoder(opts.dataShards, opts.parityShards);
+    this.active = consensus.agreeing.slice(0, opts.dataShards);
+    this.spares = consensus.agreeing.slice(opts.dataShards);
+    this.totalBlocks = Math.ceil(consensus.meta.shard_size / BLOCK_SIZE);
+    for (const i of consensus.agreeing) this.counters.set(i, 0);
+  }
+
+  get meta(): MetaReply {
+    return this.c.meta;
+  }
+
+  /** Bytes of blocks [start, start+count) in each shard (the last block of a shard may be short). */
+  private span(start: number, count: number): number {
+    return Math.min(count * BLOCK_SIZE, this.c.meta.shard_size - start * BLOCK_SIZE);
+  }
+
+  /** One blobber's verified blocks; requests to one blobber go one at a time (read counters must rise in order). */
+  private fetchFrom(i: number, start: number, count: number): Promise<Uint8Array> {
+    const prev = this.chains.get(i) ?? Promise.resolve();
+    const run = prev.then(
+      () => this.fetchNow(i, start, count),
+      () => this.fetchNow(i, start, count),
+    );
+    this.chains.set(
+      i,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  private async fetchNow(i: number, start: number, count: number): Promise<Uint8Array> {
+    const client = this.o.clients[i] as BlobberClient;
+    const meta = this.c.meta;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const counter = (this.counters.get(i) ?? 0) + count;
+      const rm = signReadMarker(this.o.signer, {
+        blobber_id: client.id,
+        allocation_id: client.allocationId,
+        owner_id: this.o.ownerId,
+        timestamp: Math.floor(this.o.now() / 1000),
+        counter,
+      });
+      let bytes: Uint8Array;
+      try {
+        bytes = await client.download(
+          { path: meta.path, start_block: start, num_blocks: count, read_marker: rm },
+          this.o.timeoutMs,
+        );
+      } catch (err) {
+        if (err instanceof CodedError && err.code === "stale_read_marker") {
+          const m = /latest (\d+)/.exec(err.message);
+          this.counters.set(i, m ? Number(m[1]) : counter);
+          continue;
+        }
+        throw err;
+      }
+      this.counters.set(i, counter);
+      const { header, proof, blocks } = decodeDownload(bytes);
+      const expectLen = this.span(start, count);
+      const root = meta.shard_roots?.[i] as string;
+      if (blocks.length !== expectLen)
+        throw new CodedError(
+          { code: "wrong_data", op: "download", node: client.blobber.url },
+          `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
+        );
+      if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
+        throw new CodedError(
+          { code: "wrong_data", op: "download", node: client.blobber.url },
+          `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
+        );
+      return blocks;
+    }
+    throw new CodedError(
+      { code: "stale_read_marker", op: "download", node: client.blobber.url },
+      `blobber ${client.blobber.url} kept refusing the read counter`,
+    );
+  }
+
+  /**
+   * All shards' bytes of blocks [start, start+count): verified from `data` blobbers, the rest rebuilt.
+   * @throws CodedError `download_failed` when fewer than `data` blobbers can serve them, naming each failure
+   */
+  async read(start: number, count: number): Promise<Uint8Array[]> {
+    const got = new Map<number, Uint8Array>();
+    const pending = new Map<number, Promise<{ i: number; bytes?: Uint8Array; error?: string }>>();
+    const launch = (i: number) => {
+      pending.set(
+        i,
+        this.fetchFrom(i, start, count).then(
+          (bytes) => ({ i, bytes }),
+          (err) => ({ i, error: errorMessage(err) }),
+        ),
+      );
+    };
+    for (const i of this.active) launch(i);
+    while (got.size < this.o.dataShards) {
+      if (pending.size === 0) {
+        const why = [...this.failed.entries(), ...this.c.left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
+        throw new CodedError(
+          { code: "download_failed", op: "download" },
+          `only ${got.size} of the ${this.o.dataShards} shards needed could be read for blocks ${start}..${start + count - 1}${why ? ` (${why})` : ""}`,
+        );
+      }
+      const r = await Promise.race(pending.values());
+      pending.delete(r.i);
+      if (r.bytes) {
+        got.set(r.i, r.bytes);
+        continue;
+      }
+      this.failed.set(r.i, r.error ?? "failed");
+      this.o.onBlobberFailed?.(r.i, r.error ?? "failed");
+      this.active = this.active.filter((x) => x !== r.i);
+      const next = this.spares.shift();
+      if (next !== undefined) {
+        this.active.push(next);
+        launch(next);
+      }
+    }
+    const total = this.o.dataShards + this.o.parityShards;
+    const shards: (Uint8Array | undefined)[] = [];
+    for (let i = 0; i < total; i++) shards.push(got.get(i));
+    let complete = true;
+    for (let i = 0; i < total; i++) if (!shards[i]) complete = false;
+    return complete ? (shards as Uint8Array[]) : this.rs.reconstruct(shards);
+  }
+}

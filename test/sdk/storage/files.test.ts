@@ -1,0 +1,312 @@
+// Upload and download through real blobber routes on loopback: round trips of every size class, block ranges,
+// faults (blobber down, slow, corrupt; client killed and resumed), two writers, refusals.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { CodedError } from "../../../src/core/errors.js";
+import { BLOCK_SIZE, CHUNK_SIZE } from "../../../src/storage/index.js";
+import { signerOf, startNet, type TestBlobber, type TestNet } from "./harness.js";
+
+const tmp = mkdtempSync(join(tmpdir(), "cairn-files-"));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+let n = 0;
+function localFile(bytes: Uint8Array): string {
+  const p = join(tmp, `f${n++}`);
+  writeFileSync(p, bytes);
+  return p;
+}
+const out = () => join(tmp, `out${n++}`);
+const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
+
+describe("files: round trips on 2+2", () => {
+  let net: TestNet;
+  before(async () => {
+    net = await startNet({ data: 2, parity: 2 });
+  });
+  after(async () => net.close());
+
+  const sizes = [
+    0,
+    1,
+    2 * BLOCK_SIZE - 1,
+    2 * BLOCK_SIZE,
+    2 * BLOCK_SIZE + 1,
+    2 * CHUNK_SIZE - 1,
+    2 * CHUNK_SIZE,
+    2 * CHUNK_SIZE + 1,
+    5 * CHUNK_SIZE + 12345,
+  ];
+  for (const size of sizes) {
+    it(`uploads and downloads ${size} bytes byte-exactly`, async () => {
+      const bytes = new Uint8Array(randomBytes(size));
+      const files = net.files();
+      const remote = `/sizes/f-${size}.bin`;
+      const [r] = await files.upload([{ localPath: localFile(bytes), remotePath: remote }]);
+      assert.equal(r?.size, size);
+      const dst = out();
+      const d = await files.download({ remotePath: remote, localPath: dst });
+      assert.equal(d.size, size);
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    });
+  }
+
+  it("downloads a block range (1-based, inclusive)", async () => {
+    const size = 10 * 2 * BLOCK_SIZE + 777;
+    const bytes = new Uint8Array(randomBytes(size));
+    const files = net.files();
+    await files.upload([{ localPath: localFile(bytes), remotePath: "/range.bin" }]);
+    const dst = out();
+    await files.download({ remotePath: "/range.bin", localPath: dst, startBlock: 3, endBlock: 5 });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes.subarray(2 * 2 * BLOCK_SIZE, 5 * 2 * BLOCK_SIZE));
+    const last = out();
+    await files.download({ remotePath: "/range.bin", localPath: last, startBlock: 11, endBlock: 11 });
+    assert.deepEqual(new Uint8Array(readFileSync(last)), bytes.subarray(10 * 2 * BLOCK_SIZE));
+    await assert.rejects(files.download({ remotePath: "/range.bin", localPath: out(), startBlock: 12 }), code("invalid_range"));
+  });
+
+  it("lists, copies, moves, renames and deletes consistently on every blobber", async () => {
+    const files = net.files();
+    await files.upload([{ localPath: localFile(new Uint8Array(randomBytes(1000))), remotePath: "/ops/a.txt" }]);
+    await files.change([{ op: "createdir", path: "/ops/sub" }], "createdir");
+    await files.change([{ op: "copy", path: "/ops/a.txt", dest: "/ops/sub" }], "copy");
+    await files.change([{ op: "rename", path: "/ops/sub/a.txt", new_name: "b.txt" }], "rename");
+    await files.change([{ op: "move", path: "/ops/sub/b.txt", dest: "/" }], "move");
+    await files.change([{ op: "delete", path: "/ops/a.txt" }], "delete");
+    const l = await files.list("/ops");
+    assert.deepEqual(
+      l.list.map((x) => x.name),
+      ["sub"],
+    );
+    const root = await files.list("/");
+    assert.ok(root.list.some((x) => x.name === "b.txt" && x.type === "f" && x.size === 1000));
+    const d = await files.divergent();
+    assert.equal(d.inSync.length, 4);
+    const all = await files.listAll();
+    assert.ok(all.some((r) => r.path === "/b.txt"));
+    await assert.rejects(files.change([{ op: "delete", path: "/nope" }], "delete"), code("resource_not_found"));
+    const meta = await files.meta("/b.txt");
+    assert.equal(meta.size, 1000);
+  });
+
+  it("uploads a directory of many small files in one commit", async () => {
+    const files = net.files();
+    const srcs = Array.from({ length: 30 }, (_, i) => ({
+      localPath: localFile(new Uint8Array(randomBytes(4096))),
+      remotePath: `/many/f${i}.bin`,
+    }));
+    const before = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    await files.upload(srcs);
+    const after = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    assert.equal(after - before, 1, "one write marker for the batch");
+    assert.equal((await files.list("/many")).list.length, 30);
+  });
+});
+
+describe("files: faults", () => {
+  let net: TestNet;
+  before(async () => {
+    net = await startNet({ data: 2, parity: 2 });
+  });
+  after(async () => net.close());
+
+  it("uploads and downloads with parity blobbers down, then repairs them from the others' shards", async () => {
+    const bytes = new Uint8Array(randomBytes(3 * CHUNK_SIZE + 99));
+    await net.stop(1);
+    await net.stop(3);
+    const files = net.files({ timeoutMs: 2000 });
+    await files.upload([{ localPath: localFile(bytes), remotePath: "/down.bin" }]);
+    const dst = out();
+    await files.download({ remotePath: "/down.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    await net.start(1);
+    await net.start(3);
+    const again = net.files();
+    const before = await again.divergent();
+    assert.deepEqual(before.behind.sort(), [1, 3]);
+    const repaired = await again.repair();
+    assert.deepEqual(repaired.sort(), [1, 3]);
+    const afterRepair = await again.divergent();
+    assert.equal(afterRepair.inSync.length, 4);
+    // the repaired blobbers now serve their shards: download with the two others down
+    await net.stop(0);
+    await net.stop(2);
+    const dst2 = out();
+    await net.files({ timeoutMs: 2000 }).download({ remotePath: "/down.bin", localPath: dst2 });
+    assert.deepEqual(new Uint8Array(readFileSync(dst2)), bytes);
+    await net.start(0);
+    await net.start(2);
+  });
+
+  it("survives a blobber killed mid-upload and mid-download", async () => {
+    const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));
+    const files = net.files({ timeoutMs: 2000, window: 1 });
+    let killed = false;
+    const victim = net.blobbers[2];
+    const up = files.upload([{ localPath: localFile(bytes), remotePath: "/killed.bin" }]);
+    // kill blobber 2 as soon as some chunks are in
+    const t = setInterval(() => {
+      if (!killed && (victim?.kv.range({ prefix: "sf:chunk:" }).length ?? 0) >= 2) {
+        killed = true;
+        void victim?.listening.close(0);
+      }
+    }, 2);
+    await up;
+    clearInterval(t);
+    assert.ok(killed);
+    await net.start(2);
+    const f2 = net.files({ timeoutMs: 2000 });
+    const dst = out();
+    let killedDl = false;
+    const dl = f2.download({ remotePath: "/killed.bin", localPath: dst, blocksPerRequest: 4 });
+    const t2 = setInterval(() => {
+      const b0 = net.blobbers[0];
+      if (!killedDl && (b0?.kv.range({ prefix: "sf:rm:" }).length ?? 0) > 0) {
+        killedDl = true;
+        void b0?.listening.close(0);
+      }
+    }, 1);
+    await dl;
+    clearInterval(t2);
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    await net.start(0);
+    await net.files().repair();
+  });
+
+  it("downloads correct bytes from a blobber returning corrupted data, and names it", async () => {
+    const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
+    const files = net.files();
+    await files.upload([{ localPath: localFile(bytes), remotePath: "/corrupt.bin" }]);
+    // blobbers 0 and 1 answer fastest but corrupt what they send
+    const [b0, b1, b2, b3] = net.blobbers as [TestBlobber, TestBlobber, TestBlobber, TestBlobber];
+    b0.corruptDownloads = true;
+    b1.corruptDownloads = true;
+    b2.delayMs = 300;
+    b3.delayMs = 300;
+    try {
+      const dst = out();
+      const res = await net.files().download({ remotePath: "/corrupt.bin", localPath: dst });
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+      for (const i of [0, 1]) {
+        assert.ok(/Merkle verification/.test(res.failed.get(i) ?? ""), res.failed.get(i));
+        assert.ok(res.failed.get(i)?.includes(net.blobbers[i]?.url as string), "the failing blobber is named");
+      }
+    } finally {
+      for (const b of net.blobbers) {
+        b.corruptDownloads = false;
+        b.delayMs = 0;
+      }
+    }
+  });
+
+  it("a slow blobber does not stall an upload", async () => {
+    const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE));
+    (net.blobbers[3] as TestBlobber).delayMs = 12_000;
+    try {
+      const files = net.files({ timeoutMs: 4000 });
+      await files.upload([{ localPath: localFile(bytes), remotePath: "/slow.bin" }]);
+    } finally {
+      (net.blobbers[3] as TestBlobber).delayMs = 0;
+    }
+    const dst = out();
+    await net.files().download({ remotePath: "/slow.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    await net.files().repair();
+    assert.equal((await net.files().divergent()).inSync.length, 4);
+  });
+
+  it("resumes an interrupted upload after the last acknowledged chunk", async () => {
+    const progressDir = join(tmp, "progress");
+    const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE + 3));
+    const local = localFile(bytes);
+    // first run: blobbers refuse after a few chunks (the client is "killed": the upload throws)
+    let chunks = 0;
+    const hooks = net.blobbers.map((b) => b);
+    for (const b of hooks) b.delayMs = 0;
+    const files = net.files({ progressDir, window: 1 });
+    const orig = files.clients.map((c) => c.chunk.bind(c));
+    files.clients.forEach((c, i) => {
+      c.chunk = async (...args: Parameters<typeof c.chunk>) => {
+        if (++chunks > 10) throw new Error("client killed");
+        return (orig[i] as typeof c.chunk)(...args);
+      };
+    });
+    await assert.rejects(files.upload([{ localPath: local, remotePath: "/resume.bin" }]));
+    assert.equal(readdirSync(progressDir).length, 1, "progress file kept");
+    const received = net.blobbers[0]?.kv.range({ prefix: "sf:chunk:" }).length ?? 0;
+    assert.ok(received > 0);
+    // second run: a fresh client continues the same connection and sends only the missing chunks
+    let sent = 0;
+    const files2 = net.files({ progressDir });
+    files2.clients.forEach((c) => {
+      const o = c.chunk.bind(c);
+      c.chunk = async (...args: Parameters<typeof c.chunk>) => {
+        sent++;
+        return o(...args);
+      };
+    });
+    await files2.upload([{ localPath: local, remotePath: "/resume.bin" }]);
+    assert.ok(sent < 4 * 7, `only missing chunks were sent (${sent})`);
+    assert.equal(readdirSync(progressDir).length, 0, "progress file removed after the commit");
+    const dst = out();
+    await files2.download({ remotePath: "/resume.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+  });
+
+  it("two writers on one allocation: both land when they do not conflict, one wins when they do", async () => {
+    const a = net.files();
+    const b = net.files();
+    const fa = localFile(new Uint8Array(randomBytes(5000)));
+    const fb = localFile(new Uint8Array(randomBytes(6000)));
+    await Promise.all([a.upload([{ localPath: fa, remotePath: "/w/a" }]), b.upload([{ localPath: fb, remotePath: "/w/b" }])]);
+    assert.deepEqual(
+      (await a.list("/w")).list.map((x) => x.name),
+      ["a", "b"],
+    );
+    const results = await Promise.allSettled([
+      a.upload([{ localPath: fa, remotePath: "/w/same" }]),
+      b.upload([{ localPath: fb, remotePath: "/w/same" }]),
+    ]);
+    const ok = results.filter((r) => r.status === "fulfilled").length;
+    assert.equal(ok, 1, JSON.stringify(results.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))));
+    const d = await a.divergent();
+    assert.equal(d.inSync.length, 4, "no divergence");
+  });
+});
+
+describe("files: refusals", () => {
+  let net: TestNet;
+  before(async () => {
+    net = await startNet({ data: 2, parity: 2, size: 4 * 1024 * 1024 });
+  });
+  after(async () => net.close());
+
+  it("refuses a non-owner, a full allocation, an expired allocation", async () => {
+    const stranger = net.files({ signer: signerOf() });
+    await assert.rejects(
+      stranger.upload([{ localPath: localFile(new Uint8Array(10)), remotePath: "/x" }]),
+      (e) => e instanceof CodedError && /owner/.test(e.message),
+    );
+    const big = new Uint8Array(randomBytes(5 * 1024 * 1024));
+    await assert.rejects(net.files().upload([{ localPath: localFile(big), remotePath: "/big" }]), code("max_allocation_size"));
+    assert.equal((await net.files().list("/")).list.length, 0, "nothing visible");
+    net.allocation.expiration_date = Math.floor(Date.now() / 1000) - 1;
+    await assert.rejects(
+      net
+        .files({ allocation: { ...net.allocation, size: 0, expiration_date: Math.floor(Date.now() / 1000) + 100 } })
+        .upload([{ localPath: localFile(new Uint8Array(10)), remotePath: "/y" }]),
+      (e) => e instanceof CodedError && /expired/.test(e.message),
+    );
+    net.allocation.expiration_date = Math.floor(Date.now() / 1000) + 86400;
+  });
+
+  it("refuses path traversal", async () => {
+    await assert.rejects(
+      net.files().upload([{ localPath: localFile(new Uint8Array(10)), remotePath: "/a/../../etc/passwd" }]),
+      code("invalid_path"),
+    );
+    assert.ok(!existsSync("/etc/passwd.cairn"));
+  });
+});
