@@ -5,7 +5,7 @@
 // vested tokens, a non-signer's vote, a forged vote signature).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -96,6 +96,9 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), "cairn-tokens-"));
     layout = await createLocalnetLayout(dir, { miners: 3, sharders: 1, basePort: BASE, softTimeout: "1s", proposalWait: "50ms" });
     cfg = layout.clientConfigDir;
+    // this machine may be loaded: give confirmations up to 2.5 minutes (30 queries, 5 s apart) instead of 25 s
+    const cfgFile = join(cfg, "config.yaml");
+    writeFileSync(cfgFile, readFileSync(cfgFile, "utf8").replace(/^max_txn_query: \d+/m, "max_txn_query: 30"));
     sharder = layout.sharders[0]?.url ?? "";
     const logs = join(dir, "logs");
     const bw = startNode(layout.blockworker, logs);

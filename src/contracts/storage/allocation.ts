@@ -381,7 +381,7 @@ export function updateAllocationRequest(ctx: ContractContext, conf: StorageConfi
 /**
  * Pay the blobbers of a closing allocation: each gets what the challenge pool holds for it and, from the write
  * pool, what it still lacks of its min lock demand; offers are released and capacity freed; what is left in
- * the challenge pool goes back to the write pool (the owner unlocks it when the pool expires).
+ * the challenge pool goes back to the write pool, whose entries for the allocation now expire with it.
  */
 function finish(state: ContractState, a: StorageAllocation, now: number, poolId: string): void {
   const wp = getWritePools(state, a.owner_id) ?? { pools: [] };
@@ -429,7 +429,11 @@ function finish(state: ContractState, a: StorageAllocation, now: number, poolId:
     a.moved_back += back;
     cp.balance = 0n;
   }
+  // the allocation's write pools are free once it has closed (a canceled one closes now)
+  const end = until(a);
+  for (const p of wp.pools) if (p.allocation_id === a.id && p.expire_at > end) p.expire_at = end;
   cp.finalized = true;
+  cp.expiration = Math.min(cp.expiration, end);
   putChallengePool(state, cp);
   putWritePools(state, a.owner_id, wp);
   a.finalized = true;

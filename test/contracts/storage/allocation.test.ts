@@ -229,6 +229,12 @@ describe("storage contract: allocations", () => {
     assert.equal(x.finalized, true);
     assert.equal(x.expiration_date, T0 + 10);
     c2.refused(o2, "cancel_allocation", { allocation_id: a2.id }, 0n, /allocation already finalized/, T0 + 11);
+    // the write pool is released once the canceled allocation's challenge time has passed
+    const pool = c2.rest("getWritePoolStat", { client_id: o2.id }).pools[0];
+    assert.equal(pool.expire_at, T0 + 10 + 120);
+    const before = c2.balance(o2.id);
+    c2.ok(o2, "write_pool_unlock", { pool_id: pool.id }, 0n, T0 + 131);
+    assert.equal(c2.balance(o2.id) - before, ZCN - 4n * (ZCN / 200n), "all but the min lock demand paid to the blobbers");
   });
 });
 

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { writeMarkerHash } from "../../../src/contracts/storage/index.js";
 import { bls0chain } from "../../../src/core/bls.js";
+import { ed25519 } from "../../../src/core/ed25519.js";
 import { clientIdOf, initCrypto } from "../../../src/core/schemes.js";
+import { signReadMarker, signWriteMarker } from "../../../src/storage/markers.js";
 import { allocInput, Chain, GiB, setupBlobbers, signedReadMarker, signedWriteMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -212,5 +214,27 @@ describe("storage contract: bls0chain owners", () => {
     const wm = { ...body, signature: bls0chain.sign(owner.privateKey, writeMarkerHash({ ...body, signature: "" })) };
     c.refused(b, "commit_connection", { write_marker: { ...wm, size: 1001n } }, 0n, /invalid signature/);
     c.ok(b, "commit_connection", { write_marker: wm });
+  });
+});
+
+describe("storage contract: markers signed by the storage layer", () => {
+  it("accepts write and read markers made with src/storage signWriteMarker / signReadMarker", () => {
+    const { c, owner, id, blobber } = world();
+    const signer = { clientId: owner.id, publicKey: owner.publicKey, sign: (h: string) => ed25519.sign(owner.privateKey, h) };
+    const b = blobber.blobber;
+    const wm = signWriteMarker(signer, {
+      allocation_root: "a".repeat(64),
+      prev_allocation_root: "",
+      allocation_id: id,
+      size: 65536,
+      blobber_id: b.id,
+      timestamp: T0,
+    });
+    c.ok(b, "commit_connection", { allocation_root: wm.allocation_root, prev_allocation_root: "", write_marker: wm });
+    c.ok(owner, "new_read_pool");
+    c.ok(owner, "read_pool_lock", { allocation_id: id, duration: 60n * MIN }, ZCN);
+    const rm = signReadMarker(signer, { blobber_id: b.id, allocation_id: id, owner_id: owner.id, timestamp: T0, counter: 10 });
+    const out = c.ok(b, "read_redeem", { read_marker: rm });
+    assert.equal(out.blocks, 10);
   });
 });
