@@ -345,7 +345,9 @@ export function applyTransaction(view: StateView, txn: Transaction, opts: ExecOp
  */
 function chargeFailedFee(view: StateView, txn: Transaction, opts: ExecOptions): void {
   if (txn.transaction_fee <= 0n || txn.client_id === "") return;
-  const due = txn.transaction_fee < view.balance(txn.client_id) ? txn.transaction_fee : view.balance(txn.client_id);
+  const balance = view.balance(txn.client_id);
+  let due = txn.transaction_fee;
+  if (balance < due) due = balance;
   if (due <= 0n) return;
   const at = view.trie.snapshot();
   try {

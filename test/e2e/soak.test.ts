@@ -158,10 +158,10 @@ describe("soak: a sharder down under load catches up exactly", { timeout: 240_00
 
       // back, and stopped again while it catches up
       nodes[idx] = startNode(layout.sharders[0] as LocalnetLayout["sharders"][0], logs);
-      await waitReady(nodes[idx] as RunningNode, "/_nh/whoami", 30_000);
+      await waitReady(nodes[idx] as RunningNode, "/_nh/whoami", 60_000);
       await stopWithin(nodes[idx] as RunningNode, 12_000);
       nodes[idx] = startNode(layout.sharders[0] as LocalnetLayout["sharders"][0], logs);
-      await waitReady(nodes[idx] as RunningNode, "/_nh/whoami", 30_000);
+      await waitReady(nodes[idx] as RunningNode, "/_nh/whoami", 60_000);
 
       await waitFor(
         "the sharder to catch up with the miners",

@@ -416,4 +416,15 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     );
     assert.equal((await drive(client.getBalance(alice.client_id)))?.balance, 10_000_000_000n - 7n);
   });
+
+  it("3. a stopped sharder refuses pushes at once and its sync ends (last: it stays stopped)", async () => {
+    const sh = sharder();
+    const body = { block: blockToJson(sh.latestFinalized()) };
+    sh.stop();
+    await assert.rejects(sh.receive(body), (e: unknown) => e instanceof sdk.CodedError && e.code === "sharder_busy");
+    await drive(sh.sync());
+    assert.equal(sh.isSyncing(), false);
+    const r = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson(body)));
+    assert.equal(r.status, 503);
+  });
 });

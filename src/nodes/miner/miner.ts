@@ -331,6 +331,7 @@ export class MinerNode {
       }
       let progress = 0;
       for (const b of blocks) {
+        await new Promise<void>((r) => setImmediate(r)); // the API stays responsive during a long catch-up
         if (this.stopped) break;
         if (this.engine.getBlock(b.hash)) continue;
         this.serial(() => this.engine.addNotarizedBlock(b, this.now()));

@@ -264,9 +264,13 @@ export class SharderNode {
     return top;
   }
 
-  /** Check and add a range of finalized blocks, in order, as if each had been pushed. */
-  private addRange(blocks: Block[]): void {
+  /**
+   * Check and add a range of finalized blocks, in order, as if each had been pushed; the event loop gets a turn
+   * between blocks, so the API (and a shutdown) stays responsive during a long catch-up.
+   */
+  private async addRange(blocks: Block[]): Promise<void> {
     for (const b of blocks) {
+      await new Promise<void>((r) => setImmediate(r));
       if (this.stopped) return;
       if (b.round <= this.lfb.round || this.tree.has(b.hash)) continue;
       const parent = this.parentOf(b);
