@@ -13,7 +13,6 @@ import type {
   BlockLogic,
   ConsensusCrypto,
   ConsensusMessage,
-  MinerInfo,
   RestoredState,
 } from "../../chain/consensus/types.js";
 import { withoutResult } from "../../chain/execute.js";

@@ -1,7 +1,6 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
 import type { FastifyInstance } from "fastify";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
-import { type MagicNode, ScAddress } from "../../chain/types.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
