@@ -34,11 +34,6 @@ export function rankPermutation(seed: bigint, n: number): number[] {
   return permutation(seed, n);
 }
 
-/** Whether a rank makes its miner a generator of the round. */
-export function isGeneratorRank(rank: number, n: number): boolean {
-  return rank < generatorCount(n);
-}
-
 /**
  * The finality rule, in one place for the consensus engine and the sharder: three notarized blocks of
  * consecutive rounds, each the parent of the next, finalize the middle one and all its ancestors. The callers
