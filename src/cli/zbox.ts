@@ -3,6 +3,7 @@ import Table from "cli-table3";
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerFileCommands } from "./zbox/files.js";
 import { registerStorageCommands } from "./zbox/index.js";
 
 /** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
@@ -104,6 +105,7 @@ export function buildZbox(io: CliIo): Command {
     );
 
   registerStorageCommands(program, io);
+  registerFileCommands(program, io);
   return program;
 }
 

@@ -2,11 +2,11 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerGetBlobbersCommand } from "./zbox/index.js";
 import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
 import { registerVestingCommands } from "./zwallet/vesting.js";
-import { registerGetBlobbersCommand } from "./zbox/index.js";
 
 export function buildZwallet(io: CliIo): Command {
   const program = new Command("zwallet")

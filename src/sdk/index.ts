@@ -77,9 +77,9 @@ export {
   type UnlockOutcome,
 } from "./miner.js";
 export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
-export * from "./tokens/index.js";
-export * as storage from "./storage/index.js";
 export * as storageFiles from "./storage/files/index.js";
+export * as storage from "./storage/index.js";
+export * from "./tokens/index.js";
 export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
 export { readWalletFile, walletExists, walletPath, writeWalletFile } from "./walletfile.js";

@@ -345,7 +345,7 @@ describe("zbox storage commands against an in-process network", { timeout: 900_0
     const info = await zbox(["sp-info", "--blobber_id", id]);
     assert.equal(info.code, 0, info.err);
     assert.match(info.out, new RegExp(`^blobber_id:             ${id}\ntotal stake:            2\\.000 ZCN\n`));
-    assert.match(info.out, /offers:\n- lock: {7}50\.000 mZCN\n/);
+    assert.match(info.out, /offers:\n- lock: {7}75\.000 mZCN\n/, "0.1 ZCN/GB × 768 MiB (3 GiB after the update over 4 blobbers)");
     const user = await zbox(["sp-user-info"]);
     assert.match(
       user.out,

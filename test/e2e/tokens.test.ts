@@ -144,7 +144,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
   });
 
   it("interest: lockconfig, lock, getlockedtokens, unlock, with every refusal", async () => {
-    const [conf, noTokens, noDuration, badDuration, noPool, tiny] = await Promise.all([
+    const [conf, noTokens, noDuration, badDuration, noPool, tiny, none] = await Promise.all([
       ok(["lockconfig"]),
       zwallet(["lock", "--durationHr", "1"]),
       zwallet(["lock", "--tokens", "1"]),
@@ -154,6 +154,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
         ["lock", "--tokens", "0.0000000009", "--durationMin", "1"],
         /^\nFailed to lock tokens\. .*insufficent amount to dig an interest pool/,
       ),
+      fails(["getlockedtokens"], /^\nFailed to get locked tokens\..*can't find user node/, "carol.json"),
     ]);
     assert.equal(
       conf,
@@ -164,6 +165,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
     assert.match(badDuration.err, /^Error: invalid duration/);
     assert.equal(noPool.err, "Error: pool_id flag is missing\n");
     assert.ok(tiny.endsWith("\n"));
+    assert.ok(none.endsWith("\n"));
 
     const before = await balance(alice);
     // a short lock (to unlock) and a long one (to be refused)

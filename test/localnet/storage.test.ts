@@ -11,7 +11,7 @@ import { BLOBBER_STAKE_SAS, registerAndStake } from "../../src/localnet/provider
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 
-describe("in-process network with blobbers and validators", { timeout: 300_000 }, () => {
+describe("in-process network with blobbers and validators", { timeout: 900_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let client: sdk.ChainClient;

@@ -43,6 +43,7 @@ import {
   readMagicBlock,
   readNode,
   readUser,
+  settingsOf,
   simpleNodeFrom,
   userJson,
   writeGlobal,
@@ -351,8 +352,8 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
   };
 
   /** Whether a node is offline: not in the magic block in force and silent for `health_check_timeout` seconds. */
-  const offline = (mn: MinerNode, inMb: Set<string>, now: number): boolean =>
-    !inMb.has(mn.node.id) && now - mn.node.last_health_check > config.health_check_timeout;
+  const offline = (mn: MinerNode, inMb: Set<string>, now: number, timeout: number): boolean =>
+    !inMb.has(mn.node.id) && now - mn.node.last_health_check > timeout;
 
   /** Interests, releases, activation and offline refunds over every registered node (reference `viewChangePoolsWork`). */
   const poolsWork = (ctx: BlockHookContext, g: MinerGlobal): void => {
@@ -388,7 +389,8 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
             p.status = "ACTIVE";
             mn.node.total_stake += p.balance;
           }
-        if (offline(mn, inMb, block.time)) for (const p of [...mn.pools.values()]) refund(mn, p);
+        if (offline(mn, inMb, block.time, settingsOf(g, config).health_check_timeout))
+          for (const p of [...mn.pools.values()]) refund(mn, p);
         writeNode(state, mn);
       }
     }
@@ -401,8 +403,9 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
     const round = ctx.block.round;
     if (round <= g.last_round) return;
     payBlock(ctx, g);
-    const poolRound = config.view_change_enabled
-      ? dkgAfterBlock(ctx, g, config).switched
+    const cfg = settingsOf(g, config);
+    const poolRound = cfg.view_change_enabled
+      ? dkgAfterBlock(ctx, g, cfg).switched
       : g.reward_round_frequency > 0 && round % g.reward_round_frequency === 0;
     if (poolRound) poolsWork(ctx, g);
     if (g.epoch > 0 && round % g.epoch === 0) {

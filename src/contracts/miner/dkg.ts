@@ -207,7 +207,7 @@ export function sharderKeep(ctx: ContractContext): string {
   if (!d || d.phase === Phase.wait) refuse(code, "no view change is collecting sharders");
   const me = ctx.txn.client_id;
   const node = readNode(ctx.state, me);
-  if (!node || node.node.node_type !== "sharder") refuse(code, `${me} is not a registered sharder`);
+  if (node?.node.node_type !== "sharder") refuse(code, `${me} is not a registered sharder`);
   if (!d.keep.includes(me)) d.keep.push(me);
   ctx.state.putNode(DKG_KEY, d);
   return JSON.stringify({ id: me, keep: d.keep.length });

@@ -14,6 +14,7 @@ import {
   readMagicBlock,
   readNode,
   readUser,
+  settingsOf,
 } from "./state.js";
 
 export const MINER_REST_POINTS = [
@@ -136,13 +137,17 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
     }
     case "configs": {
       const g = readGlobal(state) ?? globalFromConfig(config);
+      const c = settingsOf(g, config);
+      const { settings: _s, ...rest } = globalJson(g);
       return {
-        ...globalJson(g),
-        start_rounds: config.start_rounds,
-        contribute_rounds: config.contribute_rounds,
-        share_rounds: config.share_rounds,
-        publish_rounds: config.publish_rounds,
-        wait_rounds: config.wait_rounds,
+        ...rest,
+        start_rounds: c.start_rounds,
+        contribute_rounds: c.contribute_rounds,
+        share_rounds: c.share_rounds,
+        publish_rounds: c.publish_rounds,
+        wait_rounds: c.wait_rounds,
+        view_change_enabled: c.view_change_enabled,
+        health_check_timeout: c.health_check_timeout,
       };
     }
     default:

@@ -47,6 +47,25 @@ export interface MinerGlobal {
   max_mint: bigint;
   minted: bigint;
   reward_round_frequency: number;
+  /** Settings written at genesis (see `MinerScConfig`); absent in states written before they existed. */
+  settings?: Partial<Pick<MinerScConfig, SettingField>>;
+}
+
+/** Settings kept in the global node so that a network's genesis decides them for every node. */
+export const SETTING_FIELDS = [
+  "view_change_enabled",
+  "start_rounds",
+  "contribute_rounds",
+  "share_rounds",
+  "publish_rounds",
+  "wait_rounds",
+  "health_check_timeout",
+] as const;
+export type SettingField = (typeof SETTING_FIELDS)[number];
+
+/** The configuration in effect: the contract's, overridden by the settings stored at genesis. */
+export function settingsOf(g: MinerGlobal | undefined, config: MinerScConfig): MinerScConfig {
+  return { ...config, ...(g?.settings ?? {}) };
 }
 
 /** The contract's configuration: the global node's initial values plus the development and phase settings. */
@@ -257,6 +276,7 @@ export function globalFromConfig(c: MinerScConfig): MinerGlobal {
     max_mint: c.max_mint,
     minted: 0n,
     reward_round_frequency: c.reward_round_frequency,
+    settings: Object.fromEntries(SETTING_FIELDS.map((f) => [f, c[f]])) as NonNullable<MinerGlobal["settings"]>,
   };
 }
 
@@ -268,6 +288,18 @@ export function readGlobal(state: Reader): MinerGlobal | undefined {
   for (const f of GLOBAL_INT_FIELDS) out[f] = num(g[f], "global node");
   for (const f of GLOBAL_FLOAT_FIELDS) out[f] = num(g[f], "global node");
   for (const f of GLOBAL_SAS_FIELDS) out[f] = big(g[f], "global node");
+  const st = g.settings;
+  if (typeof st === "object" && st !== null && !Array.isArray(st)) {
+    const o = st as Record<string, unknown>;
+    const settings: Record<string, unknown> = {};
+    for (const f of SETTING_FIELDS) {
+      const v = o[f];
+      if (f === "view_change_enabled") {
+        if (typeof v === "boolean") settings[f] = v;
+      } else if (v !== undefined) settings[f] = num(v, "global node settings");
+    }
+    out.settings = settings;
+  }
   return out as unknown as MinerGlobal;
 }
 
@@ -296,6 +328,7 @@ export function globalJson(g: MinerGlobal): Record<string, unknown> {
     max_mint: g.max_mint,
     minted: g.minted,
     reward_round_frequency: g.reward_round_frequency,
+    ...(g.settings ? { settings: g.settings } : {}),
   };
 }
 

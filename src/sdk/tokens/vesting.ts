@@ -70,6 +70,21 @@ export const vestingStop = (
 export const vestingDelete = (chain: ChainClient, wallet: WalletFile, poolId: string, fee = 0n): Promise<TxnResult> =>
   call(chain, wallet, "delete", { pool_id: poolId }, 0n, fee);
 
+/**
+ * A REST read that tolerates a sharder whose latest finalized state is a round behind (the reference's
+ * "empty finalized block" on vp-list/vp-info): on failure it asks again twice, a second apart, before giving up.
+ */
+async function fresh<T>(read: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (i >= 2) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 const big = (v: unknown): bigint => (typeof v === "bigint" ? v : BigInt(v as number));
 
 export async function vestingConfig(chain: ChainClient): Promise<VestingConfigView> {
@@ -84,7 +99,7 @@ export async function vestingConfig(chain: ChainClient): Promise<VestingConfigVi
 }
 
 export async function vestingPoolInfo(chain: ChainClient, poolId: string): Promise<VestingPoolInfo> {
-  const i = await chain.scRest<Record<string, unknown>>(ScAddress.vesting, "getPoolInfo", { pool_id: poolId });
+  const i = await fresh(() => chain.scRest<Record<string, unknown>>(ScAddress.vesting, "getPoolInfo", { pool_id: poolId }));
   const ds = (Array.isArray(i.destinations) ? i.destinations : []) as Record<string, unknown>[];
   return {
     pool_id: String(i.pool_id),
@@ -105,7 +120,7 @@ export async function vestingPoolInfo(chain: ChainClient, poolId: string): Promi
 }
 
 export async function vestingClientPools(chain: ChainClient, clientId: string): Promise<string[]> {
-  const r = await chain.scRest<{ pools?: string[] }>(ScAddress.vesting, "getClientPools", { client_id: clientId });
+  const r = await fresh(() => chain.scRest<{ pools?: string[] }>(ScAddress.vesting, "getClientPools", { client_id: clientId }));
   return r.pools ?? [];
 }
 

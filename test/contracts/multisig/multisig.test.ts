@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { transferHash } from "../../../src/chain/execute.js";
+import { applyBlockTransactions, type ContractRunner, transferHash } from "../../../src/chain/execute.js";
+import { StateView } from "../../../src/chain/state.js";
+import { MapNodeDb, Trie } from "../../../src/chain/trie.js";
 import { contractAt, MULTISIG_ADDRESS, multisigContract, readMultisigProposal } from "../../../src/contracts/index.js";
 import { bls0chain } from "../../../src/core/bls.js";
 import { sha3 } from "../../../src/core/hash.js";
@@ -159,5 +161,51 @@ describe("multisig contract", () => {
     assert.match(c.ok(vote(s2.client, voteOf(g, s2, "other", 1n), T0 + 131)), /^success 0: transfer executed/);
     assert.equal(readMultisigProposal(c.view(), { client_id: g.id, proposal_id: "late" }), undefined);
     assert.equal(c.balance(TO), 1n);
+  });
+
+  it("chain signed transfers: the key must be the sender's and the signature must verify", () => {
+    const owner = bls0chain.generateKeys();
+    const from = clientIdOf(owner.publicKey);
+    const db = new MapNodeDb();
+    const t = Trie.at("", db);
+    new StateView(t).mint(from, 100n, "", 0);
+    const c = t.commit();
+    db.putAll(c.newNodes);
+    const runner: ContractRunner = {
+      execute(ctx, _fn, input) {
+        ctx.state.signedTransfer(input as Parameters<typeof ctx.state.signedTransfer>[0]);
+        return "ok";
+      },
+    };
+    const run = (st: { publicKey: string; signature: string; amount?: bigint }) => {
+      const transfer = { from, to: TO, amount: st.amount ?? 40n };
+      const txn = scCall(MULTISIG_ADDRESS, sha3("anyone"), "x", {});
+      const r = applyBlockTransactions(c.root, db, [txn], {
+        round: 1,
+        minerId: "",
+        contracts: () => ({
+          execute: (ctx, fn) => runner.execute(ctx, fn, { ...transfer, scheme: "bls0chain", ...st }),
+        }),
+      });
+      return r.results[0];
+    };
+    const good = bls0chain.sign(owner.privateKey, transferHash({ from, to: TO, amount: 40n }));
+    assert.equal(run({ publicKey: owner.publicKey, signature: good })?.status, 1);
+    assert.match(
+      run({ publicKey: STRANGER_KEYS().publicKey, signature: good })?.output ?? "",
+      /^invalid_transfer_signature: .*belongs to/,
+    );
+    assert.match(
+      run({ publicKey: owner.publicKey, signature: good, amount: 41n })?.output ?? "",
+      /^invalid_transfer_signature: .*does not verify/,
+    );
+    assert.match(
+      run({
+        publicKey: owner.publicKey,
+        signature: bls0chain.sign(owner.privateKey, transferHash({ from, to: TO, amount: 400n })),
+        amount: 400n,
+      })?.output ?? "",
+      /^insufficient_balance: /,
+    );
   });
 });

@@ -231,3 +231,68 @@ describe("storage contract: allocations", () => {
     c2.refused(o2, "cancel_allocation", { allocation_id: a2.id }, 0n, /allocation already finalized/, T0 + 11);
   });
 });
+
+describe("storage contract: more allocation rules", () => {
+  it("an allocation closed by finalize refuses updates, cancels, marker redemption and pool locks", () => {
+    const { c, bs, owner } = world(4);
+    const a = c.ok(owner, "new_allocation_request", allocInput(owner), ZCN);
+    const id = a.id as string;
+    const end = T0 + MONTH + 121;
+    c.ok(owner, "finalize_allocation", { allocation_id: id }, 0n, end);
+    c.refused(owner, "update_allocation_request", { id, size: GiB }, 0n, /allocation is finalized or canceled/, end);
+    c.refused(owner, "cancel_allocation", { allocation_id: id }, 0n, /allocation already finalized/, end);
+    c.refused(
+      owner,
+      "write_pool_lock",
+      { allocation_id: id, duration: 3_600_000_000_000n },
+      ZCN,
+      /is finalized or canceled/,
+      end,
+    );
+    const b = bs[0]!.blobber;
+    c.refused(
+      b,
+      "commit_connection",
+      {
+        write_marker: {
+          allocation_root: "r",
+          allocation_id: id,
+          size: 1,
+          blobber_id: b.id,
+          timestamp: T0,
+          client_id: owner.id,
+          signature: "ab",
+        },
+      },
+      0n,
+      /allocation is finalized or canceled/,
+      end,
+    );
+  });
+
+  it("an update that needs more stake than the blobbers have free is refused", () => {
+    const c = new Chain();
+    setupBlobbers(c, 4, ZCN / 10n);
+    const owner = wallet();
+    c.fund(owner, 10n * ZCN);
+    const a = c.ok(owner, "new_allocation_request", allocInput(owner), ZCN);
+    c.refused(owner, "update_allocation_request", { id: a.id, size: 8n * GiB }, 0n, /stake pool doesn't cover the new size/);
+  });
+
+  it("update_allocation_request needs the write pool to cover the new min lock demand", () => {
+    const c = new Chain();
+    setupBlobbers(c, 4, 10n * ZCN, { mld: 1 });
+    const owner = wallet();
+    c.fund(owner, 10n * ZCN);
+    // 4 × 0.1 ZCN/GB × 0.5 GB × 1 = 0.2 ZCN
+    const a = c.ok(owner, "new_allocation_request", allocInput(owner), ZCN / 5n);
+    c.refused(
+      owner,
+      "update_allocation_request",
+      { id: a.id, size: 2n * GiB },
+      0n,
+      /not enough tokens to honor the min lock demand \(2000000000 < 4000000000\)/,
+    );
+    c.ok(owner, "update_allocation_request", { id: a.id, size: 2n * GiB }, ZCN / 5n);
+  });
+});

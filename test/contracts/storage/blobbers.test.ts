@@ -97,6 +97,16 @@ describe("storage contract: blobbers and validators", () => {
     assert.equal(c.rest("getBlobber", { blobber_id: blobber.id }).url, "http://b0.test:5051", "the URL is the blobber's own");
     c.refused(delegate, "update_blobber_settings", { ...input, id: "nope" }, 0n, /no such blobber: nope/);
     c.refused(delegate, "update_blobber_settings", { ...input, capacity: 1 }, 0n, /insufficient blobber capacity/);
+    const s = blobberInput("x").stake_pool_settings;
+    c.refused(
+      delegate,
+      "update_blobber_settings",
+      { id: blobber.id, stake_pool_settings: { ...s, num_delegates: 0 } },
+      0n,
+      /num_delegates <= 0/,
+    );
+    const v = wallet();
+    c.refused(v, "add_validator", { id: "other", url: "http://v.test:1", stake_pool_settings: s }, 0n, /is not the sender/);
   });
 
   it("blobber_health_check records the time; blobbers without a recent one are not offered", () => {

@@ -90,6 +90,9 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
     });
   };
 
+  // read markers are written in batches: write what is pending when the server stops
+  app.addHook("onClose", async () => service.flushReads());
+
   add(FileRoutes.chunk, (a, c, q, body) => service.chunk(a, c, q, body));
   add(FileRoutes.uploadStatus, (a, c, q) => service.uploadStatus(a, c, q));
   add(FileRoutes.upload, (a, c, _q, body) => {

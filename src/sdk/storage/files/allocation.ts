@@ -20,6 +20,7 @@ import {
   CHUNK_SIZE,
   type Change,
   type DirListing,
+  type ErasureCoder,
   type FileMeta,
   fragmentSize,
   type Listings,
@@ -29,7 +30,6 @@ import {
   merkleRoot,
   normalizePath,
   parentOf,
-  ReedSolomon,
   type RefPathReply,
   type RefView,
   type Signer,
@@ -42,6 +42,7 @@ import {
 import { systemNow } from "../../ambient.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
 import { fileConsensus, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -215,7 +216,7 @@ export class AllocationFiles {
   private readonly o: AllocationFilesOptions;
   private readonly timeoutMs: number;
   private readonly now: () => number;
-  private readonly rs: ReedSolomon;
+  private readonly rs: ErasureCoder;
   /** Blobbers known to be behind (missed a write), by index → reason. */
   private readonly behind = new Map<number, string>();
 
@@ -226,7 +227,7 @@ export class AllocationFiles {
     this.now = opts.now ?? systemNow;
     const copts = { transport: opts.transport, signer: opts.signer, timeoutMs: this.timeoutMs, now: this.now };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
-    this.rs = new ReedSolomon(opts.allocation.data_shards, opts.allocation.parity_shards);
+    this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
   }
 
   get dataShards(): number {
@@ -906,6 +907,8 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    // a whole file written from its start is hashed as it is written (no second read)
+    const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
       // a small window of requests in flight; writes happen in order
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
@@ -937,6 +940,7 @@ export class AllocationFiles {
             outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), from);
           }
           await fh.write(outBuf, 0, outBuf.length, fileOff - startByte);
+          streamHash?.update(outBuf);
         }
         next = job.s + job.count;
         await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
@@ -953,19 +957,23 @@ export class AllocationFiles {
       await fh.close();
     }
     if (!ranged) {
-      const h = createHash("sha256");
-      const rfh = await open(opts.localPath, "r");
-      try {
-        const buf = new Uint8Array(4 * 1024 * 1024);
-        for (;;) {
-          const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
-          if (bytesRead === 0) break;
-          h.update(buf.subarray(0, bytesRead));
+      let digest = streamHash?.digest("hex");
+      if (digest === undefined) {
+        const h = createHash("sha256");
+        const rfh = await open(opts.localPath, "r");
+        try {
+          const buf = new Uint8Array(4 * 1024 * 1024);
+          for (;;) {
+            const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
+            if (bytesRead === 0) break;
+            h.update(buf.subarray(0, bytesRead));
+          }
+        } finally {
+          await rfh.close();
         }
-      } finally {
-        await rfh.close();
+        digest = h.digest("hex");
       }
-      if (h.digest("hex") !== meta.actual_hash) {
+      if (digest !== meta.actual_hash) {
         await rm(progressFile, { force: true });
         throw new CodedError({ code: "content_hash_mismatch", op }, `downloaded ${remote} does not match its actual hash`);
       }

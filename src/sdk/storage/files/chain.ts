@@ -1,6 +1,5 @@
 /** What the file commands need from the chain: the allocation record, the wallet as a signer, costs. */
 import { ScAddress } from "../../../chain/types.js";
-import { sasToZcnString } from "../../../core/amount.js";
 import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
@@ -85,47 +84,27 @@ export function goDuration(ns: bigint): string {
   return `${s}s`;
 }
 
-/** gosdk `common.Size` (IEC): `512 B`, `1.5 KiB`. */
-export function sizeIEC(b: number): string {
-  if (b < 1024) return `${b} B`;
-  let div = 1024;
-  let exp = 0;
-  for (let n = Math.floor(b / 1024); n >= 1024; n = Math.floor(n / 1024)) {
-    div *= 1024;
-    exp++;
-  }
-  return `${(b / div).toFixed(1)} ${"KMGTPE"[exp]}iB`;
-}
-
 /**
- * `zbox get-upload-cost` line: the write price of every blobber for its shard of `size` bytes per time unit, or for
- * `durationNs`. Reference: `<tokens> tokens / <time unit> for <size> of <path>`.
+ * What `zbox get-upload-cost` prints: the write price of every blobber for its shard of `size` bytes, per time unit
+ * (or for `durationNs`), in SAS, with the period it covers as a Go duration.
  */
-export function uploadCost(a: AllocationRecord, size: number, path: string, durationNs?: bigint): string {
+export function uploadCost(a: AllocationRecord, size: number, durationNs?: bigint): { cost: bigint; period: string } {
   const shard = BigInt(Math.ceil(size / Math.max(1, a.data_shards)));
   let cost = 0n;
   for (const t of a.terms) cost += (t.write_price * shard) / GB;
-  if (durationNs !== undefined && durationNs > 0n) {
-    cost = (cost * durationNs) / a.time_unit;
-    return `${sasToZcnString(cost)} tokens / ${goDuration(durationNs)} for ${sizeIEC(size)} of ${path}`;
-  }
-  return `${sasToZcnString(cost)} tokens / ${goDuration(a.time_unit)} for ${sizeIEC(size)} of ${path}`;
+  if (durationNs !== undefined && durationNs > 0n)
+    return { cost: (cost * durationNs) / a.time_unit, period: goDuration(durationNs) };
+  return { cost, period: goDuration(a.time_unit) };
 }
 
 /**
- * `zbox get-download-cost` line: read price per 64 KiB block, markers of `blocksPerMarker` blocks, every blobber.
- * Reference: `<tokens> tokens for <n> 64KB blocks (<size>) of <path>`.
+ * What `zbox get-download-cost` prints: the read price of 64 KiB blocks from every blobber, in markers of
+ * `blocksPerMarker` blocks (SAS), and the number of blocks.
  */
-export function downloadCost(
-  a: AllocationRecord,
-  fileSize: number,
-  shardBytes: number,
-  path: string,
-  blocksPerMarker = 10,
-): string {
+export function downloadCost(a: AllocationRecord, fileSize: number, blocksPerMarker = 10): { cost: bigint; blocks: number } {
   const stripes = stripeCount(fileSize, a.data_shards);
   const markers = BigInt(Math.ceil(stripes / blocksPerMarker));
   let cost = 0n;
   for (const t of a.terms) cost += (t.read_price * markers * BigInt(blocksPerMarker) * 65536n) / GB;
-  return `${sasToZcnString(cost)} tokens for ${stripes * (a.data_shards + a.parity_shards)} 64KB blocks (${sizeIEC(shardBytes)}) of ${path}`;
+  return { cost, blocks: stripes * (a.data_shards + a.parity_shards) };
 }

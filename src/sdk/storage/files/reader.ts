@@ -8,15 +8,16 @@ import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
   decodeDownload,
+  type ErasureCoder,
   leavesOf,
   type MetaReply,
-  ReedSolomon,
   type Signer,
   signReadMarker,
   verifyRange,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
 import type { BlobberClient } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -89,7 +90,7 @@ export interface ReaderOptions {
 /** Reads verified blocks of one file. */
 export class ShardReader {
   private readonly o: ReaderOptions;
-  private readonly rs: ReedSolomon;
+  private readonly rs: ErasureCoder;
   private readonly c: FileConsensus;
   private active: number[];
   private spares: number[];
@@ -102,7 +103,7 @@ export class ShardReader {
   constructor(opts: ReaderOptions, consensus: FileConsensus) {
     this.o = opts;
     this.c = consensus;
-    this.rs = new ReedSolomon(opts.dataShards, opts.parityShards);
+    this.rs = erasureCoder(opts.dataShards, opts.parityShards);
     this.active = consensus.agreeing.slice(0, opts.dataShards);
     this.spares = consensus.agreeing.slice(opts.dataShards);
     this.totalBlocks = Math.ceil(consensus.meta.shard_size / BLOCK_SIZE);

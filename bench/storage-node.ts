@@ -1,0 +1,56 @@
+// Child process of bench/storage.ts (not run on its own): either one blobber (lmdb metadata, shard files on disk,
+// the file API on 127.0.0.1:0) or the raw baseline server (PUT streamed to a file with fsync, GET streamed back).
+// Prints "url <url>" when listening.
+import { createReadStream, createWriteStream, writeSync } from "node:fs";
+import { open, stat } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createFileService, FsShardStore, registerFileRoutes } from "../src/nodes/blobber/files/index.js";
+import { SystemClock } from "../src/nodes/clock.js";
+import { createServer as createNodeServer, listen } from "../src/nodes/http.js";
+import { LmdbKV } from "../src/nodes/kv-lmdb.js";
+import { silentLogger } from "../src/nodes/logger.js";
+
+const [mode, dir, allocJson, blobberId] = process.argv.slice(2) as [string, string, string, string];
+
+if (mode === "raw") {
+  const server = createServer((req, res) => {
+    const path = join(dir, (req.url ?? "/x").replace(/[^A-Za-z0-9]/g, "_"));
+    if (req.method === "PUT") {
+      const out = createWriteStream(path);
+      req.pipe(out);
+      out.on("finish", async () => {
+        const fh = await open(path, "r+");
+        await fh.sync();
+        await fh.close();
+        res.writeHead(200).end("ok");
+      });
+      return;
+    }
+    stat(path).then(
+      (st) => {
+        res.writeHead(200, { "content-length": st.size, "content-type": "application/octet-stream" });
+        createReadStream(path).pipe(res);
+      },
+      () => res.writeHead(404).end(),
+    );
+  });
+  server.listen(0, "127.0.0.1", () => writeSync(1, `url http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+} else {
+  const allocation = JSON.parse(allocJson);
+  const kv = new LmdbKV(join(dir, "db"), { sync: true });
+  const shards = await FsShardStore.open(join(dir, "files"));
+  const service = await createFileService({
+    kv,
+    shards,
+    clock: new SystemClock(),
+    blobberId,
+    allocations: { get: async (id: string) => (id === allocation.id ? allocation : undefined) },
+    log: silentLogger(),
+  });
+  const app = createNodeServer({ node: "bench-blobber", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
+  registerFileRoutes(app, service);
+  const l = await listen(app, "127.0.0.1", 0);
+  writeSync(1, `url ${l.url}\n`);
+}

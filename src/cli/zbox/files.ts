@@ -1,0 +1,447 @@
+/**
+ * zbox file commands: `upload`, `update`, `download`, `list`, `list-all`, `meta`, `copy`, `move`, `rename`,
+ * `delete`, `createdir`, `stats`, `get-upload-cost`, `get-download-cost` (reference zboxcli 2021 flags and lines;
+ * progress bars on stderr unless --silent). Uploading a local directory sends its files recursively, one commit
+ * per batch.
+ */
+import { readdir, stat } from "node:fs/promises";
+import { basename, join, relative, sep } from "node:path";
+import cliProgress from "cli-progress";
+import type { Command } from "commander";
+import * as sdk from "../../sdk/index.js";
+import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { renderTable } from "../zbox.js";
+import { bal, duration, given, size, walletAndChain } from "./format.js";
+
+type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
+
+/** Files per commit when uploading a directory. */
+const BATCH_FILES = 200;
+/** Bytes per commit when uploading a directory. */
+const BATCH_BYTES = 256 * 1024 * 1024;
+
+function need(opts: Record<string, unknown>, name: string, message?: string): string {
+  const v = given(opts, name);
+  if (!v) throw new CliExit(message ?? `Error: ${name} flag is missing`);
+  return v;
+}
+
+interface Session {
+  files: Files;
+  record: sdk.storageFiles.AllocationRecord;
+  bar?: cliProgress.SingleBar;
+}
+
+/** The allocation's files for this invocation: wallet, chain, allocation record, progress bar. */
+async function open(ctx: CliContext, opts: Record<string, unknown>, failPrefix: string, withBar = false): Promise<Session> {
+  const allocation = need(opts, "allocation", "Error: allocation flag is missing");
+  const { wallet, chain } = await walletAndChain(ctx);
+  let record: sdk.storageFiles.AllocationRecord;
+  try {
+    record = await sdk.storageFiles.fetchStorageAllocation(chain, allocation);
+  } catch (err) {
+    throw new CliExit(`${failPrefix}Error fetching the allocation. ${sdk.errorMessage(err)}`);
+  }
+  const scheme = sdk.getScheme(ctx.requireConfig().config.signature_scheme);
+  let bar: cliProgress.SingleBar | undefined;
+  if (withBar && !ctx.flags.silent) {
+    const stream = {
+      write: (s: string) => {
+        ctx.io.err(s);
+        return true;
+      },
+      isTTY: false,
+      columns: 80,
+      cursorTo: () => true,
+      clearLine: () => true,
+      moveCursor: () => true,
+    } as unknown as NodeJS.WritableStream;
+    bar = new cliProgress.SingleBar({
+      format: "{value} / {total} [{bar}] {percentage}% {duration}s",
+      barCompleteChar: "=",
+      barIncompleteChar: " ",
+      stream,
+      noTTYOutput: true,
+      notTTYSchedule: 1000,
+      hideCursor: false,
+    });
+  }
+  const files = new sdk.storageFiles.AllocationFiles({
+    allocation: record,
+    transport: ctx.io.transport ?? new sdk.HttpTransport(),
+    ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
+    signer: sdk.storageFiles.walletSigner(wallet, scheme),
+    progressDir: join(ctx.configDir, "upload"),
+    onEvent: (e) => {
+      if (e.kind === "progress" && bar) {
+        if (bar.getTotal() !== e.total) bar.start(e.total, 0);
+        bar.update(e.done);
+      }
+      if (e.kind === "blobber_failed" && ctx.flags.verbose && !ctx.flags.silent)
+        ctx.io.err(`blobber ${e.index} (${e.blobber.url}) left out of ${e.op}: ${e.reason}\n`);
+    },
+  });
+  return { files, record, ...(bar ? { bar } : {}) };
+}
+
+async function guarded<T>(prefix: string, body: () => Promise<T>, bar?: cliProgress.SingleBar): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof CliExit) throw err;
+    throw new CliExit(`${prefix}${err instanceof sdk.CodedError ? err.message : sdk.errorMessage(err)}`);
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Every regular file under `dir`, sorted. */
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true });
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await walk(p)));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+function uploadCommand(program: Command, io: CliIo, update: boolean): void {
+  const name = update ? "update" : "upload";
+  program
+    .command(name)
+    .description(update ? "update file to blobbers" : "upload file to blobbers (a directory: every file in it)")
+    .option("--allocation <id>", "allocation id")
+    .option("--localpath <path>", "local path of the file (or directory) to upload")
+    .option("--remotepath <path>", "remote path to upload the file to")
+    .option("--thumbnailpath <path>", "local thumbnail file (not supported)")
+    .option("--encrypt", "encrypt the file (not supported)", false)
+    .option("--commit", "commit metadata to the blockchain (not needed: write markers are redeemed by the blobbers)", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        need(opts, "allocation", "Error: allocation flag is missing");
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const local = need(opts, "localpath", "Error: localpath flag is missing");
+        if (opts.encrypt) throw new CliExit("Upload failed. encryption is not supported yet");
+        const st = await stat(local).catch(() => undefined);
+        if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
+        const s = await open(ctx, opts, "Upload failed. ", true);
+        if (st.isDirectory()) {
+          const all = await walk(local);
+          const base = remote.endsWith("/") ? remote.slice(0, -1) : remote;
+          let batch: sdk.storageFiles.UploadSource[] = [];
+          let bytes = 0;
+          const flush = async () => {
+            if (batch.length === 0) return;
+            const done = await guarded(`${update ? "Update" : "Upload"} failed. `, () => s.files.upload(batch, {}), s.bar);
+            for (const r of done) ctx.println(`Status completed callback. Type = ${r.mimetype}. Name = ${basename(r.path)}`);
+            batch = [];
+            bytes = 0;
+          };
+          for (const f of all) {
+            const rel = relative(local, f).split(sep).join("/");
+            batch.push({ localPath: f, remotePath: `${base}/${rel}`, update });
+            bytes += (await stat(f)).size;
+            if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) await flush();
+          }
+          await flush();
+          return;
+        }
+        const remotePath = remote.endsWith("/") ? `${remote}${basename(local)}` : remote;
+        const [r] = await guarded(
+          `${update ? "Update" : "Upload"} failed. `,
+          () => s.files.upload([{ localPath: local, remotePath, update }]),
+          s.bar,
+        );
+        ctx.println(`Status completed callback. Type = ${r?.mimetype}. Name = ${basename(remotePath)}`);
+      }),
+    );
+}
+
+export function registerFileCommands(program: Command, io: CliIo): void {
+  uploadCommand(program, io, false);
+  uploadCommand(program, io, true);
+
+  program
+    .command("download")
+    .description("download file from blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file to download")
+    .option("--localpath <path>", "local path to save the file to (a directory: the file keeps its name)")
+    .option("--startblock <n>", "first block to download (1-based)")
+    .option("--endblock <n>", "last block to download (inclusive)")
+    .option("--blockspermarker <n>", "blocks per read marker / request (default 64 here; the reference's 10 works too)")
+    .option("--authticket <ticket>", "auth ticket (sharing is not supported yet)")
+    .option("--thumbnail", "download the thumbnail (not supported)", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        need(opts, "allocation", "Error: allocation flag is missing");
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const localArg = need(opts, "localpath", "Error: localpath flag is missing");
+        if (opts.authticket) throw new CliExit("Download failed. auth tickets are not supported yet");
+        const int = (name: string): number | undefined => {
+          const v = given(opts, name);
+          if (v === undefined) return undefined;
+          if (!/^\d+$/.test(v) || Number(v) < 1)
+            throw new CliExit(`Download failed. invalid ${name} "${v}": a positive integer is required`);
+          return Number(v);
+        };
+        const st = await stat(localArg).catch(() => undefined);
+        const local = st?.isDirectory() ? join(localArg, basename(remote)) : localArg;
+        const s = await open(ctx, opts, "Download failed. ", true);
+        const startBlock = int("startblock");
+        const endBlock = int("endblock");
+        const per = int("blockspermarker");
+        const r = await guarded(
+          "Download failed. ",
+          () =>
+            s.files.download({
+              remotePath: remote,
+              localPath: local,
+              ...(startBlock ? { startBlock } : {}),
+              ...(endBlock ? { endBlock } : {}),
+              ...(per ? { blocksPerRequest: per } : {}),
+            }),
+          s.bar,
+        );
+        ctx.println(`Status completed callback. Type = ${r.mimetype}. Name = ${basename(remote)}`);
+      }),
+    );
+
+  program
+    .command("list")
+    .description("list files from blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the directory to list")
+    .option("--json", "print the response as JSON", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const s = await open(ctx, opts, "");
+        const l = await guarded("", () => s.files.list(remote));
+        if (opts.json) {
+          ctx.println(JSON.stringify(l.list.map(listJson)));
+          return;
+        }
+        const rows = l.list.map((r) => [
+          r.type,
+          r.name,
+          r.path,
+          String(r.size),
+          String(r.num_blocks),
+          r.lookup_hash,
+          "NO",
+          "owner",
+        ]);
+        ctx.println(
+          renderTable(["Type", "Name", "Path", "Size", "Num Blocks", "Lookup Hash", "Is Encrypted", "Downloads Payer"], rows),
+        );
+      }),
+    );
+
+  program
+    .command("list-all")
+    .description("list all files from blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--json", "print the response as JSON (the only form)", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const s = await open(ctx, opts, "");
+        const refs = await guarded("", () => s.files.listAll());
+        ctx.println(JSON.stringify(refs.map(listJson)));
+      }),
+    );
+
+  program
+    .command("meta")
+    .description("get meta data of files from blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file")
+    .option("--json", "print the response as JSON", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const s = await open(ctx, opts, "");
+        const m = await guarded("", () => s.files.meta(remote));
+        if (opts.json) {
+          ctx.println(JSON.stringify(listJson(m)));
+          return;
+        }
+        ctx.println(
+          renderTable(
+            ["Type", "Name", "Path", "Lookup Hash", "Size", "Mime Type", "Hash"],
+            [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? ""]],
+          ),
+        );
+      }),
+    );
+
+  const simple = (
+    name: string,
+    description: string,
+    extra: [string, string][],
+    change: (remote: string, opts: Record<string, unknown>) => sdk.storageFiles.FileChange,
+    done: string,
+    failPrefix: string,
+  ) => {
+    const cmd = program
+      .command(name)
+      .description(description)
+      .option("--allocation <id>", "allocation id")
+      .option("--remotepath <path>", "remote path of the object");
+    for (const [flag, help] of extra) cmd.option(flag, help);
+    cmd.option("--commit", "commit metadata to the blockchain (not needed here)", false);
+    cmd.action(
+      action(io, async (ctx, opts) => {
+        need(opts, "allocation", "Error: allocation flag is missing");
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const c = change(remote, opts);
+        const s = await open(ctx, opts, failPrefix);
+        await guarded(failPrefix, () => s.files.change([c as never], name));
+        ctx.println(`${remote} ${done}`);
+      }),
+    );
+  };
+  simple("delete", "delete file from blobbers", [], (remote) => ({ op: "delete", path: remote }), "deleted", "Delete failed. ");
+  simple(
+    "copy",
+    "copy an object (file or folder) to another folder",
+    [["--destpath <path>", "destination folder"]],
+    (remote, o) => ({ op: "copy", path: remote, dest: need(o, "destpath", "Error: destpath flag is missing") }),
+    "copied",
+    "Copy failed. ",
+  );
+  simple(
+    "move",
+    "move an object (file or folder) to another folder",
+    [["--destpath <path>", "destination folder"]],
+    (remote, o) => ({ op: "move", path: remote, dest: need(o, "destpath", "Error: destpath flag is missing") }),
+    "moved",
+    "Move failed. ",
+  );
+  simple(
+    "rename",
+    "rename an object (file or folder)",
+    [["--destname <name>", "new name"]],
+    (remote, o) => ({ op: "rename", path: remote, new_name: need(o, "destname", "Error: destname flag is missing") }),
+    "renamed",
+    "Rename failed. ",
+  );
+
+  program
+    .command("createdir")
+    .description("create a directory on blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--dirname <path>", "directory to create")
+    .action(
+      action(io, async (ctx, opts) => {
+        need(opts, "allocation", "Error: allocation flag is missing");
+        const dir = need(opts, "dirname", "Error: dirname flag is missing");
+        const s = await open(ctx, opts, "CreateDir failed. ");
+        await guarded("CreateDir failed. ", () => s.files.change([{ op: "createdir", path: dir }], "createdir"));
+      }),
+    );
+
+  program
+    .command("stats")
+    .description("stats for file from blobbers")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file")
+    .option("--json", "print the response as JSON", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
+        const s = await open(ctx, opts, "");
+        const st = await guarded("", () => s.files.stats(remote));
+        if (opts.json) {
+          ctx.println(JSON.stringify(Object.fromEntries(st.map((x) => [x.blobber.id, x.stats ?? { error: x.error }]))));
+          return;
+        }
+        const rows = st.map((x) =>
+          x.stats
+            ? [
+                x.blobber.id,
+                x.stats.name,
+                x.stats.path,
+                String(x.stats.shard_size),
+                String(x.stats.num_of_updates),
+                String(x.stats.num_of_block_downloads),
+                "0",
+                "true",
+              ]
+            : [x.blobber.id, "", "", "", "", "", "", `unreachable: ${x.error}`],
+        );
+        ctx.println(
+          renderTable(["Blobber", "Name", "Path", "Size", "Uploads", "Block Downloads", "Challenges", "Blockchain Aware"], rows),
+        );
+      }),
+    );
+
+  program
+    .command("get-upload-cost")
+    .description("Get uploading cost")
+    .option("--allocation <id>", "allocation ID, required")
+    .option("--localpath <path>", "local file path, required")
+    .option("--duration <d>", "expected duration keep uploaded file")
+    .option("--end", "use the duration until allocation ends", false)
+    .action(
+      action(io, async (ctx, opts) => {
+        if (!given(opts, "allocation")) throw new CliExit("missing required 'allocation' flag");
+        const local = given(opts, "localpath");
+        if (!local) throw new CliExit("missing requried 'localpath' flag");
+        const st = await stat(local).catch((err) => {
+          throw new CliExit(`stat ${local}: ${sdk.errorMessage(err)}`);
+        });
+        if (!st.isFile()) throw new CliExit("not a regular file");
+        let ns = opts.duration !== undefined ? duration(opts.duration, "duration") : 0n;
+        if (ns < 0n) throw new CliExit(`negative duration not allowed: ${opts.duration}`);
+        const s = await open(ctx, opts, "fetching the allocation: ");
+        if (opts.end) {
+          ns = BigInt(s.record.expiration_date * 1000 - Date.now()) * 1_000_000n;
+          if (ns < 0n) {
+            ctx.println("allocation expired, 'end' flag can't be used");
+            return;
+          }
+        }
+        const c = sdk.storageFiles.uploadCost(s.record, st.size, ns > 0n ? ns : undefined);
+        ctx.println(`${bal(c.cost)} tokens / ${c.period} for ${size(st.size)} of ${local}`);
+      }),
+    );
+
+  program
+    .command("get-download-cost")
+    .description("Get downloading cost")
+    .option("--allocation <id>", "allocation ID, required")
+    .option("--remotepath <path>", "remote path of file")
+    .option("--blocks-per-marker <n>", "blocks signed per Read Marker", "10")
+    .action(
+      action(io, async (ctx, opts) => {
+        if (!given(opts, "allocation")) throw new CliExit("missing required 'allocation' flag");
+        const remote = given(opts, "remotepath");
+        if (!remote) throw new CliExit("'remotepath' or 'authticket' flag required");
+        const per = Number(opts["blocks-per-marker"] ?? opts.blocksPerMarker ?? 10);
+        if (!Number.isInteger(per) || per <= 0) throw new CliExit("blocks-per-marker value cannot be <= 0");
+        const s = await open(ctx, opts, "fetching the allocation: ");
+        const m = await guarded("can't get file meta: ", () => s.files.meta(remote));
+        if (m.type !== "f") throw new CliExit("not a file");
+        const c = sdk.storageFiles.downloadCost(s.record, m.size, per);
+        ctx.println(
+          `${bal(c.cost)} tokens for ${c.blocks} 64KB blocks (${size(m.shard_size * (s.record.data_shards + s.record.parity_shards))}) of ${m.path}`,
+        );
+      }),
+    );
+}
+
+function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
+  return {
+    type: r.type,
+    name: r.name,
+    path: r.path,
+    size: r.size,
+    num_blocks: r.num_blocks,
+    lookup_hash: r.lookup_hash,
+    hash: r.hash,
+    ...(r.type === "f" ? { actual_file_hash: r.actual_hash, mimetype: r.mimetype, encrypted_key: "" } : {}),
+  };
+}
