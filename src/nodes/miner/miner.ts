@@ -8,13 +8,7 @@ import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.
 import { decodeConsensusMessage, encodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
 import { vrfHash } from "../../chain/consensus/rules.js";
-import type {
-  Action,
-  BlockLogic,
-  ConsensusCrypto,
-  ConsensusMessage,
-  RestoredState,
-} from "../../chain/consensus/types.js";
+import type { Action, BlockLogic, ConsensusCrypto, ConsensusMessage, RestoredState } from "../../chain/consensus/types.js";
 import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { minersOf, nodeUrl } from "../../chain/magicblock.js";
