@@ -77,8 +77,6 @@ export interface BlockSummary {
   num_txns: number;
 }
 
-export const NodeType = { miner: 0, sharder: 1 } as const;
-
 export interface MagicNode {
   id: string;
   version: string;

@@ -191,11 +191,6 @@ export function sendJson(reply: FastifyReply, value: unknown, status = 200): Fas
   return reply.code(status).header("content-type", "application/json; charset=utf-8").send(stringifyJson(value));
 }
 
-/** Send a coded error in the uniform form, with the status {@link statusForCode} gives its code. */
-export function sendError(reply: FastifyReply, err: CodedError): FastifyReply {
-  return reply.code(statusForCode(err.code)).send(errorBody(err.code, err.message));
-}
-
 function invalid(name: string, what: string, found: unknown): CodedError {
   const shown = found === undefined ? "nothing" : JSON.stringify(String(found).slice(0, 70));
   return new CodedError(

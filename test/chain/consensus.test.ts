@@ -1,7 +1,15 @@
 // Unit tests of the Streamlet rules of the consensus engine, driven message by message (docs/consensus.md).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { generatorCount, quorum, rankPermutation, seedFromGroupSig, vrfHash } from "../../src/chain/consensus/rules.js";
+import {
+  deterministicallyFinal,
+  finalizesMiddle,
+  generatorCount,
+  quorum,
+  rankPermutation,
+  seedFromGroupSig,
+  vrfHash,
+} from "../../src/chain/consensus/rules.js";
 import type { Action } from "../../src/chain/consensus/types.js";
 import type { Block } from "../../src/chain/types.js";
 import { sha3 } from "../../src/core/hash.js";
@@ -39,6 +47,19 @@ describe("protocol formulas", () => {
     assert.notDeepEqual(rankPermutation(99n, 7), a);
     assert.notEqual(vrfHash("c1", 5), vrfHash("c1", 6));
     assert.notEqual(vrfHash("c1", 5), vrfHash("c2", 5));
+  });
+});
+
+describe("finality rules (shared by the engine and the sharder)", () => {
+  test("three consecutive rounds finalize the middle; a gap does not", () => {
+    assert.equal(finalizesMiddle({ round: 4 }, { round: 5 }, { round: 6 }), true);
+    assert.equal(finalizesMiddle({ round: 4 }, { round: 6 }, { round: 7 }), false);
+    assert.equal(finalizesMiddle({ round: 4 }, { round: 5 }, { round: 7 }), false);
+  });
+
+  test("deterministic finality needs a quorum of distinct generators after the block", () => {
+    assert.equal(deterministicallyFinal(new Set(["a", "b"]), 4), false);
+    assert.equal(deterministicallyFinal(new Set(["a", "b", "c"]), 4), true);
   });
 });
 

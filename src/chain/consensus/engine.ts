@@ -6,7 +6,7 @@
  */
 import { CodedError, codedError, errorMessage } from "../../core/errors.js";
 import type { Block, VerificationTicket } from "../types.js";
-import { generatorCount, quorum, rankPermutation, seedFromGroupSig } from "./rules.js";
+import { deterministicallyFinal, finalizesMiddle, generatorCount, quorum, rankPermutation, seedFromGroupSig } from "./rules.js";
 import {
   type Action,
   type BlockLogic,
@@ -983,7 +983,7 @@ export class ConsensusEngine {
 
   private checkFinalization(node: TreeNode): void {
     const consecutive = (a: TreeNode, b: TreeNode, c: TreeNode): boolean =>
-      a.notarized && b.notarized && c.notarized && b.block.round === a.block.round + 1 && c.block.round === b.block.round + 1;
+      a.notarized && b.notarized && c.notarized && finalizesMiddle(a.block, b.block, c.block);
     const parent = node.parent;
     const grand = parent?.parent;
     if (parent && grand && consecutive(grand, parent, node)) this.finalize(parent);
@@ -1037,7 +1037,7 @@ export class ConsensusEngine {
     let found = -1;
     for (let i = this.undetermined.length - 1; i >= 0; i--) {
       const u = this.undetermined[i];
-      if (u && u.ext.size >= this.setAt(u.round).Q) {
+      if (u && deterministicallyFinal(u.ext, this.setAt(u.round).n)) {
         found = i;
         break;
       }

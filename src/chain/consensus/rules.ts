@@ -34,7 +34,19 @@ export function rankPermutation(seed: bigint, n: number): number[] {
   return permutation(seed, n);
 }
 
-/** Whether a rank makes its miner a generator of the round. */
-export function isGeneratorRank(rank: number, n: number): boolean {
-  return rank < generatorCount(n);
+/**
+ * The finality rule, in one place for the consensus engine and the sharder: three notarized blocks of
+ * consecutive rounds, each the parent of the next, finalize the middle one and all its ancestors. The callers
+ * give blocks already known to be notarized and linked; this checks the rounds.
+ */
+export function finalizesMiddle(grand: { round: number }, middle: { round: number }, child: { round: number }): boolean {
+  return middle.round === grand.round + 1 && child.round === middle.round + 1;
+}
+
+/**
+ * Deterministic finality: a finalized block is final for good once notarized blocks after it were generated
+ * by at least a quorum of distinct miners (`generators`, of the miner set of size `n`).
+ */
+export function deterministicallyFinal(generators: ReadonlySet<string>, n: number): boolean {
+  return generators.size >= quorum(n);
 }

@@ -5,16 +5,10 @@
  */
 
 import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
+import { decodeConsensusMessage, encodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
 import { vrfHash } from "../../chain/consensus/rules.js";
-import type {
-  Action,
-  BlockLogic,
-  ConsensusCrypto,
-  ConsensusMessage,
-  MinerInfo,
-  RestoredState,
-} from "../../chain/consensus/types.js";
+import type { Action, BlockLogic, ConsensusCrypto, ConsensusMessage, RestoredState } from "../../chain/consensus/types.js";
 import { withoutResult } from "../../chain/execute.js";
 import { parseJson, stringifyJson } from "../../chain/json.js";
 import { minersOf, nodeUrl } from "../../chain/magicblock.js";
@@ -482,7 +476,7 @@ export class MinerNode {
 
   private post(baseUrl: string, msg: ConsensusMessage, to: string): void {
     const auth = msg.type === "get_block" ? this.authFor(msg, to) : undefined;
-    const body = stringifyJson({ from: this.opts.selfId, msg: encodeMsg(msg), ...(auth ? { auth } : {}) });
+    const body = stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
     this.opts.transport
       .request({
         method: "POST",
@@ -550,7 +544,7 @@ export class MinerNode {
     };
     if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
       refuse("sender is not a miner of a known magic block");
-    const msg = decodeMsg(v?.msg);
+    const msg = decodeConsensusMessage(v?.msg);
     const from = v?.from as string;
     if (msg.type === "get_block") {
       const a = v?.auth;
@@ -613,76 +607,5 @@ export class MinerNode {
 
   poolSize(): number {
     return this.pool.size;
-  }
-}
-
-/** The round a consensus message is about (undefined for block requests). */
-function messageRound(msg: ConsensusMessage): number | undefined {
-  switch (msg.type) {
-    case "vrf_share":
-    case "ticket":
-      return msg.round;
-    case "proposal":
-    case "notarized":
-    case "block":
-      return msg.block.round;
-    default:
-      return undefined;
-  }
-}
-
-function encodeMsg(msg: ConsensusMessage): unknown {
-  if (msg.type === "proposal" || msg.type === "notarized") return { ...msg, block: blockToJson(msg.block) };
-  if (msg.type === "block")
-    return { ...msg, block: blockToJson(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToJson) } : {}) };
-  return msg;
-}
-
-function decodeMsg(v: unknown): ConsensusMessage {
-  const m = v as Record<string, unknown>;
-  const bad = (why: string): never => {
-    throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
-  };
-  if (typeof m !== "object" || m === null || typeof m.type !== "string") bad("message has no type");
-  switch (m.type) {
-    case "vrf_share":
-      if (typeof m.round !== "number" || typeof m.miner_id !== "string" || typeof m.share !== "string")
-        bad("malformed vrf_share");
-      return { type: "vrf_share", round: m.round as number, miner_id: m.miner_id as string, share: m.share as string };
-    case "ticket":
-      if (
-        typeof m.round !== "number" ||
-        typeof m.block_id !== "string" ||
-        typeof m.verifier_id !== "string" ||
-        typeof m.signature !== "string"
-      )
-        bad("malformed ticket");
-      return {
-        type: "ticket",
-        round: m.round as number,
-        block_id: m.block_id as string,
-        verifier_id: m.verifier_id as string,
-        signature: m.signature as string,
-      };
-    case "proposal":
-      if (typeof m.vrf_sig !== "string") bad("malformed proposal");
-      return { type: "proposal", block: blockFromJson(m.block), vrf_sig: m.vrf_sig as string };
-    case "notarized":
-      return { type: "notarized", block: blockFromJson(m.block) };
-    case "get_block":
-      if (typeof m.hash !== "string") bad("malformed get_block");
-      return {
-        type: "get_block",
-        hash: m.hash as string,
-        ...(typeof m.ancestors === "number" ? { ancestors: m.ancestors } : {}),
-      };
-    case "block":
-      return {
-        type: "block",
-        block: blockFromJson(m.block),
-        ...(Array.isArray(m.ancestors) ? { ancestors: (m.ancestors as unknown[]).map(blockFromJson) } : {}),
-      };
-    default:
-      return bad(`unknown message type ${String(m.type)}`);
   }
 }

@@ -9,7 +9,7 @@
  */
 
 import { blockFromJson } from "../../chain/block.js";
-import { quorum } from "../../chain/consensus/rules.js";
+import { deterministicallyFinal, finalizesMiddle, quorum } from "../../chain/consensus/rules.js";
 import { parseJson } from "../../chain/json.js";
 import { nodeUrl } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
@@ -447,7 +447,7 @@ export class SharderNode {
       if (!p || p === this.lfb) continue;
       const g = this.parentOf(p);
       if (!g) continue;
-      if (g.round + 1 === p.round && p.round + 1 === b.round && (!best || p.round > best.round)) best = p;
+      if (finalizesMiddle(g, p, b) && (!best || p.round > best.round)) best = p;
     }
     if (!best) return;
     const chain: Block[] = [];
@@ -473,8 +473,8 @@ export class SharderNode {
   private updateDeterministic(): void {
     const gens = new Set<string>();
     for (const b of this.tree.values()) gens.add(b.miner_id);
-    const Q = quorum(Object.keys(this.magicBlocks.at(this.lfb.round).miners.nodes).length);
-    if (gens.size >= Q) this.stats.deterministicRound = this.lfb.round;
+    const n = Object.keys(this.magicBlocks.at(this.lfb.round).miners.nodes).length;
+    if (deterministicallyFinal(gens, n)) this.stats.deterministicRound = this.lfb.round;
     else {
       // walk back over finalized blocks: every one older than a chain of Q generators is deterministic
       const seen = new Set<string>(gens);
@@ -482,7 +482,7 @@ export class SharderNode {
       while (b && b.round > this.stats.deterministicRound) {
         seen.add(b.miner_id);
         const parent = this.opts.store.getBlock(b.prev_hash);
-        if (seen.size >= Q && parent) {
+        if (deterministicallyFinal(seen, n) && parent) {
           this.stats.deterministicRound = Math.max(this.stats.deterministicRound, parent.round);
           break;
         }

@@ -10,8 +10,8 @@ import { bls0chain } from "../../core/bls.js";
 import { sha3 } from "../../core/hash.js";
 import { clientIdOf } from "../../core/schemes.js";
 import { dealSharesOfSecret } from "../../core/threshold.js";
-import { systemNow } from "../ambient.js";
 import { createWallet, goTimeString, WALLET_VERSION, type WalletFile } from "../../core/wallet.js";
+import { systemNow } from "../ambient.js";
 import type { ChainClient, TxnResult } from "../chain.js";
 
 export interface MultisigGroup {
