@@ -12,6 +12,9 @@ import { createServer as createNodeServer, listen } from "../src/nodes/http.js";
 import { LmdbKV } from "../src/nodes/kv-lmdb.js";
 import { silentLogger } from "../src/nodes/logger.js";
 
+// a clean exit on SIGTERM (so that --cpu-prof writes its profile)
+process.on("SIGTERM", () => process.exit(0));
+
 const [mode, dir, allocJson, blobberId] = process.argv.slice(2) as [string, string, string, string];
 
 if (mode === "raw") {

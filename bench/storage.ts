@@ -26,7 +26,9 @@ const DATA = 2;
 const PARITY = 2;
 
 function startNode(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "storage-node.js"), ...args], {
+  // BENCH_CHILD_PROF=<dir>: CPU profiles of the blobber processes (written when they are stopped)
+  const prof = process.env.BENCH_CHILD_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CHILD_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, join(import.meta.dirname, "storage-node.js"), ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((ok, fail) => {

@@ -179,6 +179,8 @@ const K = {
 const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
+/** Shards of one commit moved into place (fsync, rename, fsync of the directory) at once. */
+const PROMOTE_PARALLEL = 16;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
 const MARKER_WINDOW_S = 300;
 
@@ -553,9 +555,10 @@ export class FileService {
       const mineIdx = this.indexIn(a);
       const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
       const leavesByRoot = new Map<string, string>();
-      for (const u of uploads) {
+      // (many files of a batch at once: their fsyncs overlap instead of queueing one after another)
+      const promoteOne = async (u: (typeof uploads)[number]): Promise<void> => {
         const root = u.file.shard_roots[mineIdx] as string;
-        if (u.file.shard_size === 0) continue;
+        if (u.file.shard_size === 0) return;
         const ph = sha3(u.path);
         if (!this.kv.has(K.leaves(a.id, root))) {
           const list = await this.chunks(a.id, conn, ph);
@@ -563,7 +566,20 @@ export class FileService {
         }
         await this.shards.truncateTemp(`${a.id}/${conn}/${ph}`, u.file.shard_size);
         await this.shards.promote(`${a.id}/${conn}/${ph}`, `${a.id}/${root}`);
+      };
+      // files sharing a shard root (same content) are promoted by one of them: the others find the object there
+      const byRoot = new Map<string, (typeof uploads)[number][]>();
+      for (const u of uploads) {
+        const root = u.file.shard_roots[mineIdx] as string;
+        byRoot.set(root, [...(byRoot.get(root) ?? []), u]);
       }
+      const groups = [...byRoot.values()];
+      let nextGroup = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(PROMOTE_PARALLEL, groups.length) }, async () => {
+          while (nextGroup < groups.length) for (const u of groups[nextGroup++] as (typeof uploads)[number][]) await promoteOne(u);
+        }),
+      );
 
       // then all metadata in one transaction
       const now = this.clock.now();

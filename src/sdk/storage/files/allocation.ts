@@ -927,21 +927,28 @@ export class AllocationFiles {
         const job = inflight.shift() as { s: number; count: number; p: Promise<Uint8Array[]> };
         const shards = await job.p;
         launch();
+        // the request's stripes assembled in one buffer, written with one call
+        const jobOff = job.s * stripeBytes(d);
+        const jobEnd = Math.min(meta.size, (job.s + job.count) * stripeBytes(d));
+        const outBuf = new Uint8Array(Math.max(0, jobEnd - jobOff));
         for (let k = 0; k < job.count; k++) {
           const s = job.s + k;
           const frag = fragmentSize(meta.size, d, s);
           const fileOff = s * stripeBytes(d);
           const stripeLen = Math.min(stripeBytes(d), meta.size - fileOff);
-          const outBuf = new Uint8Array(stripeLen);
           for (let i = 0; i < d; i++) {
             const from = i * frag;
             if (from >= stripeLen) break;
             const n = Math.min(frag, stripeLen - from);
-            outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), from);
+            outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), fileOff - jobOff + from);
           }
-          await fh.write(outBuf, 0, outBuf.length, fileOff - startByte);
-          streamHash?.update(outBuf);
         }
+        let written = 0;
+        while (written < outBuf.length) {
+          const { bytesWritten } = await fh.write(outBuf, written, outBuf.length - written, jobOff + written - startByte);
+          written += bytesWritten;
+        }
+        streamHash?.update(outBuf);
         next = job.s + job.count;
         await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
         this.o.onEvent?.({

@@ -122,21 +122,24 @@ export class ShardReader {
     return Math.min(count * BLOCK_SIZE, this.c.meta.shard_size - start * BLOCK_SIZE);
   }
 
-  /** One blobber's verified blocks; requests to one blobber go one at a time (read counters must rise in order). */
-  private fetchFrom(i: number, start: number, count: number): Promise<Uint8Array> {
+  /**
+   * One blobber's verified blocks. Requests to one blobber go out one at a time (read counters must rise in
+   * order), but only the transfer is serialised: the next request leaves while this one's blocks are verified.
+   */
+  private async fetchFrom(i: number, start: number, count: number): Promise<Uint8Array> {
     const prev = this.chains.get(i) ?? Promise.resolve();
     const run = prev.then(
-      () => this.fetchNow(i, start, count),
-      () => this.fetchNow(i, start, count),
+      () => this.transfer(i, start, count),
+      () => this.transfer(i, start, count),
     );
     this.chains.set(
       i,
       run.catch(() => undefined),
     );
-    return run;
+    return this.verify(i, start, count, await run);
   }
 
-  private async fetchNow(i: number, start: number, count: number): Promise<Uint8Array> {
+  private async transfer(i: number, start: number, count: number): Promise<Uint8Array> {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -163,25 +166,31 @@ export class ShardReader {
         throw err;
       }
       this.counters.set(i, counter);
-      const { header, proof, blocks } = decodeDownload(bytes);
-      const expectLen = this.span(start, count);
-      const root = meta.shard_roots?.[i] as string;
-      if (blocks.length !== expectLen)
-        throw new CodedError(
-          { code: "wrong_data", op: "download", node: client.blobber.url },
-          `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
-        );
-      if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
-        throw new CodedError(
-          { code: "wrong_data", op: "download", node: client.blobber.url },
-          `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
-        );
-      return blocks;
+      return bytes;
     }
     throw new CodedError(
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
+  }
+
+  private verify(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {
+    const client = this.o.clients[i] as BlobberClient;
+    const meta = this.c.meta;
+    const { header, proof, blocks } = decodeDownload(bytes);
+    const expectLen = this.span(start, count);
+    const root = meta.shard_roots?.[i] as string;
+    if (blocks.length !== expectLen)
+      throw new CodedError(
+        { code: "wrong_data", op: "download", node: client.blobber.url },
+        `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
+      );
+    if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
+      throw new CodedError(
+        { code: "wrong_data", op: "download", node: client.blobber.url },
+        `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
+      );
+    return blocks;
   }
 
   /**
