@@ -577,7 +577,8 @@ export class FileService {
       let nextGroup = 0;
       await Promise.all(
         Array.from({ length: Math.min(PROMOTE_PARALLEL, groups.length) }, async () => {
-          while (nextGroup < groups.length) for (const u of groups[nextGroup++] as (typeof uploads)[number][]) await promoteOne(u);
+          while (nextGroup < groups.length)
+            for (const u of groups[nextGroup++] as (typeof uploads)[number][]) await promoteOne(u);
         }),
       );
 
