@@ -288,7 +288,9 @@ export class FileService {
   }
 
   private openConn(a: AllocationView, caller: Caller, connectionId: string, op: string): ConnRecord {
-    const c = this.kv.getJson<ConnRecord>(K.conn(a.id, connectionId));
+    const c =
+      (this.staged.get(K.conn(a.id, connectionId)) as ConnRecord | undefined) ??
+      this.kv.getJson<ConnRecord>(K.conn(a.id, connectionId));
     if (c && c.client_id !== caller.clientId)
       throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
     return c ?? { client_id: caller.clientId, created_at: this.clock.now(), changes: 0, pending: 0 };
@@ -317,7 +319,8 @@ export class FileService {
       throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
     const index = offset / CHUNK_SIZE;
     const ph = sha3(path);
-    if (!this.kv.has(K.conn(a.id, conn))) this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
+    if (!this.staged.has(K.conn(a.id, conn)) && !this.kv.has(K.conn(a.id, conn)))
+      this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
     else this.openConn(a, caller, conn, op); // refuses another client's connection
     const lenKey = `${a.id}/${conn}/${ph}:${index}`;
     const prevLen = this.chunkLens.get(lenKey) ?? 0;
@@ -386,28 +389,78 @@ export class FileService {
     const total = a.data_shards + a.parity_shards;
     const change = checkChange(raw, a.data_shards, total);
     if (change.op === "upload" || change.op === "update") await this.checkUploaded(a, conn, change.path, change.file, op);
-    return this.withLock(a.id, async () => {
+    const { reply, durable } = await this.withLock(a.id, async () => {
       const rec = this.openConn(a, caller, conn, op);
       // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
       const isUpload = change.op === "upload" || change.op === "update";
       const uploadsOnly = isUpload && (rec.changes === 0 || rec.uploads_only === true);
       if (uploadsOnly) {
-        if (this.kv.has(K.changedPath(a.id, conn, change.path)))
+        const pk = K.changedPath(a.id, conn, change.path);
+        if (this.staged.has(pk) || this.kv.has(pk))
           throw storageError(StorageErrors.duplicateFile, op, `${change.path} is already part of connection ${conn}`);
         applyChanges(this.loadListings(a.id, pathsNeeded([change])), [change], op);
       } else {
+        this.flushStaged();
         const changes = [...this.connChanges(a.id, conn), change];
         applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
       }
       rec.changes += 1;
       rec.uploads_only = uploadsOnly;
-      this.kv.transaction((tx) => {
-        tx.putJson(K.conn(a.id, conn), rec);
-        tx.putJson(K.change(a.id, conn, rec.changes), change);
-        tx.putJson(K.changedPath(a.id, conn, change.path), 1);
-      });
-      return { connection_id: conn, change, changes: rec.changes };
+      const durable = this.stage([
+        [K.conn(a.id, conn), { ...rec }],
+        [K.change(a.id, conn, rec.changes), change],
+        [K.changedPath(a.id, conn, change.path), 1],
+      ]);
+      return { reply: { connection_id: conn, change, changes: rec.changes }, durable };
     });
+    // answered only once the change is on disk (the lock is free meanwhile, so that other changes join the batch)
+    await durable;
+    return reply;
+  }
+
+  /**
+   * Writes of changes waiting for their transaction: the changes that arrive in one turn of the event loop are
+   * written by one synced KV transaction (group commit: one fsync for many small files instead of one each);
+   * every change is answered after its transaction. Reads of connection state see these first, and every
+   * other path that reads or drops connections flushes them before.
+   */
+  private readonly staged = new Map<string, unknown>();
+  private stagedWaiters: { ok: () => void; fail: (err: unknown) => void }[] = [];
+  private flushQueued = false;
+
+  private stage(entries: [string, unknown][]): Promise<void> {
+    for (const [k, v] of entries) this.staged.set(k, v);
+    const done = new Promise<void>((ok, fail) => this.stagedWaiters.push({ ok, fail }));
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => {
+        this.flushQueued = false;
+        try {
+          this.flushStaged();
+        } catch {
+          // the waiters got the error
+        }
+      });
+    }
+    return done;
+  }
+
+  /** Write the staged changes now (one transaction) and answer their requests. */
+  private flushStaged(): void {
+    if (this.staged.size === 0 && this.stagedWaiters.length === 0) return;
+    const entries = [...this.staged.entries()];
+    const waiters = this.stagedWaiters;
+    this.staged.clear();
+    this.stagedWaiters = [];
+    try {
+      this.kv.transaction((tx) => {
+        for (const [k, v] of entries) tx.putJson(k, v);
+      });
+    } catch (err) {
+      for (const w of waiters) w.fail(err);
+      throw err;
+    }
+    for (const w of waiters) w.ok();
   }
 
   /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
@@ -450,6 +503,7 @@ export class FileService {
     this.requireOwner(a, caller, op);
     const conn = this.connId(connectionId, op);
     return this.withLock(a.id, async () => {
+      this.flushStaged();
       const had = this.kv.has(K.conn(a.id, conn));
       this.dropConnection(a.id, conn);
       await this.shards.dropTemps(`${a.id}/${conn}`);
@@ -494,6 +548,7 @@ export class FileService {
     const conn = this.connId(body.connection_id, op);
     const wm = parseWriteMarker(body.write_marker, op);
     return this.withLock(a.id, async () => {
+      this.flushStaged();
       const rec = this.kv.getJson<ConnRecord>(K.conn(a.id, conn));
       const changes = rec ? this.connChanges(a.id, conn) : [];
       if (!rec || changes.length === 0)
@@ -1014,6 +1069,7 @@ export class FileService {
   async recover(): Promise<{ droppedTemps: number; droppedObjects: number }> {
     let droppedTemps = 0;
     let droppedObjects = 0;
+    this.flushStaged();
     for (const prefix of await this.shards.listTempConnections()) {
       const [allocId, conn] = prefix.split("/") as [string, string];
       if (!this.kv.has(K.conn(allocId, conn))) {
@@ -1036,11 +1092,13 @@ export class FileService {
   async cleanConnections(maxAgeMs: number): Promise<number> {
     const now = this.clock.now();
     let n = 0;
+    this.flushStaged();
     for (const e of this.kv.range({ prefix: K.connPrefix() })) {
       const c = JSON.parse(Buffer.from(e.value).toString("utf8")) as ConnRecord;
       if (now - c.created_at < maxAgeMs) continue;
       const [allocId, conn] = e.key.slice(K.connPrefix().length).split(":") as [string, string];
       await this.withLock(allocId, async () => {
+        this.flushStaged();
         this.dropConnection(allocId, conn);
         await this.shards.dropTemps(`${allocId}/${conn}`);
       });
