@@ -1,7 +1,10 @@
 /**
  * `npm run bench`: chain throughput and finality on a real local network (separate processes on loopback),
- * reported against raw loopback HTTP measured in the same run. Results go to bench/results/chain.json.
+ * reported against raw loopback HTTP measured in the same run. Results go to bench/results/chain.json. Then the
+ * storage bench (bench/storage.ts) in its own process (its client RSS is that process's), results in
+ * bench/results/storage.json.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -179,4 +182,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** The storage bench as a child process (BENCH_STORAGE_MB / BENCH_SMALL_FILES pass through the environment). */
+function storageBench(): Promise<void> {
+  console.log("\nStorage transfers (bench/storage.js, results in bench/results/storage.json)...");
+  const child = spawn(process.execPath, [join(import.meta.dirname, "storage.js")], { stdio: "inherit" });
+  return new Promise((ok, fail) => {
+    child.on("error", fail);
+    child.on("exit", (code, signal) =>
+      code === 0 ? ok() : fail(new Error(`storage bench exited with ${signal ?? `code ${code}`}`)),
+    );
+  });
+}
+
 await main();
+await storageBench();
