@@ -235,8 +235,46 @@ function sameLength(shards: Uint8Array[], op: string): number {
   return len;
 }
 
+/** `c·x` for every 16-bit x (two bytes at once), built on first use per coefficient (128 KiB each). */
+const MUL16 = new Map<number, Uint16Array>();
+function mul16(c: number): Uint16Array {
+  let t = MUL16.get(c);
+  if (t) return t;
+  t = new Uint16Array(65536);
+  const row = MUL.subarray(c * 256, c * 256 + 256);
+  for (let x = 0; x < 65536; x++) t[x] = (row[x & 255] as number) | ((row[x >>> 8] as number) << 8);
+  MUL16.set(c, t);
+  return t;
+}
+
+const aligned = (b: Uint8Array) => b.byteOffset % 4 === 0;
+
 /** out ^= Σ coef[j]·inputs[j]; four bytes per step through 32-bit words where the buffers are aligned. */
 function mulAddRows(coefs: Uint8Array, inputs: Uint8Array[], out: Uint8Array, len: number): void {
+  // two inputs (the 2+p layouts): one pass, two bytes per table lookup
+  if (inputs.length === 2 && len >= 16 && aligned(out) && aligned(inputs[0] as Uint8Array) && aligned(inputs[1] as Uint8Array)) {
+    const words = len >> 2;
+    const a = new Uint32Array((inputs[0] as Uint8Array).buffer, (inputs[0] as Uint8Array).byteOffset, words);
+    const b = new Uint32Array((inputs[1] as Uint8Array).buffer, (inputs[1] as Uint8Array).byteOffset, words);
+    const o32 = new Uint32Array(out.buffer, out.byteOffset, words);
+    const ta = mul16(coefs[0] as number);
+    const tb = mul16(coefs[1] as number);
+    for (let w = 0; w < words; w++) {
+      const u = a[w] as number;
+      const v = b[w] as number;
+      o32[w] =
+        (o32[w] as number) ^
+        (((ta[u & 0xffff] as number) ^ (tb[v & 0xffff] as number)) |
+          (((ta[u >>> 16] as number) ^ (tb[v >>> 16] as number)) << 16));
+    }
+    const r0 = MUL.subarray((coefs[0] as number) * 256, (coefs[0] as number) * 256 + 256);
+    const r1 = MUL.subarray((coefs[1] as number) * 256, (coefs[1] as number) * 256 + 256);
+    const i0 = inputs[0] as Uint8Array;
+    const i1 = inputs[1] as Uint8Array;
+    for (let k = words << 2; k < len; k++)
+      out[k] = (out[k] as number) ^ (r0[i0[k] as number] as number) ^ (r1[i1[k] as number] as number);
+    return;
+  }
   for (let j = 0; j < inputs.length; j++) {
     const c = coefs[j] as number;
     if (c === 0) continue;
