@@ -21,7 +21,7 @@ if (files.length === 0) {
 }
 const res = spawnSync(
   process.execPath,
-  ["--test", "--test-concurrency=2", "--test-reporter=spec", ...files.map((f) => relative(".", f))],
+  ["--test", "--test-concurrency=2", "--test-force-exit", "--test-reporter=spec", ...files.map((f) => relative(".", f))],
   {
     stdio: "inherit",
     env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },

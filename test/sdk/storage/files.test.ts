@@ -116,7 +116,7 @@ describe("files: faults", () => {
     const bytes = new Uint8Array(randomBytes(3 * CHUNK_SIZE + 99));
     await net.stop(1);
     await net.stop(3);
-    const files = net.files({ timeoutMs: 2000 });
+    const files = net.files({ timeoutMs: 20_000 });
     await files.upload([{ localPath: localFile(bytes), remotePath: "/down.bin" }]);
     const dst = out();
     await files.download({ remotePath: "/down.bin", localPath: dst });
@@ -134,44 +134,57 @@ describe("files: faults", () => {
     await net.stop(0);
     await net.stop(2);
     const dst2 = out();
-    await net.files({ timeoutMs: 2000 }).download({ remotePath: "/down.bin", localPath: dst2 });
+    await net.files({ timeoutMs: 20_000 }).download({ remotePath: "/down.bin", localPath: dst2 });
     assert.deepEqual(new Uint8Array(readFileSync(dst2)), bytes);
     await net.start(0);
     await net.start(2);
   });
 
   it("survives a blobber killed mid-upload and mid-download", async () => {
+    // a killed blobber refuses connections at once: the timeouts only guard against a loaded machine
     const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));
-    const files = net.files({ timeoutMs: 2000, window: 1 });
+    const files = net.files({ timeoutMs: 20_000, window: 1 });
     let killed = false;
-    const victim = net.blobbers[2];
-    const up = files.upload([{ localPath: localFile(bytes), remotePath: "/killed.bin" }]);
-    // kill blobber 2 as soon as some chunks are in
-    const t = setInterval(() => {
-      if (!killed && (victim?.kv.range({ prefix: "sf:conn:" }).length ?? 0) >= 1) {
-        killed = true;
-        void victim?.listening.close(0);
-      }
-    }, 2);
-    await up;
-    clearInterval(t);
-    assert.ok(killed);
-    await net.start(2);
-    const f2 = net.files({ timeoutMs: 2000 });
-    const dst = out();
     let killedDl = false;
-    const dl = f2.download({ remotePath: "/killed.bin", localPath: dst, blocksPerRequest: 4 });
-    const t2 = setInterval(() => {
-      const b0 = net.blobbers[0];
-      if (!killedDl && (b0?.kv.range({ prefix: "sf:rm:" }).length ?? 0) > 0) {
-        killedDl = true;
-        void b0?.listening.close(0);
+    const victim = net.blobbers[2];
+    try {
+      const up = files.upload([{ localPath: localFile(bytes), remotePath: "/killed.bin" }]);
+      // kill blobber 2 as soon as some chunks are in
+      const t = setInterval(() => {
+        if (!killed && (victim?.kv.range({ prefix: "sf:conn:" }).length ?? 0) >= 1) {
+          killed = true;
+          void victim?.listening.close(0);
+        }
+      }, 2);
+      try {
+        await up;
+      } finally {
+        clearInterval(t);
       }
-    }, 1);
-    await dl;
-    clearInterval(t2);
-    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
-    await net.start(0);
+      assert.ok(killed);
+      await net.start(2);
+      killed = false;
+      const f2 = net.files({ timeoutMs: 20_000 });
+      const dst = out();
+      const dl = f2.download({ remotePath: "/killed.bin", localPath: dst, blocksPerRequest: 4 });
+      const t2 = setInterval(() => {
+        const b0 = net.blobbers[0];
+        if (!killedDl && (b0?.kv.range({ prefix: "sf:rm:" }).length ?? 0) > 0) {
+          killedDl = true;
+          void b0?.listening.close(0);
+        }
+      }, 1);
+      try {
+        await dl;
+      } finally {
+        clearInterval(t2);
+      }
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    } finally {
+      // later tests need every blobber up, whatever happened here
+      if (killed) await net.start(2);
+      if (killedDl) await net.start(0);
+    }
     await net.files().repair();
   });
 
@@ -183,8 +196,9 @@ describe("files: faults", () => {
     const [b0, b1, b2, b3] = net.blobbers as [TestBlobber, TestBlobber, TestBlobber, TestBlobber];
     b0.corruptDownloads = true;
     b1.corruptDownloads = true;
-    b2.delayMs = 300;
-    b3.delayMs = 300;
+    // far slower than any loaded machine, far below the client's timeout: 0 and 1 are always asked first
+    b2.delayMs = 3000;
+    b3.delayMs = 3000;
     try {
       const dst = out();
       const res = await net.files().download({ remotePath: "/corrupt.bin", localPath: dst });
@@ -203,9 +217,9 @@ describe("files: faults", () => {
 
   it("a slow blobber does not stall an upload", async () => {
     const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE));
-    (net.blobbers[3] as TestBlobber).delayMs = 12_000;
+    (net.blobbers[3] as TestBlobber).delayMs = 20_000;
     try {
-      const files = net.files({ timeoutMs: 4000 });
+      const files = net.files({ timeoutMs: 8000 });
       await files.upload([{ localPath: localFile(bytes), remotePath: "/slow.bin" }]);
     } finally {
       (net.blobbers[3] as TestBlobber).delayMs = 0;
