@@ -200,7 +200,9 @@ export class ShardReader {
   async read(start: number, count: number): Promise<Uint8Array[]> {
     const got = new Map<number, Uint8Array>();
     const pending = new Map<number, Promise<{ i: number; bytes?: Uint8Array; error?: string }>>();
+    const tried = new Set<number>();
     const launch = (i: number) => {
+      tried.add(i);
       pending.set(
         i,
         this.fetchFrom(i, start, count).then(
@@ -227,11 +229,13 @@ export class ShardReader {
       this.failed.set(r.i, r.error ?? "failed");
       this.o.onBlobberFailed?.(r.i, r.error ?? "failed");
       this.active = this.active.filter((x) => x !== r.i);
-      const next = this.spares.shift();
-      if (next !== undefined) {
-        this.active.push(next);
-        launch(next);
+      // reads run concurrently: a replacement another read already took is active now and serves this one too
+      let next = this.active.find((x) => !tried.has(x) && !this.failed.has(x));
+      if (next === undefined) {
+        next = this.spares.shift();
+        if (next !== undefined) this.active.push(next);
       }
+      if (next !== undefined) launch(next);
     }
     const total = this.o.dataShards + this.o.parityShards;
     const shards: (Uint8Array | undefined)[] = [];
