@@ -164,10 +164,11 @@ export class ReedSolomon implements ErasureCoder {
 
   /**
    * Fill in the missing shards (`undefined` entries) from any `dataShards` present ones, all of one length.
-   * Returns the complete shard list (present entries are the same objects).
+   * Returns the complete shard list (present entries are the same objects); with `dataOnly` the missing parity
+   * shards are left out (a reader needs only the data).
    * @throws CodedError `rs_too_few_shards` when fewer than `dataShards` are present
    */
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[] {
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly = false): Uint8Array[] {
     if (shards.length !== this.totalShards)
       throw new CodedError(
         { code: "rs_invalid_shards", op: "reed-solomon reconstruct" },
@@ -203,6 +204,7 @@ export class ReedSolomon implements ErasureCoder {
         out[d] = o;
       }
     }
+    if (dataOnly) return out;
     const data = out.slice(0, this.dataShards);
     for (let p = 0; p < this.parityShards; p++) {
       const idx = this.dataShards + p;
@@ -307,5 +309,6 @@ export interface ErasureCoder {
   readonly dataShards: number;
   readonly parityShards: number;
   encode(data: Uint8Array[]): Uint8Array[];
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[];
+  /** Missing shards rebuilt; with `dataOnly` only the data shards are guaranteed present. */
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly?: boolean): Uint8Array[];
 }
