@@ -8,3 +8,4 @@ export * from "./merkle.js";
 export * from "./paths.js";
 export * from "./reedsolomon.js";
 export * from "./reftree.js";
+export * from "./reedsolomon-simd.js";

@@ -157,8 +157,8 @@ export class ReedSolomon implements ErasureCoder {
           `parity buffer ${p} has ${o.length} bytes, shards have ${len}`,
         );
       } else o.fill(0);
-      mulAddRows(this.matrix[this.dataShards + p] as Uint8Array, data, o, len);
     }
+    this.mulRows(this.matrix.slice(this.dataShards), data, parity, len);
     return parity;
   }
 
@@ -197,23 +197,39 @@ export class ReedSolomon implements ErasureCoder {
         this.inverses.set(key, inv);
       }
       const inputs = use.map((i) => shards[i] as Uint8Array);
+      const rows: Uint8Array[] = [];
+      const outs: Uint8Array[] = [];
       for (let d = 0; d < this.dataShards; d++) {
         if (shards[d]) continue;
         const o = new Uint8Array(len);
-        mulAddRows(inv[d] as Uint8Array, inputs, o, len);
+        rows.push(inv[d] as Uint8Array);
+        outs.push(o);
         out[d] = o;
       }
+      this.mulRows(rows, inputs, outs, len);
     }
     if (dataOnly) return out;
     const data = out.slice(0, this.dataShards);
+    const rows: Uint8Array[] = [];
+    const outs: Uint8Array[] = [];
     for (let p = 0; p < this.parityShards; p++) {
       const idx = this.dataShards + p;
       if (shards[idx]) continue;
       const o = new Uint8Array(len);
-      mulAddRows(this.matrix[idx] as Uint8Array, data, o, len);
+      rows.push(this.matrix[idx] as Uint8Array);
+      outs.push(o);
       out[idx] = o;
     }
+    this.mulRows(rows, data, outs, len);
     return out;
+  }
+
+  /**
+   * `outs[r] ^= Σ_j rows[r][j]·inputs[j]` over the first `len` bytes (the outputs start zeroed). The one place
+   * the field arithmetic runs: a subclass may do it faster with the same results.
+   */
+  protected mulRows(rows: Uint8Array[], inputs: Uint8Array[], outs: Uint8Array[], len: number): void {
+    for (let r = 0; r < rows.length; r++) mulAddRows(rows[r] as Uint8Array, inputs, outs[r] as Uint8Array, len);
   }
 
   /** Whether the parity shards match the data shards. */
