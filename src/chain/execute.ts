@@ -18,7 +18,7 @@
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { clientIdOf, getScheme } from "../core/schemes.js";
-import { stringifyExactJson } from "./codec.js";
+import { stringifyExactJson } from "./codec/exact-json.js";
 import { StateView } from "./state.js";
 import { outputHash, smartContractCall } from "./transaction.js";
 import { type NodeDb, Trie } from "./trie.js";
