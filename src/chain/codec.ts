@@ -7,9 +7,11 @@
  * Decoders check structure and formats only; protocol rules (hash match, signatures, time windows, magic
  * block consistency) live in `transaction.ts`, `block.ts` and `magicblock.ts`.
  */
+
 import { CodedError } from "../core/errors.js";
 import { sha3Bytes } from "../core/hash.js";
 import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
+import type { ChainErrorCode } from "./errors.js";
 import type { Block, Confirmation, MagicBlock, MagicNode, MerklePath, Transaction, VerificationTicket } from "./types.js";
 
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -257,7 +259,7 @@ export function describeJson(v: unknown): string {
 }
 
 interface ReaderSpec {
-  code: string;
+  code: ChainErrorCode;
   op: string;
   /** Prefix of error messages (e.g. a file name), without the colon. */
   source?: string;

@@ -9,10 +9,12 @@
  * Trie keys: accounts under `acct:<client id>`, contract nodes under `node:<key>` (contracts choose keys such as
  * `<sc address><client id>`), the total supply under `meta:total_supply`.
  */
+
 import { MAX_SAS } from "../core/amount.js";
 import { CodedError } from "../core/errors.js";
 import { fromHex, isHash, toHex } from "../core/hex.js";
 import { parseExactJson, stringifyExactJson } from "./codec.js";
+import type { ChainErrorCode } from "./errors.js";
 import type { Trie } from "./trie.js";
 import type { AccountState } from "./types.js";
 
@@ -25,7 +27,7 @@ export const SUPPLY_KEY = "meta:total_supply";
 
 const ZERO_HASH = "0".repeat(64);
 
-function stateError(code: string, msg: string): never {
+function stateError(code: ChainErrorCode, msg: string): never {
   throw new CodedError({ code, op: "update state" }, msg);
 }
 

@@ -11,11 +11,13 @@
  * available as `referenceTransactionHash` (for reading reference vectors), never for verification.
  * The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
  */
+
 import { CodedError } from "../core/errors.js";
 import { EMPTY_HASH, sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import { confirmationFromJson, decodeTransaction, encodeTransaction, parseExactJson } from "./codec.js";
+import type { ChainErrorCode } from "./errors.js";
 import { type Confirmation, type Transaction, TxnType } from "./types.js";
 
 export { transactionFromJson, transactionToJson } from "./codec.js";
@@ -149,7 +151,7 @@ export interface AdmissionContext {
   minFee?: bigint;
 }
 
-function refuse(code: string, msg: string): never {
+function refuse(code: ChainErrorCode, msg: string): never {
   throw new CodedError({ code, op: "put transaction" }, msg);
 }
 

@@ -15,7 +15,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type * as B from "bls-wasm";
 import { blsLib, blsParse, blsSecretKey, hashBytesToSign } from "./bls.js";
-import { CodedError } from "./errors.js";
+import { CodedError, type CoreErrorCode } from "./errors.js";
 import { fromHex, isHex } from "./hex.js";
 
 /** One participant's key share. */
@@ -69,7 +69,7 @@ function blsId(id: string): B.Id {
   return x;
 }
 
-function fail(code: string, op: string, message: string): never {
+function fail(code: CoreErrorCode, op: string, message: string): never {
   throw new CodedError({ code, op }, message);
 }
 

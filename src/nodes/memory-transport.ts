@@ -15,6 +15,7 @@ import {
   makeResponse,
   preflight,
   type Transport,
+  type TransportErrorCode,
   type TransportRequest,
   type TransportResponse,
   transportError,
@@ -135,7 +136,7 @@ export class MemoryTransport implements Transport {
 
   private async send(req: TransportRequest, source: string): Promise<TransportResponse> {
     const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
-    const fail = (code: string, cause?: unknown): CodedError =>
+    const fail = (code: TransportErrorCode, cause?: unknown): CodedError =>
       transportError(req, code, transportReason(code, timeoutMs), cause);
     const url = preflight(req, this.closed, timeoutMs);
     const target = normalizeHost(url.host);

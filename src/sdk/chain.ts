@@ -13,7 +13,8 @@ import { CodedError, errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
 import { systemNow, systemRandom, systemSleep } from "./ambient.js";
-import { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+import type { SdkErrorCode } from "./errors.js";
+import { agree, describeFailures, isNotFound, joinUrl, type NodeResult, remoteOf, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
 /** Miner and sharder base URLs. */
@@ -395,8 +396,12 @@ export class ChainClient {
     const ok = results.filter((r) => r.status === 200);
     if (ok.length === 0) {
       const answered = results.filter((r) => r.status >= 400 && r.status < 500);
-      if (answered.length >= need && answered.every((r) => r.error === answered[0]?.error)) {
-        throw new CodedError({ code: "query_failed", op, node: answered[0]?.url ?? "" }, answered[0]?.error ?? "request refused");
+      const first = answered[0];
+      if (first && answered.length >= need && answered.every((r) => r.error === first.error)) {
+        throw new CodedError<SdkErrorCode>(
+          { code: "query_failed", op, node: first.url, remote: remoteOf(first) },
+          first.error ?? "request refused",
+        );
       }
     }
     return parseJson(agree(results, need, op)) as T;
@@ -423,7 +428,7 @@ export class ChainClient {
       );
       return { balance: BigInt(j.balance), round: j.round, txn: j.txn };
     } catch (err) {
-      if (err instanceof CodedError && err.code === "query_failed" && /value not present/.test(err.message)) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }

@@ -84,7 +84,7 @@ export function parseNetworkConfig(text: string, file: string): NetworkConfig {
   return net;
 }
 
-function readText(path: string, missingCode: string, what: string): string | undefined {
+function readText(path: string, missingCode: "config_missing" | "", what: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
   } catch (err) {

@@ -3,10 +3,12 @@
  * is the reference's per-function code (`add_blobber_failed`, `allocation_creation_failed`, ...) and whose
  * message names the cause; the transaction's output becomes `<code>: <message>`.
  */
+
 import { CodedError } from "../../core/errors.js";
+import type { StorageScErrorCode } from "../errors.js";
 
 /** Throw the refusal `code: msg` of storage function `op`. */
-export function refuse(code: string, msg: string): never {
+export function refuse(code: StorageScErrorCode, msg: string): never {
   throw new CodedError({ code, op: "storage" }, msg);
 }
 
@@ -24,12 +26,12 @@ export function badParam(msg: string): never {
 export class Input {
   constructor(
     private readonly o: Record<string, unknown>,
-    private readonly code: string,
+    private readonly code: StorageScErrorCode,
     private readonly path = "",
   ) {}
 
   /** Parse `v` as an object input (`{}` when null/undefined) for function code `code`. */
-  static of(v: unknown, code: string, what = "input"): Input {
+  static of(v: unknown, code: StorageScErrorCode, what = "input"): Input {
     if (v === undefined || v === null || v === "") return new Input({}, code);
     if (typeof v === "string") {
       try {

@@ -138,8 +138,7 @@ export class NodeRegistrar {
               `${self.id} is registered as a ${info.simple_miner.node_type}`,
             );
         } catch (err) {
-          if (!(err instanceof sdk.CodedError && err.code === "query_failed" && /can't get miner node/.test(err.message)))
-            throw err;
+          if (!sdk.isNotFound(err)) throw err;
         }
         if (!known) {
           await this.ensureClient();

@@ -61,7 +61,7 @@ export class DkgDriver {
     try {
       return await this.opts.chain.scRest<DkgState>(sdk.ScAddress.miner, "getDkgCycle");
     } catch (err) {
-      if (err instanceof sdk.CodedError && err.code === "query_failed" && /no DKG cycle/.test(err.message)) return undefined;
+      if (sdk.isNotFound(err)) return undefined; // no DKG cycle (view changes off, or none started yet)
       throw err;
     }
   }

@@ -48,9 +48,10 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
   });
   registerFileRoutes(app, service);
-  const hash = async (name: string, input: unknown): Promise<string> => {
+  const hash = async (name: "commit_connection" | "read_redeem", input: unknown): Promise<string> => {
     const res = await ctx.sendTxn(name, input);
-    if (res.status !== 1) throw new CodedError({ code: `${name}_failed`, op: name }, res.output || `${name} failed on chain`);
+    if (res.status !== 1)
+      throw new CodedError({ code: `${name}_failed` as const, op: name }, res.output || `${name} failed on chain`);
     return res.hash;
   };
   const settlement = createSettlementLoop({

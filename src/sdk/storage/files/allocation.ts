@@ -487,7 +487,7 @@ export class AllocationFiles {
           committed.push(leader.i);
         } catch (err) {
           failed.set(leader.i, errorMessage(err));
-          if (!(err instanceof CodedError) || isUnreachable(err.code)) continue;
+          if (!(err instanceof CodedError) || isUnreachable(err)) continue;
           if (err.code === "prev_allocation_root_mismatch" && attempt < 5) {
             retry = true; // another writer committed in between: read the state again
             break;
@@ -1029,26 +1029,33 @@ export class AllocationFiles {
     return agreeing(replies, this.dataShards, "list-all", (r) => r.root).refs;
   }
 
-  private async each<T>(fn: (c: BlobberClient, i: number) => Promise<T>): Promise<{ i: number; value?: T; error?: string }[]> {
+  private async each<T>(
+    fn: (c: BlobberClient, i: number) => Promise<T>,
+  ): Promise<{ i: number; value?: T; error?: string; code?: string }[]> {
     return Promise.all(
       this.clients.map(async (c, i) => {
         try {
           return { i, value: await fn(c, i) };
         } catch (err) {
-          return { i, error: errorMessage(err) };
+          return err instanceof CodedError ? { i, error: errorMessage(err), code: err.code } : { i, error: errorMessage(err) };
         }
       }),
     );
   }
 }
 
-function agreeing<T>(replies: { i: number; value?: T; error?: string }[], need: number, op: string, key: (v: T) => string): T {
+function agreeing<T>(
+  replies: { i: number; value?: T; error?: string; code?: string }[],
+  need: number,
+  op: string,
+  key: (v: T) => string,
+): T {
   const groups = new Map<string, T[]>();
   for (const r of replies) if (r.value !== undefined) groups.set(key(r.value), [...(groups.get(key(r.value)) ?? []), r.value]);
   const best = [...groups.values()].sort((a, b) => b.length - a.length)[0];
   if (!best || best.length < need) {
     const errs = replies.filter((r) => r.error);
-    const nf = errs.find((r) => /resource_not_found/.test(r.error ?? ""));
+    const nf = errs.find((r) => r.code === "resource_not_found");
     throw new CodedError(
       { code: nf && errs.length >= need ? "resource_not_found" : "consensus_failed", op },
       nf && errs.length >= need
@@ -1097,12 +1104,13 @@ function dirsNeeded(changes: Change[]): string[] {
   return [...out].sort();
 }
 
-function isUnreachable(code: string): boolean {
+function isUnreachable(err: CodedError): boolean {
+  const code = err.code;
   return (
     ["request_failed", "timeout", "connection_refused", "connection_reset", "dns_failed", "aborted", "transport_closed"].includes(
       code,
     ) ||
-    code.startsWith("http_5") ||
+    (err.remote !== undefined && err.remote.code === undefined && err.remote.status >= 500) ||
     code === "internal_error"
   );
 }
