@@ -11,7 +11,8 @@
  */
 
 import type { AddressInfo } from "node:net";
-import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
+import type { ChainRoute } from "../chain/api.js";
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
@@ -135,6 +136,12 @@ export function createServer(opts: ServerOptions): NodeApp {
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
   app.setReplySerializer((payload) => stringifyJson(payload));
 
+  const routes: { method: string; path: string }[] = [];
+  ROUTES.set(app, routes);
+  app.addHook("onRoute", (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) if (m !== "HEAD") routes.push({ method: m, path: r.url });
+  });
+
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   app.addHook("onRequest", async (req, reply) => {
     reply.header("access-control-allow-origin", "*");
@@ -184,6 +191,28 @@ export function createServer(opts: ServerOptions): NodeApp {
     void reply.code(404).send(errorBody("resource_not_found", `no route ${req.method} ${req.url.split("?")[0]} on ${node}`));
   });
   return app;
+}
+
+const ROUTES = new WeakMap<NodeApp, { method: string; path: string }[]>();
+
+/** The routes registered on an app made by {@link createServer} (HEAD twins of GET routes left out). */
+export function registeredRoutes(app: NodeApp): { method: string; path: string }[] {
+  return [...(ROUTES.get(app) ?? [])];
+}
+
+/** Register a declared chain route (`chain/api.ts`) with its handler; `bodyLimit` overrides the app's. */
+export function serve(
+  app: NodeApp,
+  r: ChainRoute,
+  handler: RouteHandlerMethod,
+  opts: { bodyLimit?: number; path?: string } = {},
+): void {
+  app.route({
+    method: r.method,
+    url: opts.path ?? r.path,
+    handler,
+    ...(opts.bodyLimit === undefined ? {} : { bodyLimit: opts.bodyLimit }),
+  });
 }
 
 /** Send `value` as JSON (exact int64) with `status` (default 200). */

@@ -4,6 +4,7 @@
  * sharders. Every failure names the operation, the nodes involved and each node's reason.
  */
 
+import { ChainRoutes as R, routePath, routeUrl } from "../chain/api.js";
 import { verifyConfirmation } from "../chain/block.js";
 import { parseJson } from "../chain/json.js";
 import { encodeTransactionJson, parseConfirmationJson, signTransaction } from "../chain/transaction.js";
@@ -14,7 +15,7 @@ import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
 import { systemNow, systemRandom, systemSleep } from "./ambient.js";
 import type { SdkErrorCode } from "./errors.js";
-import { agree, describeFailures, isNotFound, joinUrl, type NodeResult, remoteOf, replyError, requestAll } from "./multi.js";
+import { agree, describeFailures, isNotFound, type NodeResult, remoteOf, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
 /** Miner and sharder base URLs. */
@@ -120,7 +121,7 @@ export class ChainClient {
     let miners = o?.miners ?? [];
     let sharders = o?.sharders ?? [];
     if (miners.length === 0 || sharders.length === 0) {
-      const url = joinUrl(this.opts.blockWorker, "/network");
+      const url = routeUrl(this.opts.blockWorker, R.network);
       let res: Awaited<ReturnType<Transport["request"]>>;
       try {
         res = await this.opts.transport.request({ method: "GET", url, timeoutMs: 10_000 });
@@ -176,7 +177,7 @@ export class ChainClient {
   async registerClient(wallet: Pick<WalletFile, "client_id" | "client_key">): Promise<void> {
     const { miners } = await this.network();
     const body = JSON.stringify({ id: wallet.client_id, public_key: wallet.client_key });
-    const results = await requestAll(this.opts.transport, miners, "/v1/client/put", { method: "POST", body });
+    const results = await requestAll(this.opts.transport, miners, routePath(R.clientPut), { method: R.clientPut.method, body });
     const ok = results.filter((r) => r.status === 200).length;
     const need = quorumOf(miners.length, 25);
     if (ok < need) {
@@ -214,8 +215,8 @@ export class ChainClient {
     const { miners } = await this.network();
     const count = Math.min(miners.length, quorumOf(miners.length, this.opts.minSubmit ?? 50));
     const chosen = shuffled(miners, this.random).slice(0, count);
-    const results = await requestAll(this.opts.transport, chosen, "/v1/transaction/put", {
-      method: "POST",
+    const results = await requestAll(this.opts.transport, chosen, routePath(R.transactionPut), {
+      method: R.transactionPut.method,
       body: encodeTransactionJson(txn),
     });
     const ok = results.filter((r) => r.status === 200).length;
@@ -223,7 +224,7 @@ export class ChainClient {
       const failed = results.filter((r) => r.status !== 200);
       const last = failed[failed.length - 1];
       throw new CodedError(
-        { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url } : {}) },
+        { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url, remote: remoteOf(last) } : {}) },
         `${last?.error ?? "no miner accepted it"}${failed.length > 1 ? ` (all: ${describeFailures(results)})` : ""}`,
       );
     }
@@ -236,7 +237,7 @@ export class ChainClient {
     timeoutMs = 10_000,
   ): Promise<{ confirmation?: Confirmation; lfbCreation: number; lfbRounds: Map<string, number>; results: NodeResult[] }> {
     const { sharders } = await this.network();
-    const results = await requestAll(this.opts.transport, sharders, `/v1/transaction/get/confirmation?hash=${hash}&content=lfb`, {
+    const results = await requestAll(this.opts.transport, sharders, routePath(R.confirmation, {}, { hash, content: "lfb" }), {
       timeoutMs,
     });
     const votes = new Map<string, { n: number; c: Confirmation }>();
@@ -273,7 +274,7 @@ export class ChainClient {
 
   /** Latest finalized round of each node that answers (`/v1/block/get/latest_finalized`), by URL. */
   async latestFinalizedRounds(urls: string[], timeoutMs = 5000): Promise<{ rounds: Map<string, number>; results: NodeResult[] }> {
-    const results = await requestAll(this.opts.transport, urls, "/v1/block/get/latest_finalized", { timeoutMs });
+    const results = await requestAll(this.opts.transport, urls, routePath(R.latestFinalized), { timeoutMs });
     const rounds = new Map<string, number>();
     for (const r of results) {
       if (r.status !== 200) continue;
@@ -422,7 +423,7 @@ export class ChainClient {
     if (stale) this.log(`get balance: skipping sharders behind the network: ${stale}`);
     try {
       const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(
-        `/v1/client/get/balance?client_id=${clientId}`,
+        routePath(R.balance, {}, { client_id: clientId }),
         "get balance",
         fresh,
       );
@@ -435,16 +436,12 @@ export class ChainClient {
 
   /** Smart-contract REST endpoint answered by the sharders (`/v1/screst/<address>/<endpoint>`). */
   async scRest<T = unknown>(address: string, endpoint: string, params: Record<string, string> = {}): Promise<T> {
-    const qs = new URLSearchParams(params).toString();
-    return this.sharderJson<T>(`/v1/screst/${address}/${endpoint.replace(/^\//, "")}${qs ? `?${qs}` : ""}`, `query ${endpoint}`);
+    return this.sharderJson<T>(scRestPath(address, endpoint, params), `query ${endpoint}`);
   }
 
   /** The latest finalized magic block, as the sharders agree on it. */
   async latestMagicBlock(): Promise<Record<string, unknown>> {
-    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(
-      "/v1/block/get/latest_finalized_magic_block",
-      "get magic block",
-    );
+    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(routePath(R.latestMagicBlock), "get magic block");
     if (!j.magic_block)
       throw new CodedError({ code: "query_failed", op: "get magic block" }, "sharders returned a block without a magic block");
     return j.magic_block;
@@ -452,7 +449,7 @@ export class ChainClient {
 
   /** Node id from `GET <url>/_nh/whoami` (`type,host,port,id,public_key`). */
   async whoami(url: string): Promise<string> {
-    const target = joinUrl(url, "/_nh/whoami");
+    const target = routeUrl(url, R.whoami);
     let text: string;
     try {
       const res = await this.opts.transport.request({ method: "GET", url: target, timeoutMs: 10_000 });
@@ -473,6 +470,11 @@ export class ChainClient {
       );
     return id;
   }
+}
+
+/** The path of a smart contract's REST view (`GET /v1/screst/<address>/<endpoint>?<params>`). */
+export function scRestPath(address: string, endpoint: string, params: Record<string, string> = {}): string {
+  return routePath(R.scRest, { address, endpoint: endpoint.replace(/^\//, "") }, params);
 }
 
 /** A chain client for a loaded config.yaml (+ network.yaml) and a wallet's signature scheme. */

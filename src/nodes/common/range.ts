@@ -4,6 +4,7 @@
  * (`GET /v1/block/get/range?from=R&to=R2`), fetched with a deadline and checked block by block by the caller.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson, blockToJson, encodeBlockJson } from "../../chain/block.js";
 import { parseJson } from "../../chain/json.js";
 import type { Block } from "../../chain/types.js";
@@ -55,7 +56,7 @@ export async function fetchRange(transport: sdk.Transport, baseUrl: string, from
   };
   const res = await transport.request({
     method: "GET",
-    url: `${baseUrl}/v1/block/get/range?from=${from}&to=${to}`,
+    url: routeUrl(baseUrl, ChainRoutes.blockRange, {}, { from, to }),
     timeoutMs: 10_000,
   });
   if (res.status !== 200) fail(`HTTP ${res.status}: ${res.text().slice(0, 200)}`);

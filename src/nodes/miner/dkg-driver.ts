@@ -5,8 +5,10 @@
  * contract produced the next magic block, the key share for it and `wait`. Key shares are kept by magic block
  * number (and written to `dataDir` when given) for the consensus engine to take at the block's starting round.
  */
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import type { MagicBlock } from "../../chain/types.js";
 import type { DkgState } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
@@ -118,8 +120,8 @@ export class DkgDriver {
         if (!base) continue;
         try {
           const res = await this.opts.transport.request({
-            method: "POST",
-            url: `${base}/v1/_m2m/dkg/share`,
+            method: ChainRoutes.dkgShare.method,
+            url: routeUrl(base, ChainRoutes.dkgShare),
             body: JSON.stringify({ cycle: d.cycle, dealer: me, share: p.shareFor(j) }),
             headers: { "content-type": "application/json" },
             timeoutMs: 5000,

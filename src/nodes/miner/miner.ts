@@ -4,6 +4,7 @@
  * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
 import { decodeConsensusMessage, encodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
@@ -479,8 +480,8 @@ export class MinerNode {
     const body = stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
     this.opts.transport
       .request({
-        method: "POST",
-        url: `${baseUrl}/v1/_n2n/consensus`,
+        method: ChainRoutes.consensus.method,
+        url: routeUrl(baseUrl, ChainRoutes.consensus),
         headers: { "content-type": "application/json" },
         body,
         timeoutMs: 5000,
@@ -493,8 +494,8 @@ export class MinerNode {
     for (const url of this.shardersAt(block.round)) {
       this.opts.transport
         .request({
-          method: "POST",
-          url: `${url}/v1/_m2s/block`,
+          method: ChainRoutes.blockPush.method,
+          url: routeUrl(url, ChainRoutes.blockPush),
           headers: { "content-type": "application/json" },
           body,
           timeoutMs: 10_000,

@@ -8,6 +8,7 @@
  * 503, when full), and `stop()` ends the sync and empties the queue at any moment.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson } from "../../chain/block.js";
 import { deterministicallyFinal, finalizesMiddle, quorum } from "../../chain/consensus/rules.js";
 import { parseJson } from "../../chain/json.js";
@@ -353,8 +354,8 @@ export class SharderNode {
       for (const url of this.minerUrls()) {
         try {
           const res = await this.opts.transport.request({
-            method: "GET",
-            url: `${url}/v1/block/get?block=${hash}`,
+            method: ChainRoutes.blockGet.method,
+            url: routeUrl(url, ChainRoutes.blockGet, {}, { block: hash }),
             timeoutMs: 5000,
           });
           if (res.status !== 200) continue;
