@@ -19,7 +19,7 @@
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { clientIdOf, getScheme } from "../core/schemes.js";
-import { stringifyExactJson } from "./codec.js";
+import { stringifyExactJson } from "./codec/exact-json.js";
 import type { ChainErrorCode } from "./errors.js";
 import { StateView } from "./state.js";
 import { outputHash, smartContractCall } from "./transaction.js";

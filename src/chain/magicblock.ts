@@ -15,7 +15,9 @@ import { sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex } from "../core/hex.js";
 import { clientIdOf } from "../core/schemes.js";
 import { aggregateSharePublicKey, groupPublicKeyOf, sharePublicKey } from "../core/threshold.js";
-import { decodeMagicBlock, describeJson, goJsonString, magicBlockFromJson } from "./codec.js";
+import { goJsonString } from "./codec/exact-json.js";
+import { decodeMagicBlock, magicBlockFromJson } from "./codec/magicblock.js";
+import { describeJson } from "./codec/reader.js";
 import type { MinerInfo } from "./consensus/types.js";
 import type { MagicBlock, MagicNode } from "./types.js";
 

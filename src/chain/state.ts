@@ -13,7 +13,7 @@
 import { MAX_SAS } from "../core/amount.js";
 import { CodedError } from "../core/errors.js";
 import { fromHex, isHash, toHex } from "../core/hex.js";
-import { parseExactJson, stringifyExactJson } from "./codec.js";
+import { parseExactJson, stringifyExactJson } from "./codec/exact-json.js";
 import type { ChainErrorCode } from "./errors.js";
 import type { Trie } from "./trie.js";
 import type { AccountState } from "./types.js";
