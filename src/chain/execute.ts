@@ -171,7 +171,7 @@ export interface TxnResult {
 const NODE_ERRORS = new Set(["state_node_missing", "state_node_corrupt"]);
 
 function fail(code: ChainErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "execute transaction" }, msg);
+  throw new CodedError<ChainErrorCode>({ code, op: "execute transaction" }, msg);
 }
 
 function reason(err: unknown): string {

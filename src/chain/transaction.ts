@@ -154,7 +154,7 @@ export interface AdmissionContext {
 }
 
 function refuse(code: ChainErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "put transaction" }, msg);
+  throw new CodedError<ChainErrorCode>({ code, op: "put transaction" }, msg);
 }
 
 function shorten(s: string): string {

@@ -10,7 +10,7 @@ import type { ContractErrorCode } from "./errors.js";
 
 /** A refusal with the reference code (the chain records it as `<code>: <message>`). */
 export function refuse(code: ContractErrorCode, message: string, op = "smart contract"): never {
-  throw new CodedError({ code, op }, message);
+  throw new CodedError<ContractErrorCode>({ code, op }, message);
 }
 
 /** The call input as an object: objects as given, strings parsed as JSON; `undefined` when it is neither. */

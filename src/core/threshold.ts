@@ -55,7 +55,7 @@ const PARTY_ID_RE = /^[0-9a-f]{31,}$/;
  */
 export function partyIdOf(id: string): string {
   if (!PARTY_ID_RE.test(id)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_party_id", op: "compute threshold party id" },
       `participant id "${id.slice(0, 40)}" is not a hex miner id (at least 31 lower-case hex characters)`,
     );
@@ -70,7 +70,7 @@ function blsId(id: string): B.Id {
 }
 
 function fail(code: CoreErrorCode, op: string, message: string): never {
-  throw new CodedError({ code, op }, message);
+  throw new CodedError<CoreErrorCode>({ code, op }, message);
 }
 
 function parsePk(hex: string, op: string, what: string): B.PublicKey {

@@ -17,6 +17,7 @@ import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
+import type { NodeErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
 
 /** The app type node servers use. */
@@ -124,7 +125,7 @@ export function createServer(opts: ServerOptions): NodeApp {
       done(null, parseJson(text));
     } catch (err) {
       done(
-        new CodedError(
+        new CodedError<NodeErrorCode>(
           { code: "invalid_request", op: "read request body" },
           `request body is not valid JSON: ${errorMessage(err)}`,
         ),
@@ -222,7 +223,7 @@ export function sendJson(reply: FastifyReply, value: unknown, status = 200): Fas
 
 function invalid(name: string, what: string, found: unknown): CodedError {
   const shown = found === undefined ? "nothing" : JSON.stringify(String(found).slice(0, 70));
-  return new CodedError(
+  return new CodedError<NodeErrorCode>(
     { code: "invalid_request", op: "read query" },
     `query parameter "${name}" must be ${what}, found ${shown}`,
   );
@@ -301,9 +302,13 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
     const code = (err as { code?: string }).code;
     const why =
       code === "EADDRINUSE" ? "the port is already in use" : code === "EACCES" ? "permission denied" : errorMessage(err);
-    throw new CodedError({ code: "listen_failed", op: "start HTTP server" }, `cannot listen on ${host}:${port}: ${why}`, {
-      cause: err,
-    });
+    throw new CodedError<NodeErrorCode>(
+      { code: "listen_failed", op: "start HTTP server" },
+      `cannot listen on ${host}:${port}: ${why}`,
+      {
+        cause: err,
+      },
+    );
   }
   const addr = app.server.address() as AddressInfo;
   const shownHost = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;

@@ -22,6 +22,7 @@ import {
   transportReason,
 } from "../sdk/index.js";
 import { type Clock, isAborted, SystemClock } from "./clock.js";
+import type { NodeErrorCode } from "./errors.js";
 import type { NodeApp } from "./http.js";
 
 /** What happens to requests on a faulty link. */
@@ -66,7 +67,7 @@ export class MemoryTransport implements Transport {
   register(hostPort: string, app: NodeApp): void {
     const key = normalizeHost(hostPort);
     if (this.apps.has(key))
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "listen_failed", op: "register app" },
         `cannot listen on ${key}: the address is already in use`,
       );

@@ -126,14 +126,14 @@ export class ChainClient {
       try {
         res = await this.opts.transport.request({ method: "GET", url, timeoutMs: 10_000 });
       } catch (err) {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
           `block worker unreachable: ${errorMessage(err)}`,
           { cause: err },
         );
       }
       if (res.status !== 200) {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
           `block worker ${url} answered HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`,
         );
@@ -142,14 +142,14 @@ export class ChainClient {
       try {
         j = res.json();
       } catch {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
           `block worker ${url} returned invalid JSON`,
         );
       }
       const list = (v: unknown, what: string): string[] => {
         if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-          throw new CodedError(
+          throw new CodedError<SdkErrorCode>(
             { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
             `block worker ${url}: "${what}" is not a list of URLs`,
           );
@@ -160,12 +160,12 @@ export class ChainClient {
       if (sharders.length === 0) sharders = list(j.sharders, "sharders");
     }
     if (miners.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
         "the network has no miners",
       );
     if (sharders.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
         "the network has no sharders",
       );
@@ -181,7 +181,7 @@ export class ChainClient {
     const ok = results.filter((r) => r.status === 200).length;
     const need = quorumOf(miners.length, 25);
     if (ok < need) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "register_failed", op: "register wallet" },
         `Register consensus not met: ${ok} of ${miners.length} miners accepted, ${need} needed; ${describeFailures(results)}`,
       );
@@ -192,7 +192,7 @@ export class ChainClient {
   /** Build and sign a transaction from the wallet (creation date = now, in seconds). */
   buildTransaction(wallet: WalletFile, req: TxnRequest): Transaction {
     const key = wallet.keys[0];
-    if (!key) throw new CodedError({ code: "invalid_wallet", op: "sign transaction" }, "the wallet has no keys");
+    if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign transaction" }, "the wallet has no keys");
     const txn: Transaction = {
       hash: "",
       version: "1.0",
@@ -223,7 +223,7 @@ export class ChainClient {
     if (ok < quorumOf(chosen.length, 25)) {
       const failed = results.filter((r) => r.status !== 200);
       const last = failed[failed.length - 1];
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url, remote: remoteOf(last) } : {}) },
         `${last?.error ?? "no miner accepted it"}${failed.length > 1 ? ` (all: ${describeFailures(results)})` : ""}`,
       );
@@ -341,7 +341,7 @@ export class ChainClient {
         const limit = expired
           ? `the chain finalized blocks ${Math.round(expiryMs / 1000)} s past its creation without it`
           : `within ${Math.round(elapsed / 1000)} s (${queries} queries)`;
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "verify_failed", op: "verify transaction" },
           `${hash} not confirmed by any sharder ${limit}${behind ? `; ${behind}` : ""}${why ? `; ${why}` : ""}`,
         );
@@ -374,7 +374,7 @@ export class ChainClient {
     await this.submit(txn);
     const res = await this.confirm(txn.hash, txn.creation_date);
     if (res.status !== TxnStatus.success) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "txn_failed", op: "execute transaction", node: res.confirmation.miner_id },
         `transaction ${txn.hash} failed: ${res.output}`,
       );
@@ -416,7 +416,7 @@ export class ChainClient {
   async getBalance(clientId: string): Promise<Balance | undefined> {
     const { fresh, stale } = await this.freshSharders();
     if (fresh.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "sharders_behind", op: "get balance" },
         `no sharder is up to date, a balance would be stale: ${stale}`,
       );
@@ -443,7 +443,10 @@ export class ChainClient {
   async latestMagicBlock(): Promise<Record<string, unknown>> {
     const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(routePath(R.latestMagicBlock), "get magic block");
     if (!j.magic_block)
-      throw new CodedError({ code: "query_failed", op: "get magic block" }, "sharders returned a block without a magic block");
+      throw new CodedError<SdkErrorCode>(
+        { code: "query_failed", op: "get magic block" },
+        "sharders returned a block without a magic block",
+      );
     return j.magic_block;
   }
 
@@ -456,7 +459,7 @@ export class ChainClient {
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`);
       text = res.text();
     } catch (err) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "id_not_found", op: "get node id", node: url },
         `ID not found: ${target}: ${errorMessage(err)}`,
         { cause: err },
@@ -464,7 +467,7 @@ export class ChainClient {
     }
     const id = text.trim().split(",")[3];
     if (!id || !/^[0-9a-f]{64}$/.test(id))
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "id_not_found", op: "get node id", node: url },
         `ID not found: ${target} answered "${text.slice(0, 80)}"`,
       );

@@ -1,5 +1,7 @@
 /** Fan-out requests to several nodes and agree on an answer, naming every node that failed and why. */
+
 import { CodedError, errorMessage, type RemoteError } from "../core/errors.js";
+import type { SdkErrorCode } from "./errors.js";
 import type { HttpMethod, Transport, TransportResponse } from "./transport.js";
 
 export interface NodeResult {
@@ -110,7 +112,7 @@ export function agree(results: NodeResult[], minAgree: number, op: string): stri
   if (best !== undefined && bestCount >= Math.max(1, minAgree)) return best;
   const ok = results.filter((r) => r.status === 200).length;
   const why = describeFailures(results);
-  throw new CodedError(
+  throw new CodedError<SdkErrorCode>(
     { code: "consensus_failed", op },
     `consensus not reached: ${bestCount} of ${results.length} nodes agree, ${Math.max(1, minAgree)} needed (${ok} answered)${why ? `; ${why}` : ""}`,
   );

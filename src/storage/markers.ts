@@ -90,7 +90,7 @@ export function signReadMarker(
 }
 
 function bad(code: StorageErrorCode, op: string, msg: string): CodedError {
-  return new CodedError({ code, op }, msg);
+  return new CodedError<StorageErrorCode>({ code, op }, msg);
 }
 
 function int(v: unknown, name: string, code: StorageErrorCode, op: string, min = 0): number {

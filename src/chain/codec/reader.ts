@@ -134,7 +134,7 @@ export class WireReader {
 /** Throw the reader's error for `field`: expected `expected`, found `found`. */
 export function fieldError(spec: ReaderSpec, field: string, expected: string, found: unknown): never {
   const where = spec.source ? `${spec.source}: ` : "";
-  throw new CodedError(
+  throw new CodedError<ChainErrorCode>(
     { code: spec.code, op: spec.op },
     `${where}field "${field}": expected ${expected}, found ${describeJson(found)}`,
   );
@@ -146,6 +146,9 @@ export function parseText(text: string, spec: ReaderSpec, what: string): unknown
     return parseExactJson(text);
   } catch (err) {
     const where = spec.source ? `${spec.source}: ` : "";
-    throw new CodedError({ code: spec.code, op: spec.op }, `${where}${what} is not valid JSON: ${(err as Error).message}`);
+    throw new CodedError<ChainErrorCode>(
+      { code: spec.code, op: spec.op },
+      `${where}${what} is not valid JSON: ${(err as Error).message}`,
+    );
   }
 }

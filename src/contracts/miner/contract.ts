@@ -68,7 +68,7 @@ export const MINER_FEE_EXEMPT: ReadonlySet<string> = new Set([
 ]);
 
 function refuse(code: MinerScErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "miner sc" }, msg);
+  throw new CodedError<MinerScErrorCode>({ code, op: "miner sc" }, msg);
 }
 
 function input(v: unknown, code: MinerScErrorCode): Record<string, unknown> {
@@ -449,7 +449,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
         case "sharder_keep":
           return sharderKeep(ctx);
         default:
-          throw new CodedError(
+          throw new CodedError<MinerScErrorCode>(
             { code: "failed execution", op: "miner sc" },
             `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool, contributeMpk, shareSignsOrShares, wait, sharder_keep)`,
           );

@@ -106,7 +106,7 @@ export function readDkg(state: Pick<ContractState, "getNode">): DkgState | undef
 }
 
 function refuse(code: MinerScErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "miner sc dkg" }, msg);
+  throw new CodedError<MinerScErrorCode>({ code, op: "miner sc dkg" }, msg);
 }
 
 function obj(v: unknown, code: MinerScErrorCode): Record<string, unknown> {

@@ -9,17 +9,17 @@ import type { StorageScErrorCode } from "../errors.js";
 
 /** Throw the refusal `code: msg` of storage function `op`. */
 export function refuse(code: StorageScErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "storage" }, msg);
+  throw new CodedError<StorageScErrorCode>({ code, op: "storage" }, msg);
 }
 
 /** A view's "not found" (`resource_not_found`). */
 export function notFound(msg: string): never {
-  throw new CodedError({ code: "resource_not_found", op: "storage rest" }, msg);
+  throw new CodedError<StorageScErrorCode>({ code: "resource_not_found", op: "storage rest" }, msg);
 }
 
 /** A view's bad parameter (`invalid_request`). */
 export function badParam(msg: string): never {
-  throw new CodedError({ code: "invalid_request", op: "storage rest" }, msg);
+  throw new CodedError<StorageScErrorCode>({ code: "invalid_request", op: "storage rest" }, msg);
 }
 
 /** Typed reads of a JSON input object; every failure names the field and what was expected. */

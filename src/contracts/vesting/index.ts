@@ -326,7 +326,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     rest(state, endpoint, params, nowSec) {
       const path = endpoint.replace(/^\/+/, "");
       const notFound = (m: string): never => {
-        throw new CodedError({ code: "resource_not_found", op: "vesting rest" }, m);
+        throw new CodedError<VestingErrorCode>({ code: "resource_not_found", op: "vesting rest" }, m);
       };
       switch (path) {
         case "getConfig":

@@ -10,6 +10,7 @@ import { parseJson } from "../../chain/json.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type * as sdk from "../../sdk/index.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 /** Most blocks in one range answer. */
@@ -52,7 +53,7 @@ export function rangeBody(store: ChainStore, from: number, to: number, lfbRound:
 /** Fetch finalized blocks `from`..`to` from a node; throws `sync_failed` naming the node and the reason. */
 export async function fetchRange(transport: sdk.Transport, baseUrl: string, from: number, to: number): Promise<RangeAnswer> {
   const fail = (why: string): never => {
-    throw new CodedError({ code: "sync_failed", op: "fetch block range", node: baseUrl }, why);
+    throw new CodedError<NodeErrorCode>({ code: "sync_failed", op: "fetch block range", node: baseUrl }, why);
   };
   const res = await transport.request({
     method: "GET",

@@ -14,6 +14,7 @@ import type { DkgState } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
+import type { NodeErrorCode } from "../errors.js";
 import { Loop } from "../loop.js";
 import { DkgParticipant, type ShareReceipt } from "./dkg.js";
 
@@ -166,17 +167,20 @@ export class DkgDriver {
   async receiveShare(body: unknown): Promise<ShareReceipt> {
     const b = (typeof body === "object" && body !== null ? body : {}) as { cycle?: unknown; dealer?: unknown; share?: unknown };
     if (typeof b.dealer !== "string" || typeof b.share !== "string" || typeof b.cycle !== "number")
-      throw new CodedError({ code: "invalid_request", op: "receive dkg share" }, "expected {cycle, dealer, share}");
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_request", op: "receive dkg share" },
+        "expected {cycle, dealer, share}",
+      );
     const d = await this.cycleState();
     if (!d || d.cycle !== b.cycle)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "dkg_wrong_cycle", op: "receive dkg share" },
         `cycle ${b.cycle} is not the current one (${d?.cycle ?? "none"})`,
       );
     const p = this.participantFor(d);
     const mpk = d.mpks[b.dealer];
     if (!p || !mpk)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "dkg_not_candidate", op: "receive dkg share" },
         "not a candidate, or the dealer committed nothing",
       );

@@ -16,7 +16,7 @@ import { aggregateSecretShares, dealShares, publicKeyOfShare, sharePublicKey } f
 import type { NodeErrorCode } from "../errors.js";
 
 function fail(code: NodeErrorCode, msg: string): never {
-  throw new CodedError({ code, op: "dkg" }, msg);
+  throw new CodedError<NodeErrorCode>({ code, op: "dkg" }, msg);
 }
 
 /** A receiver's answer to a share: its node-key signature of the share message. */

@@ -27,6 +27,7 @@ import type { Clock } from "../clock.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 export interface MinerOptions {
@@ -101,7 +102,7 @@ export class MinerNode {
         const n = mbs.at(round).magic_block_number;
         const secret = this.shares.get(n);
         if (secret === undefined)
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "share_missing", op: "sign VRF share" },
             `no threshold key share of magic block ${n} (in force at round ${round})`,
           );
@@ -180,7 +181,7 @@ export class MinerNode {
    */
   addMagicBlock(mb: MagicBlock, shareSecretKey?: string): boolean {
     if (mb.starting_round <= this.engine.currentRound())
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_magic_block", op: "add magic block" },
         `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the current round ${this.engine.currentRound()}`,
       );
@@ -541,7 +542,7 @@ export class MinerNode {
   receive(body: unknown): void {
     const v = body as { from?: unknown; msg?: unknown; auth?: { time?: unknown; sig?: unknown } } | undefined;
     const refuse = (why: string): never => {
-      throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+      throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "receive consensus message" }, why);
     };
     if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
       refuse("sender is not a miner of a known magic block");
@@ -580,11 +581,17 @@ export class MinerNode {
         registeredKey: (id) => this.opts.store.clientKey(id),
       });
       if (this.pool.has(txn.hash) || this.opts.store.txnBlock(txn.hash) !== undefined) {
-        throw new CodedError({ code: "duplicate_transaction", op: "put transaction" }, `transaction ${txn.hash} already exists`);
+        throw new CodedError<NodeErrorCode>(
+          { code: "duplicate_transaction", op: "put transaction" },
+          `transaction ${txn.hash} already exists`,
+        );
       }
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
-        throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+        throw new CodedError<NodeErrorCode>(
+          { code: "pool_full", op: "put transaction" },
+          "the transaction pool is full, retry later",
+        );
       checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
       // the verifying key travels with the transaction, so every node verifies the block from the block alone
       const clean = { ...withoutResult(txn), public_key: key };

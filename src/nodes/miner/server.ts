@@ -1,4 +1,5 @@
 /** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
+
 import type { FastifyInstance } from "fastify";
 import { ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
@@ -8,6 +9,7 @@ import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
 import { nodeRateLimit } from "../common/ratelimit.js";
+import type { NodeErrorCode } from "../errors.js";
 import { createServer, requireHash, requireInt, sendJson, serve } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
@@ -69,12 +71,12 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   serve(app, R.clientPut, async (req, reply) => {
     const v = req.body as { id?: unknown; public_key?: unknown } | undefined;
     if (typeof v?.id !== "string" || typeof v.public_key !== "string")
-      throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
+      throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
     const problem = publicKeyProblem(v.public_key);
-    if (problem) throw new CodedError({ code: "invalid_request", op: "register client" }, problem);
+    if (problem) throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "register client" }, problem);
     const id = clientIdOf(v.public_key);
     if (id !== v.id)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_request", op: "register client" },
         `id ${v.id} is not sha3-256 of the public key (${id})`,
       );
@@ -84,7 +86,8 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   serve(app, R.clientGet, async (req, reply) => {
     const id = requireHash(req.query, "id");
     const pk = miner.opts.store.clientKey(id);
-    if (!pk) throw new CodedError({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
+    if (!pk)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
     return sendJson(reply, { id, version: "1.0", public_key: pk });
   });
   serve(app, R.transactionPut, async (req, reply) => {
@@ -96,7 +99,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     const h = requireHash(req.query, "hash");
     const t = miner.poolTxn(h);
     if (!t)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "get transaction" },
         `transaction ${h} is not in the pool of ${node}`,
       );
@@ -115,7 +118,8 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   serve(app, R.blockGet, async (req, reply) => {
     const h = requireHash(req.query, "block");
     const b = miner.engine.getBlock(h) ?? miner.opts.store.getBlock(h);
-    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
+    if (!b)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
   serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));

@@ -1,4 +1,5 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
+
 import type { FastifyInstance } from "fastify";
 import { ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
@@ -7,6 +8,7 @@ import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
 import { nodeRateLimit } from "../common/ratelimit.js";
+import type { NodeErrorCode } from "../errors.js";
 import { createServer, optionalInt, requireHash, requireInt, sendJson, serve } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
@@ -73,21 +75,22 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     else {
       const round = optionalInt(q, "round");
       if (round === undefined)
-        throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
+        throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
       if (round > sh.latestFinalized().round)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get block" },
           `Block not available: round ${round} is after the latest finalized round ${sh.latestFinalized().round}`,
         );
       hash = store.hashAtRound(round);
       if (!hash)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get block" },
           `no finalized block at round ${round} (the round timed out)`,
         );
     }
     const b = store.getBlock(hash);
-    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
+    if (!b)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
     return sendJson(reply, { header: blockSummary(b), block: blockToJson(b) });
   });
   serve(app, R.confirmation, async (req, reply) => {
@@ -98,7 +101,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const c = b ? confirmationOf(b, h) : undefined;
     if ((q.content ?? "confirmation") === "confirmation") {
       if (!c)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get confirmation" },
           `transaction ${h} is not in a finalized block on ${node}`,
         );
@@ -116,14 +119,15 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const id = requireHash(req.query, "client_id");
     const a = sh.lfbState().account(id);
     // README: a missing balance answers 404 (the reference's text "value not present" is kept)
-    if (!a) throw new CodedError({ code: "resource_not_found", op: "get balance" }, "value not present");
+    if (!a) throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get balance" }, "value not present");
     return sendJson(reply, { txn: a.txn, round: a.round, balance: a.balance });
   });
   serve(app, R.scRest, async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
     const q = req.query as Record<string, string>;
     const sc = contractAt(address);
-    if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
+    if (!sc)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
   });
   // the newest magic block this sharder knows (the block worker and clients follow it)
@@ -134,7 +138,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const n = optionalInt(req.query, "magic_block_number", { min: 1 }) ?? 1;
     const mb = sh.magicBlocks.byNumber(n);
     if (!mb)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "get magic block" },
         `magic block ${n} is not known (latest: ${sh.magicBlocks.latest().magic_block_number})`,
       );
