@@ -5,43 +5,24 @@
 // meets, too little balance, bl-update by a wallet that is not the delegate, unlock before expiry, unknown
 // allocation.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { SystemClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { type CliRun, runCli } from "../support/cli-process.js";
 
-const BIN = resolve(import.meta.dirname, "../../src/bin");
 const ZCN = 10_000_000_000n;
 const HOUR_NS = 3_600_000_000_000n;
 
-function run(
-  bin: "zbox" | "zwallet",
-  args: string[],
-  cfg: string,
-  wallet = "wallet.json",
-): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [join(BIN, `${bin}.js`), ...args, "--configDir", cfg, "--wallet", wallet], {
-      env: { ...process.env, FORCE_COLOR: "0", HOME: cfg },
-    });
-    let out = "";
-    let err = "";
-    c.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    c.on("exit", (code) => res({ code: code ?? -1, out, err }));
-  });
+function run(bin: "zbox" | "zwallet", args: string[], cfg: string, wallet = "wallet.json"): Promise<CliRun> {
+  return runCli(bin, args, cfg, wallet, { HOME: cfg });
 }
 
 /** Forward `/<name>/<path>` on a real port to `http://<host:port>/<path>` on the memory transport. */

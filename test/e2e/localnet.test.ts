@@ -2,32 +2,17 @@
 // built zwallet binary: every zwallet network command, success and failure; then kill -9 of one miner
 // under load, finalization continuing, and the miner catching up after a restart.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
 import { findFreeBase } from "../../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
+import { type CliRun, runCli } from "../support/cli-process.js";
 
-const ZWALLET = resolve(import.meta.dirname, "../../src/bin/zwallet.js");
-
-function zwallet(cfgDir: string, args: string[], wallet = "wallet.json"): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [ZWALLET, ...args, "--configDir", cfgDir, "--wallet", wallet], {
-      env: { ...process.env, FORCE_COLOR: "0" },
-    });
-    let out = "";
-    let err = "";
-    c.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    c.on("exit", (code) => res({ code: code ?? -1, out, err }));
-  });
+function zwallet(cfgDir: string, args: string[], wallet = "wallet.json"): Promise<CliRun> {
+  return runCli("zwallet", args, cfgDir, wallet);
 }
 
 async function json<T>(url: string): Promise<T> {

@@ -4,42 +4,22 @@
 // another wallet's pool, unlock before expiry, a destination unlocking more than vested, an owner unlocking
 // vested tokens, a non-signer's vote, a forged vote signature).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLocalnetLayout, type LocalnetLayout } from "../../src/localnet/layout.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
 import * as sdk from "../../src/sdk/index.js";
+import { type CliRun, runCli } from "../support/cli-process.js";
 
-const ZWALLET = resolve(import.meta.dirname, "../../src/bin/zwallet.js");
 const BASE = 26000 + Math.floor(Math.random() * 9) * 100;
 const ZCN = 10_000_000_000n;
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
 let cfg = "";
 
-function zwallet(args: string[], wallet = "alice.json"): Promise<Run> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [ZWALLET, ...args, "--configDir", cfg, "--wallet", wallet], {
-      env: { ...process.env, FORCE_COLOR: "0" },
-    });
-    let out = "";
-    let err = "";
-    c.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    c.on("exit", (code) => res({ code: code ?? -1, out, err }));
-  });
+function zwallet(args: string[], wallet = "alice.json"): Promise<CliRun> {
+  return runCli("zwallet", args, cfg, wallet);
 }
 
 /** Expect success; returns stdout. */

@@ -101,6 +101,17 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
   };
 }
 
+/** The rig owner's read marker at `counter` for its blobber. */
+function readMarkerOf(r: Rig, counter: number): ReadMarker {
+  return signReadMarker(r.owner, {
+    blobber_id: r.blobberId,
+    allocation_id: r.alloc.id,
+    owner_id: r.owner.clientId,
+    timestamp: NOW / 1000,
+    counter,
+  });
+}
+
 function metaOf(bytes: Uint8Array): FileMeta {
   return {
     size: bytes.length,
@@ -250,14 +261,7 @@ describe("blobber file API", () => {
     });
     await put(r, "/dl", new Uint8Array(randomBytes(4 * BLOCK_SIZE)));
     const c = r.client();
-    const rm = (counter: number): ReadMarker =>
-      signReadMarker(r.owner, {
-        blobber_id: r.blobberId,
-        allocation_id: r.alloc.id,
-        owner_id: r.owner.clientId,
-        timestamp: NOW / 1000,
-        counter,
-      });
+    const rm = (counter: number) => readMarkerOf(r, counter);
     await c.download({ path: "/dl", start_block: 0, num_blocks: 2, read_marker: rm(2) });
     await assert.rejects(
       c.download({ path: "/dl", start_block: 2, num_blocks: 1, read_marker: rm(3) }),
@@ -274,14 +278,7 @@ describe("blobber file API", () => {
     const r = await rig();
     await put(r, "/dl", new Uint8Array(randomBytes(4 * BLOCK_SIZE)));
     const c = r.client();
-    const rm = (counter: number): ReadMarker =>
-      signReadMarker(r.owner, {
-        blobber_id: r.blobberId,
-        allocation_id: r.alloc.id,
-        owner_id: r.owner.clientId,
-        timestamp: NOW / 1000,
-        counter,
-      });
+    const rm = (counter: number) => readMarkerOf(r, counter);
     // a client with two reads in flight signed counters 2 and 4; the second arrives first
     await c.download({ path: "/dl", start_block: 2, num_blocks: 2, read_marker: rm(4) });
     await c.download({ path: "/dl", start_block: 0, num_blocks: 2, read_marker: rm(2) });
@@ -305,14 +302,7 @@ describe("blobber file API", () => {
     await put(r, "/dl", bytes);
     await put(r, "/dl2", new Uint8Array(randomBytes(10)));
     const c = r.client();
-    const rm = (counter: number): ReadMarker =>
-      signReadMarker(r.owner, {
-        blobber_id: r.blobberId,
-        allocation_id: r.alloc.id,
-        owner_id: r.owner.clientId,
-        timestamp: NOW / 1000,
-        counter,
-      });
+    const rm = (counter: number) => readMarkerOf(r, counter);
     const reply = await c.download({ path: "/dl", start_block: 1, num_blocks: 2, read_marker: rm(2) });
     assert.ok(reply.length > 2 * BLOCK_SIZE);
     await assert.rejects(
