@@ -101,11 +101,14 @@ export class DkgDriver {
         this.opts.log?.("warn", `dkg: scheduling magic block ${d.next.magic_block_number} failed: ${errorMessage(err)}`);
       }
     }
-    if (this.opts.participate === false) return;
-    const p = this.participantFor(d);
-    if (!p) return;
     const me = this.opts.self.id;
     const key = (what: string) => `${d.cycle}:${what}`;
+    if (this.opts.participate === false) {
+      await this.keepSharder(d, key("keep"));
+      return;
+    }
+    const p = this.participantFor(d);
+    if (!p) return;
     if (d.phase === 1 && !this.done.has(key("contribute"))) {
       await this.call("contributeMpk", p.contribution());
       this.done.add(key("contribute"));
@@ -157,6 +160,25 @@ export class DkgDriver {
         "info",
         `dkg: key share for magic block ${d.next.magic_block_number} ready (starting round ${d.next.starting_round})`,
       );
+    }
+  }
+
+  /**
+   * A sharder outside the magic block in force asks to be in the next one (`sharder_keep`) while the cycle
+   * collects sharders (before the wait phase); it must have registered first (`add_sharder`), else the call
+   * fails and is tried again on the next pass.
+   */
+  private async keepSharder(d: DkgState, doneKey: string): Promise<void> {
+    const me = this.opts.self.id;
+    if (d.phase === 4 || d.keep.includes(me) || this.done.has(doneKey)) return;
+    const mb = await this.opts.chain.scRest<MagicBlock>(sdk.ScAddress.miner, "getMagicBlock");
+    if (mb.sharders.nodes[me]) return;
+    try {
+      await this.call("sharder_keep", {});
+      this.done.add(doneKey);
+      this.opts.log?.("info", `dkg: asked to be a sharder of the next magic block (cycle ${d.cycle})`);
+    } catch (err) {
+      this.opts.log?.("debug", `dkg: sharder_keep not accepted yet: ${errorMessage(err)}`);
     }
   }
 
