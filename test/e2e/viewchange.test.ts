@@ -6,7 +6,7 @@
 // Every wait is on chain state (the sharder's views), never a fixed sleep. Ports 23000–23999.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -104,18 +104,28 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
       proposalWait: "50ms",
       minRoundTime: "300ms",
       viewChange: true,
+      // a cycle of 3 + 8 + 8 + 8 + 12 rounds; a phase that comes out too short under load only cancels that
+      // cycle (the next one retries), the waits below are on chain state
       minerSc: {
-        start_rounds: 5,
-        contribute_rounds: 10,
-        share_rounds: 10,
-        publish_rounds: 10,
-        wait_rounds: 16,
+        start_rounds: 3,
+        contribute_rounds: 8,
+        share_rounds: 8,
+        publish_rounds: 8,
+        wait_rounds: 12,
         health_check_timeout: 15,
       },
       healthCheckInterval: "2s",
       viewChangePoll: "300ms",
     });
     cfg = layout.clientConfigDir;
+    // confirmations polled every second (the default config polls every 5 s)
+    const cfgFile = join(cfg, "config.yaml");
+    writeFileSync(
+      cfgFile,
+      readFileSync(cfgFile, "utf8")
+        .replace("query_sleep_time: 5", "query_sleep_time: 1")
+        .replace("max_txn_query: 5", "max_txn_query: 30"),
+    );
     sharder = layout.sharders[0]?.url ?? "";
     const logs = join(dir, "logs");
     const bw = startNode(layout.blockworker, logs);
