@@ -5,9 +5,11 @@
  * ready `config.yaml` for the CLIs and prints what to do next. Ctrl-C stops everything; the next run
  * resumes the same chain.
  */
+
 import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import { ChainRoutes, routeUrl } from "../chain/api.js";
 import type { MagicBlock } from "../chain/types.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
 import { type Clock, SystemClock } from "../nodes/clock.js";
@@ -50,7 +52,7 @@ async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: nu
   let round = 0;
   while (clock.now() < deadline) {
     try {
-      const res = await fetch(`${sharderUrl}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(routeUrl(sharderUrl, ChainRoutes.latestFinalized), { signal: AbortSignal.timeout(2000) });
       if (res.ok) {
         round = ((await res.json()) as { round: number }).round;
         if (round >= minRound) return round;
@@ -143,10 +145,10 @@ export async function main(argv: string[]): Promise<void> {
     running.push(bw);
     await waitReady(bw, "/", 20_000);
     for (const s of layout.sharders) running.push(startNode(s, logDir));
-    for (const n of running.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of running.slice(1)) await waitReady(n, ChainRoutes.whoami.path, 30_000);
     const firstMiner = running.length;
     for (const m of layout.miners) running.push(startNode(m, logDir));
-    for (const n of running.slice(firstMiner)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of running.slice(firstMiner)) await waitReady(n, ChainRoutes.whoami.path, 30_000);
     // blobbers and validators start while the chain finalizes its first blocks: they retry registration
     const providers = layout.providers ?? [];
     const firstProvider = running.length;
@@ -247,7 +249,7 @@ async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Pr
   }
   const sharderUrl = layout.sharders[0]?.url ?? "";
   try {
-    await json(`${sharderUrl}/v1/block/get/latest_finalized`);
+    await json(routeUrl(sharderUrl, ChainRoutes.latestFinalized));
   } catch (err) {
     console.error(
       `localnet: ${flag}: the local network in ${dir} is not running (sharder1 at ${sharderUrl}: ${(err as Error).message}); start it with \`npm start\` in another terminal first`,
@@ -277,7 +279,7 @@ async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Pr
     }
   });
   try {
-    await waitReady(node, "/_nh/whoami", 30_000, clock);
+    await waitReady(node, ChainRoutes.whoami.path, 30_000, clock);
     console.log(`Started ${spec.name} ${id} at ${spec.url}; it registers itself with the miner contract (add_${role})...`);
     await watchJoin(sharderUrl, spec, id, role, layout, clock);
   } catch (err) {
@@ -295,14 +297,14 @@ async function watchJoin(
   layout: LocalnetLayout,
   clock: Clock,
 ): Promise<void> {
-  const sc = `${sharderUrl}/v1/screst/${sdk.ScAddress.miner}`;
+  const sc = (endpoint: string) => routeUrl(sharderUrl, ChainRoutes.scRest, { address: sdk.ScAddress.miner, endpoint });
   const list = role === "miner" ? "getMinerList" : "getSharderList";
   const deadline = clock.now() + 180_000;
   for (;;) {
     if (clock.now() > deadline)
       throw new Error(`${spec.name} did not register within 180 s; see ${join(layout.dir, "logs", `${spec.name}.log`)}`);
     try {
-      const nodes = await json<{ Nodes: { simple_miner: { id: string } }[] }>(`${sc}/${list}`);
+      const nodes = await json<{ Nodes: { simple_miner: { id: string } }[] }>(sc(list));
       if (nodes.Nodes.some((n) => n.simple_miner.id === id)) break;
     } catch {
       // not yet
@@ -320,7 +322,7 @@ Press Ctrl-C to stop ${spec.name} (a node that stays offline has its stakes retu
   let seen = 0;
   for (;;) {
     try {
-      const mb = await json<MagicBlock>(`${sc}/getMagicBlock`);
+      const mb = await json<MagicBlock>(sc("getMagicBlock"));
       const set = role === "miner" ? mb.miners.nodes : mb.sharders.nodes;
       if (set[id] && mb.magic_block_number !== seen) {
         if (seen === 0)

@@ -2,6 +2,7 @@
  * Boot one node process from its node.yaml: read keys, genesis and settings from files, open the real edges
  * (lmdb, undici, system clock, pino), build the role with its factory, listen, start; returns a stop function.
  */
+
 import { join } from "node:path";
 import { parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
@@ -17,6 +18,7 @@ import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
 import { loadScConfig } from "./config/sc.js";
+import type { NodeErrorCode } from "./errors.js";
 import { listen } from "./http.js";
 import { LmdbKV } from "./kv-lmdb.js";
 import { createLogger, type LogLevel } from "./logger.js";
@@ -31,7 +33,7 @@ const REGISTRATION_LOOK_MS = 5_000;
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
   const cfg: NodeConfig = loadNodeConfig(configPath);
   if (cfg.role !== role)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start node" },
       `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
     );
@@ -112,7 +114,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
 function nodeKeys(cfg: NodeConfig): NodeKeys {
   const keys = loadKeysFile(cfg.keysFile as string);
   if (getScheme("bls0chain").publicKeyOf(keys.private_key) !== keys.public_key)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start node" },
       `${cfg.keysFile}: the private key does not match the public key`,
     );
@@ -130,7 +132,7 @@ function readShare(cfg: NodeConfig): string {
   if (cfg.dkgFile === undefined) return "";
   const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
   if (typeof dkg.secret_share !== "string")
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start miner" },
       `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`,
     );
