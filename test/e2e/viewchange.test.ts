@@ -66,7 +66,7 @@ interface UserPools {
   pools?: Record<string, Record<string, { id: string; balance: number; reward_paid: number; status: string }[]>>;
 }
 
-describe("view change on a local network: add a miner, stake, rewards, remove it", { timeout: 900_000 }, () => {
+describe("view change on a local network: add a miner, stake, rewards, remove it", { timeout: 1_500_000 }, () => {
   let dir = "";
   let layout: LocalnetLayout;
   const nodes: RunningNode[] = [];
@@ -104,17 +104,18 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
       proposalWait: "50ms",
       minRoundTime: "300ms",
       viewChange: true,
-      // a cycle of 3 + 8 + 8 + 8 + 12 rounds; a phase that comes out too short under load only cancels that
-      // cycle (the next one retries), the waits below are on chain state
+      // a cycle of 4 + 3 × 12 + 16 rounds (round timeouts under load count as rounds: shorter phases get cycles
+      // cancelled); a phase that still comes out too short only cancels that cycle, the waits below are on chain
+      // state. A node outside the magic block is offline after 40 s without a health check (sent every 3 s).
       minerSc: {
-        start_rounds: 3,
-        contribute_rounds: 8,
-        share_rounds: 8,
-        publish_rounds: 8,
-        wait_rounds: 12,
-        health_check_timeout: 15,
+        start_rounds: 4,
+        contribute_rounds: 12,
+        share_rounds: 12,
+        publish_rounds: 12,
+        wait_rounds: 16,
+        health_check_timeout: 40,
       },
-      healthCheckInterval: "2s",
+      healthCheckInterval: "3s",
       viewChangePoll: "300ms",
     });
     cfg = layout.clientConfigDir;

@@ -183,8 +183,6 @@ export const SCENARIOS: Record<string, (seed: number) => Scenario> = {
  * can finalize conflicting blocks, and the checker must report it (for some seeds) with a replay command.
  */
 export const UNSAFE_SCENARIOS: Record<string, (seed: number) => Scenario> = {
-  /** View changes without the quorum-overlap rule: a new set may finalize a block conflicting with the old set's. */
-  "viewchange-no-overlap": (seed) => randomViewChangeScenario(seed, { overlap: false }),
   /** 2 of 4 miners Byzantine (f = 1): beyond n ≥ 3f + 1. */
   "byzantine-2-of-4": (seed) => named("byzantine-2-of-4", seed, splitAttack(4, [0, 1], [2], [3])),
 };

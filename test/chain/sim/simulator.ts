@@ -270,7 +270,7 @@ export function randomScenario(seed: number, over: Partial<Scenario> = {}): Scen
  * retire another old one and add the second new miner), new miners booting at a random time, and crashes that
  * may hit old and new members alike, around the switches too.
  */
-export function randomViewChangeScenario(seed: number, opts: { overlap?: boolean } = {}): Scenario {
+export function randomViewChangeScenario(seed: number): Scenario {
   const rng = Rng.fromSeed(seed ^ 0x5eed_cafe).fork();
   const n0 = rng.pick([3, 4, 4, 5]);
   const spares = rng.pick([1, 1, 2]);
@@ -281,7 +281,7 @@ export function randomViewChangeScenario(seed: number, opts: { overlap?: boolean
   const overlaps = (set: number[], ...others: number[][]) => others.every((o) => quorumsOverlap(set.map(String), o.map(String)));
   const r1 = rng.range(6, 16);
   let set1 = [...genesis, newcomers[0] as number];
-  const leaving1 = rng.chance(opts.overlap === false ? 1 : 0.5) ? rng.pick(genesis) : -1;
+  const leaving1 = rng.chance(0.5) ? rng.pick(genesis) : -1;
   if (
     overlaps(
       set1.filter((i) => i !== leaving1),
@@ -292,7 +292,7 @@ export function randomViewChangeScenario(seed: number, opts: { overlap?: boolean
   const r2 = r1 + rng.range(4, 12);
   let set2 = [...set1];
   if (spares > 1) set2.push(newcomers[1] as number);
-  const leaving2 = rng.chance(opts.overlap === false ? 1 : 0.6) && set2.length > 3 ? rng.pick(set2.filter((i) => i < n0)) : -1;
+  const leaving2 = rng.chance(0.6) && set2.length > 3 ? rng.pick(set2.filter((i) => i < n0)) : -1;
   if (
     overlaps(
       set2.filter((i) => i !== leaving2),
@@ -306,8 +306,8 @@ export function randomViewChangeScenario(seed: number, opts: { overlap?: boolean
   const base = randomScenario(seed, { n });
   return {
     ...base,
-    name: `viewchange${opts.overlap === false ? "-no-overlap" : ""}/n${n0}+${spares}`,
-    replayArgs: `--seed ${seed} --scenario viewchange${opts.overlap === false ? "-no-overlap" : ""}`,
+    name: `viewchange/n${n0}+${spares}`,
+    replayArgs: `--seed ${seed} --scenario viewchange`,
     T: Math.floor(n0 / 2) + 1,
     genesisMembers: genesis,
     viewChanges: [
