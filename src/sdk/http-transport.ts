@@ -169,17 +169,30 @@ export class HttpTransport implements Transport {
         bodyTimeout: timeoutMs,
         signal,
       });
+      // a body of announced length is copied into one buffer as it arrives (no list of chunks to join: half the
+      // memory for large replies); otherwise the chunks are joined at the end
+      const announced = Number(res.headers["content-length"]);
+      let into =
+        Number.isSafeInteger(announced) && announced > 0 && announced <= this.maxResponseBytes
+          ? Buffer.allocUnsafe(announced)
+          : undefined;
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.maxResponseBytes) {
+        const c = chunk as Buffer;
+        if (size + c.length > this.maxResponseBytes) {
           res.body.destroy();
           throw transportError(req, "response_too_large", `response body exceeds ${this.maxResponseBytes} bytes`);
         }
-        chunks.push(chunk as Buffer);
+        if (into && size + c.length <= into.length) c.copy(into, size);
+        else {
+          if (into) chunks.push(into.subarray(0, size)); // longer than announced: join the pieces instead
+          into = undefined;
+          chunks.push(c);
+        }
+        size += c.length;
       }
-      const buf = Buffer.concat(chunks, size);
+      const buf = into ? into.subarray(0, size) : Buffer.concat(chunks, size);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);

@@ -66,15 +66,33 @@ export function merkleRoot(leaves: Uint8Array[]): string {
  * @throws CodedError `merkle_invalid_range`
  */
 export function rangeProof(leaves: Uint8Array[], start: number, end: number): Uint8Array[] {
-  checkRange(leaves.length, start, end, "merkle range proof");
-  const proof: Uint8Array[] = [];
+  return rangeProofFromLevels(merkleLevels(leaves), start, end);
+}
+
+/**
+ * Every level of the tree over `leaves`, leaves first and the root last: built once, it answers any number of
+ * {@link rangeProofFromLevels} without hashing again (a blobber serving many ranges of one shard keeps it).
+ */
+export function merkleLevels(leaves: Uint8Array[]): Uint8Array[][] {
+  const levels = [leaves];
   let level = leaves;
+  while (level.length > 1) {
+    level = nextLevel(level);
+    levels.push(level);
+  }
+  return levels;
+}
+
+/** {@link rangeProof} from the levels of {@link merkleLevels}. @throws CodedError `merkle_invalid_range` */
+export function rangeProofFromLevels(levels: Uint8Array[][], start: number, end: number): Uint8Array[] {
+  checkRange((levels[0] ?? []).length, start, end, "merkle range proof");
+  const proof: Uint8Array[] = [];
   let lo = start;
   let hi = end - 1;
-  while (level.length > 1) {
+  for (let l = 0; l < levels.length - 1; l++) {
+    const level = levels[l] as Uint8Array[];
     if (lo % 2 === 1) proof.push(level[lo - 1] as Uint8Array);
     if (hi % 2 === 0 && hi + 1 < level.length) proof.push(level[hi + 1] as Uint8Array);
-    level = nextLevel(level);
     lo = Math.floor(lo / 2);
     hi = Math.floor(hi / 2);
   }

@@ -161,17 +161,18 @@ export class ReedSolomon implements ErasureCoder {
           `parity buffer ${p} has ${o.length} bytes, shards have ${len}`,
         );
       } else o.fill(0);
-      mulAddRows(this.matrix[this.dataShards + p] as Uint8Array, data, o, len);
     }
+    this.mulRows(this.matrix.slice(this.dataShards), data, parity, len);
     return parity;
   }
 
   /**
    * Fill in the missing shards (`undefined` entries) from any `dataShards` present ones, all of one length.
-   * Returns the complete shard list (present entries are the same objects).
+   * Returns the complete shard list (present entries are the same objects); with `dataOnly` the missing parity
+   * shards are left out (a reader needs only the data).
    * @throws CodedError `rs_too_few_shards` when fewer than `dataShards` are present
    */
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[] {
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly = false): Uint8Array[] {
     if (shards.length !== this.totalShards)
       throw new CodedError<StorageErrorCode>(
         { code: "rs_invalid_shards", op: "reed-solomon reconstruct" },
@@ -200,22 +201,39 @@ export class ReedSolomon implements ErasureCoder {
         this.inverses.set(key, inv);
       }
       const inputs = use.map((i) => shards[i] as Uint8Array);
+      const rows: Uint8Array[] = [];
+      const outs: Uint8Array[] = [];
       for (let d = 0; d < this.dataShards; d++) {
         if (shards[d]) continue;
         const o = new Uint8Array(len);
-        mulAddRows(inv[d] as Uint8Array, inputs, o, len);
+        rows.push(inv[d] as Uint8Array);
+        outs.push(o);
         out[d] = o;
       }
+      this.mulRows(rows, inputs, outs, len);
     }
+    if (dataOnly) return out;
     const data = out.slice(0, this.dataShards);
+    const rows: Uint8Array[] = [];
+    const outs: Uint8Array[] = [];
     for (let p = 0; p < this.parityShards; p++) {
       const idx = this.dataShards + p;
       if (shards[idx]) continue;
       const o = new Uint8Array(len);
-      mulAddRows(this.matrix[idx] as Uint8Array, data, o, len);
+      rows.push(this.matrix[idx] as Uint8Array);
+      outs.push(o);
       out[idx] = o;
     }
+    this.mulRows(rows, data, outs, len);
     return out;
+  }
+
+  /**
+   * `outs[r] ^= Σ_j rows[r][j]·inputs[j]` over the first `len` bytes (the outputs start zeroed). The one place
+   * the field arithmetic runs: a subclass may do it faster with the same results.
+   */
+  protected mulRows(rows: Uint8Array[], inputs: Uint8Array[], outs: Uint8Array[], len: number): void {
+    for (let r = 0; r < rows.length; r++) mulAddRows(rows[r] as Uint8Array, inputs, outs[r] as Uint8Array, len);
   }
 
   /** Whether the parity shards match the data shards. */
@@ -314,5 +332,6 @@ export interface ErasureCoder {
   readonly dataShards: number;
   readonly parityShards: number;
   encode(data: Uint8Array[]): Uint8Array[];
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[];
+  /** Missing shards rebuilt; with `dataOnly` only the data shards are guaranteed present. */
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly?: boolean): Uint8Array[];
 }

@@ -60,7 +60,7 @@ export class DkgDriver {
       version: "1.0",
       date_created: "",
     };
-    this.resendMs = Math.max(3000, 10 * opts.intervalMs);
+    this.resendMs = Math.max(6000, 10 * opts.intervalMs);
     this.loop = new Loop({
       name: "dkg",
       intervalMs: opts.intervalMs,

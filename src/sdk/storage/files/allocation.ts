@@ -75,6 +75,8 @@ export interface AllocationFilesOptions {
   window?: number;
   /** Chunks a blobber may fall behind the fastest before it is dropped as too slow (default 16). */
   maxLag?: number;
+  /** Download reads in flight, each of up to 64 blocks from each of `data` blobbers (default 3). */
+  readWindow?: number;
   /** Where upload progress files go (resume after a killed client); none when absent. */
   progressDir?: string;
   now?: () => number;
@@ -364,7 +366,7 @@ export class AllocationFiles {
     const total = Math.ceil(shardBytes / BLOCK_SIZE);
     const per = CHUNK_SIZE / BLOCK_SIZE;
     for (let b = 0; b < total; b += per) {
-      const shards = await reader.read(b, Math.min(per, total - b));
+      const shards = await reader.read(b, Math.min(per, total - b), target + 1);
       await dst.chunk(conn, ref.path, b * BLOCK_SIZE, shards[target] as Uint8Array);
     }
   }
@@ -929,6 +931,7 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    const readWindow = Math.max(1, this.o.readWindow ?? 3);
     // a whole file written from its start is hashed as it is written (no second read)
     const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
@@ -936,7 +939,7 @@ export class AllocationFiles {
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
       let launchAt = next;
       const launch = () => {
-        while (inflight.length < 3 && launchAt < last) {
+        while (inflight.length < readWindow && launchAt < last) {
           const count = Math.min(per, last - launchAt);
           const p = reader.read(launchAt, count);
           p.catch(() => undefined);
