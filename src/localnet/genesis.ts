@@ -24,6 +24,8 @@ export interface GeneratedGenesis {
   /** Miners with keys but in no magic block yet (they join by a later one, see {@link nextMagicBlock}). */
   spareMiners: GeneratedNode[];
   sharders: GeneratedNode[];
+  /** Sharders with keys but in no magic block yet (they join by a view change). */
+  spareSharders: GeneratedNode[];
   initialStates: InitialState[];
 }
 
@@ -40,6 +42,8 @@ export async function generateGenesis(opts: {
   nowSec: number;
   /** Extra miners outside the genesis magic block (ports follow the genesis miners'). */
   spareMiners?: number;
+  /** Extra sharders outside the genesis magic block (ports follow the genesis sharders'). */
+  spareSharders?: number;
   /** More genesis balances (the storage providers' delegate wallets). */
   extraStates?: InitialState[];
 }): Promise<GeneratedGenesis> {
@@ -67,6 +71,7 @@ export async function generateGenesis(opts: {
   const miners = Array.from({ length: opts.miners }, (_, i) => make(0, i));
   const sharders = Array.from({ length: opts.sharders }, (_, i) => make(1, i));
   const spareMiners = Array.from({ length: opts.spareMiners ?? 0 }, (_, i) => make(0, opts.miners + i));
+  const spareSharders = Array.from({ length: opts.spareSharders ?? 0 }, (_, i) => make(1, opts.sharders + i));
   const t = Math.max(1, Math.ceil(0.51 * opts.miners));
   const dealt = dealShares(
     t,
@@ -93,7 +98,14 @@ export async function generateGenesis(opts: {
     ...[...miners, ...sharders].map((n) => ({ id: n.node.id, tokens: 10_000_000_000n })),
     ...(opts.extraStates ?? []),
   ];
-  return { magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash }, miners, sharders, spareMiners, initialStates };
+  return {
+    magicBlock: { hash: magicBlockHash(mbNoHash), ...mbNoHash },
+    miners,
+    sharders,
+    spareMiners,
+    spareSharders,
+    initialStates,
+  };
 }
 
 /**

@@ -48,6 +48,8 @@ export interface InProcessOptions {
   pruneDepth?: number;
   /** Extra miners running outside the genesis magic block (listed after the others in `miners`). */
   spareMiners?: number;
+  /** Extra sharders outside the genesis magic block (listed after the others in `sharders`; they register and sync). */
+  spareSharders?: number;
   /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
   blobbers?: number;
 }
@@ -102,6 +104,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     sharderPort: (i) => 7171 + i,
     nowSec: Math.floor(clock.now() / 1000),
     spareMiners: opts.spareMiners ?? 0,
+    spareSharders: opts.spareSharders ?? 0,
   });
   const allMiners = [...g.miners, ...g.spareMiners];
   const transport = new MemoryTransport({ clock });
@@ -128,17 +131,25 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     host: HOST,
     port: n.node.port,
   });
-  const sharders = g.sharders.map((s) => {
+  const spareSharderIds = new Set(g.spareSharders.map((s) => s.node.id));
+  const sharders = [...g.sharders, ...g.spareSharders].map((s) => {
     const addr = `${HOST}:${s.node.port}`;
+    const spare = spareSharderIds.has(s.node.id);
     const peer = serve(
       addr,
       createSharder(
         chain(),
-        { keys: keysOf(s), maxBlockTxns: 1000, syncOnStart: false, ...(opts.viewChange ? { viewChange: opts.viewChange } : {}) },
+        {
+          keys: keysOf(s),
+          maxBlockTxns: 1000,
+          syncOnStart: spare,
+          ...(opts.viewChange ? { viewChange: opts.viewChange } : {}),
+          ...(spare && opts.registration ? { registration: opts.registration } : {}),
+        },
         edgesAt(addr),
       ),
     );
-    if (opts.viewChange) peer.start(); // its view-change follower (no sync on start here)
+    if (opts.viewChange || spare) peer.start(); // its view-change follower (no sync on start here but for spares)
     return { id: s.node.id, url: `http://${addr}`, node: peer.node, app: peer.app };
   });
   const minerPeers = allMiners.map((m) => {

@@ -2,9 +2,9 @@
  * Creating and loading a local network's files: node keys, the trusted dealer's threshold key shares,
  * the genesis magic block, initial balances, one node.yaml per process and a client config.yaml.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { stringify as yamlStringify } from "yaml";
+import { parse as yamlParse, stringify as yamlStringify } from "yaml";
 import type { MagicNode } from "../chain/types.js";
 import * as sdk from "../sdk/index.js";
 import { generateGenesis } from "./genesis.js";
@@ -53,6 +53,40 @@ export interface LayoutOptions {
   nowSec?: number;
   /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
   pruneDepth?: number;
+  /**
+   * Run view changes (sc.yaml `development.view_change`; default false: the genesis magic block stays and stake
+   * pools are settled every `reward_round_frequency` rounds).
+   */
+  viewChange?: boolean;
+  /** Miner contract settings written to sc.yaml (`smart_contracts.minersc`; defaults {@link LOCALNET_MINER_SC}). */
+  minerSc?: Partial<Record<keyof typeof LOCALNET_MINER_SC, number>>;
+  /** Period of the nodes' health checks (node.yaml `health_check_interval`, default "60s"). */
+  healthCheckInterval?: string;
+  /** How often nodes read the view-change cycle (node.yaml `view_change_poll`, default "1s"). */
+  viewChangePoll?: string;
+}
+
+/**
+ * The local network's miner contract settings (sc.yaml): reward rounds as the reference, shorter view-change
+ * phases than its 50 rounds each so that a view change takes about two minutes on an idle network.
+ */
+export const LOCALNET_MINER_SC = {
+  reward_round_frequency: 250,
+  start_rounds: 20,
+  contribute_rounds: 20,
+  share_rounds: 20,
+  publish_rounds: 20,
+  wait_rounds: 20,
+  health_check_timeout: 600,
+} as const;
+
+/** sc.yaml text: `development.view_change` and the miner contract's settings. */
+export function scConfigYaml(viewChange: boolean, minerSc: LayoutOptions["minerSc"] = {}): string {
+  return `# Genesis settings of the miner contract, shared by every node of this chain (read at each start to rebuild
+# the genesis block: changing them makes a different chain; start a new one with --fresh).
+# development.view_change: false keeps the genesis miners and sharders; stake pools are then settled every
+# reward_round_frequency rounds. true: view changes by the miners' DKG, phases of *_rounds rounds each.
+${yamlStringify({ development: { view_change: viewChange }, smart_contracts: { minersc: { ...LOCALNET_MINER_SC, ...minerSc } } })}`;
 }
 
 /** Port assignment of a local network. `miner`/`sharder` take 0-based indexes, `blobber`/`validator` 1-based N. */
@@ -114,6 +148,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   sdk.writeFileAtomic(join(genesisDir, "magic_block.json"), `${JSON.stringify(mb, null, 2)}\n`);
   const initialStates = g.initialStates.map((s) => ({ id: s.id, tokens: s.tokens }));
   sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
+  sdk.writeFileAtomic(join(genesisDir, "sc.yaml"), scConfigYaml(opts.viewChange ?? false, opts.minerSc));
 
   const consensus = {
     soft_timeout: opts.softTimeout ?? "3s",
@@ -145,7 +180,10 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       chain_id: chainId,
       magic_block_file: "../genesis/magic_block.json",
       initial_states_file: "../genesis/initial_state.yaml",
+      sc_config_file: "../genesis/sc.yaml",
       keys_file: "keys.txt",
+      health_check_interval: opts.healthCheckInterval ?? "60s",
+      view_change_poll: opts.viewChangePoll ?? "1s",
       consensus,
     };
     if (role === "miner") cfg.prune_depth = opts.pruneDepth ?? 1000;
@@ -261,4 +299,44 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
 /** Load the layout of an existing local network. */
 export function loadLocalnetLayout(dir: string): LocalnetLayout {
   return JSON.parse(readFileSync(join(dir, "localnet.json"), "utf8")) as LocalnetLayout;
+}
+
+/** Whether a local network runs view changes (its genesis sc.yaml says `development.view_change: true`). */
+export function layoutViewChange(layout: LocalnetLayout): boolean {
+  const file = join(layout.dir, "genesis", "sc.yaml");
+  if (!existsSync(file)) return false;
+  const doc = yamlParse(readFileSync(file, "utf8")) as { development?: { view_change?: unknown } } | null;
+  return doc?.development?.view_change === true;
+}
+
+/**
+ * Add one miner or sharder to an existing local network: new keys, a node.yaml like the first node of that
+ * role (same genesis, settings and consensus timing; miners without a genesis key share) on the port after the
+ * highest of that role, and the layout file updated so that `npm start` resumes it with the others. The node
+ * registers itself (`add_miner` / `add_sharder`) when it starts; it joins the magic block at a view change.
+ */
+export async function addLocalnetNode(
+  layout: LocalnetLayout,
+  role: "miner" | "sharder",
+): Promise<{ layout: LocalnetLayout; spec: NodeProcessSpec; id: string }> {
+  const list = role === "miner" ? layout.miners : layout.sharders;
+  const first = list[0];
+  if (!first) throw new Error(`the local network in ${layout.dir} has no ${role} to copy settings from`);
+  const template = yamlParse(readFileSync(first.configFile, "utf8")) as Record<string, unknown>;
+  const host = String(template.host ?? "127.0.0.1");
+  const port = Math.max(...list.map((n) => Number(new URL(n.url).port))) + 1;
+  const name = `${role}${list.length + 1}`;
+  const nd = join(layout.dir, name);
+  if (existsSync(join(nd, "node.yaml"))) throw new Error(`${nd}/node.yaml already exists`);
+  mkdirSync(nd, { recursive: true });
+  const scheme = sdk.getScheme("bls0chain");
+  const kp = scheme.generateKeys();
+  sdk.writeFileAtomic(join(nd, "keys.txt"), `${kp.publicKey}\n${kp.privateKey}\n${host}\n${port}\n`, 0o600);
+  const { dkg_file: _genesisShare, ...cfg } = template;
+  sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify({ ...cfg, port, keys_file: "keys.txt", data_dir: "data" }));
+  const spec: NodeProcessSpec = { name, role, configFile: join(nd, "node.yaml"), url: `http://${host}:${port}` };
+  const next: LocalnetLayout =
+    role === "miner" ? { ...layout, miners: [...layout.miners, spec] } : { ...layout, sharders: [...layout.sharders, spec] };
+  sdk.writeFileAtomic(join(layout.dir, "localnet.json"), `${JSON.stringify(next, null, 2)}\n`);
+  return { layout: next, spec, id: sdk.clientIdOf(kp.publicKey) };
 }

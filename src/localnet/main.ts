@@ -10,12 +10,20 @@ import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { ChainRoutes, routeUrl } from "../chain/api.js";
+import type { MagicBlock } from "../chain/types.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
 import { type Clock, SystemClock } from "../nodes/clock.js";
 import * as sdk from "../sdk/index.js";
 import { BlobberPages } from "../storage/api.js";
-import { createLocalnetLayout, type LocalnetLayout, loadLocalnetLayout } from "./layout.js";
-import { type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
+import {
+  addLocalnetNode,
+  createLocalnetLayout,
+  LOCALNET_MINER_SC,
+  type LocalnetLayout,
+  layoutViewChange,
+  loadLocalnetLayout,
+} from "./layout.js";
+import { type NodeProcessSpec, type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
 import { registerAndStake } from "./providers.js";
 
 interface Flags {
@@ -26,6 +34,9 @@ interface Flags {
   blobbers: number;
   basePort?: number;
   bind: string;
+  viewChange: boolean;
+  addMiner: boolean;
+  addSharder: boolean;
 }
 
 function count(min: number, max: number) {
@@ -69,11 +80,30 @@ export async function main(argv: string[]): Promise<void> {
       count(1024, 60000),
     )
     .option("--bind <address>", "address the nodes listen on (new chains only; 0.0.0.0 serves other machines)", "127.0.0.1")
+    .option(
+      "--view-change",
+      "run view changes: miners and sharders join and leave by the miner contract's DKG (new chains only; default: the genesis set stays)",
+      false,
+    )
+    .option("--add-miner", "start one more miner on the running local network (needs a chain made with --view-change)", false)
+    .option("--add-sharder", "start one more sharder on the running local network (needs a chain made with --view-change)", false)
     .parse(argv, { from: "user" });
   const flags = program.opts<Flags>();
   const clock = new SystemClock();
   const t0 = clock.now();
   const dir = resolve(flags.dir);
+  if (flags.addMiner || flags.addSharder) {
+    if (flags.addMiner && flags.addSharder) {
+      console.error("localnet: give --add-miner or --add-sharder, not both (run the command twice for one of each)");
+      process.exit(2);
+    }
+    if (flags.fresh) {
+      console.error("localnet: --add-miner/--add-sharder join a running network; --fresh would delete it");
+      process.exit(2);
+    }
+    await addNode(dir, flags.addMiner ? "miner" : "sharder", clock);
+    return;
+  }
   if (flags.fresh && existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   let layout: LocalnetLayout;
   if (existsSync(join(dir, "localnet.json"))) {
@@ -81,12 +111,15 @@ export async function main(argv: string[]): Promise<void> {
     console.log(
       `Resuming the local network in ${dir} (${layout.miners.length} miners, ${layout.sharders.length} sharders); use --fresh to start a new chain.`,
     );
+    if (flags.viewChange && !layoutViewChange(layout))
+      console.log("Note: --view-change applies to new chains; this chain keeps its genesis set (use --fresh --view-change).");
   } else {
     layout = await createLocalnetLayout(dir, {
       miners: flags.miners,
       sharders: flags.sharders,
       blobbers: flags.blobbers,
       bind: flags.bind,
+      viewChange: flags.viewChange,
       nowSec: Math.floor(clock.now() / 1000),
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
@@ -157,6 +190,9 @@ export async function main(argv: string[]): Promise<void> {
       });
     }
     const readySec = ((clock.now() - t0) / 1000).toFixed(1);
+    const vcLine = layoutViewChange(layout)
+      ? `View changes are on (${join(dir, "genesis", "sc.yaml")}): add a miner with \`npm start -- --add-miner\` (or a sharder with --add-sharder) in another terminal.`
+      : `View changes are off: the genesis miners and sharders stay, stake pools are settled every ${LOCALNET_MINER_SC.reward_round_frequency} rounds (\`npm start -- --fresh --view-change\` starts a chain with view changes).`;
     const cfgDir = relative(process.cwd(), layout.clientConfigDir) || ".";
     const providerLines = providers
       .map((p) => `  ${p.blobber.name.padEnd(13)} ${p.blobber.url}   (dashboard; validator ${p.validator.url})`)
@@ -168,6 +204,8 @@ ${storageNote}
 ${layout.sharders.map((s) => `  ${s.name.padEnd(13)} ${s.url}   (/_diagnostics)`).join("\n")}
 ${layout.miners.map((m) => `  ${m.name.padEnd(13)} ${m.url}   (/_diagnostics)`).join("\n")}
 ${providerLines ? `${providerLines}\n` : ""}  logs          ${logDir}
+
+${vcLine}
 
 A client configuration is ready in ${cfgDir}/config.yaml. In another terminal:
 
@@ -187,5 +225,114 @@ Press Ctrl-C to stop the network.`);
   } catch (err) {
     console.error(`localnet: ${(err as Error).message}`);
     await stop(1);
+  }
+}
+
+async function json<T>(url: string): Promise<T> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return (await res.json()) as T;
+}
+
+/** `--add-miner` / `--add-sharder`: one more node on the running local network, in the foreground until Ctrl-C. */
+async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Promise<void> {
+  const flag = `--add-${role}`;
+  if (!existsSync(join(dir, "localnet.json"))) {
+    console.error(`localnet: ${flag}: there is no local network in ${dir}; start one with \`npm start -- --view-change\` first`);
+    process.exit(1);
+  }
+  const layout = loadLocalnetLayout(dir);
+  if (!layoutViewChange(layout)) {
+    console.error(
+      `localnet: ${flag} needs view changes, and this chain runs without them (development.view_change: false in ${join(dir, "genesis", "sc.yaml")}): a new ${role} would register but never join the magic block. Start a chain with view changes: \`npm start -- --fresh --view-change\`.`,
+    );
+    process.exit(1);
+  }
+  const sharderUrl = layout.sharders[0]?.url ?? "";
+  try {
+    await json(routeUrl(sharderUrl, ChainRoutes.latestFinalized));
+  } catch (err) {
+    console.error(
+      `localnet: ${flag}: the local network in ${dir} is not running (sharder1 at ${sharderUrl}: ${(err as Error).message}); start it with \`npm start\` in another terminal first`,
+    );
+    process.exit(1);
+  }
+  await initCrypto();
+  const { spec, id } = await addLocalnetNode(layout, role);
+  const logDir = join(dir, "logs");
+  const node = startNode(spec, logDir);
+  let stopping = false;
+  const stop = async (code: number): Promise<never> => {
+    if (!stopping) {
+      stopping = true;
+      console.log(`\nStopping ${spec.name}...`);
+      await stopNodes([node]);
+      console.log(`Stopped. It stays in ${join(dir, "localnet.json")}: the next \`npm start\` resumes it with the others.`);
+    }
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+  node.exited.then((code) => {
+    if (!stopping) {
+      console.error(`${spec.name} exited unexpectedly (code ${code}); see ${node.logFile}`);
+      process.exit(1);
+    }
+  });
+  try {
+    await waitReady(node, ChainRoutes.whoami.path, 30_000, clock);
+    console.log(`Started ${spec.name} ${id} at ${spec.url}; it registers itself with the miner contract (add_${role})...`);
+    await watchJoin(sharderUrl, spec, id, role, layout, clock);
+  } catch (err) {
+    console.error(`localnet: ${(err as Error).message}`);
+    await stop(1);
+  }
+}
+
+/** Report the added node's registration, then its first magic block; keeps watching until the process stops. */
+async function watchJoin(
+  sharderUrl: string,
+  spec: NodeProcessSpec,
+  id: string,
+  role: "miner" | "sharder",
+  layout: LocalnetLayout,
+  clock: Clock,
+): Promise<void> {
+  const sc = (endpoint: string) => routeUrl(sharderUrl, ChainRoutes.scRest, { address: sdk.ScAddress.miner, endpoint });
+  const list = role === "miner" ? "getMinerList" : "getSharderList";
+  const deadline = clock.now() + 180_000;
+  for (;;) {
+    if (clock.now() > deadline)
+      throw new Error(`${spec.name} did not register within 180 s; see ${join(layout.dir, "logs", `${spec.name}.log`)}`);
+    try {
+      const nodes = await json<{ Nodes: { simple_miner: { id: string } }[] }>(sc(list));
+      if (nodes.Nodes.some((n) => n.simple_miner.id === id)) break;
+    } catch {
+      // not yet
+    }
+    await clock.sleep(1000);
+  }
+  const cfgDir = relative(process.cwd(), layout.clientConfigDir) || ".";
+  console.log(`${spec.name} is registered. It joins the ${role}s at the next view change. Meanwhile, stake on it from your wallet:
+
+  npx zwallet --configDir ${cfgDir} ${role === "miner" ? "ls-miners" : "ls-sharders --all"}
+  npx zwallet --configDir ${cfgDir} mn-lock --id ${id} --tokens 1
+  npx zwallet --configDir ${cfgDir} mn-user-info
+
+Press Ctrl-C to stop ${spec.name} (a node that stays offline has its stakes returned by the miner contract).`);
+  let seen = 0;
+  for (;;) {
+    try {
+      const mb = await json<MagicBlock>(sc("getMagicBlock"));
+      const set = role === "miner" ? mb.miners.nodes : mb.sharders.nodes;
+      if (set[id] && mb.magic_block_number !== seen) {
+        if (seen === 0)
+          console.log(`${spec.name} is a ${role} of magic block ${mb.magic_block_number} (from round ${mb.starting_round}).`);
+        seen = mb.magic_block_number;
+      }
+    } catch {
+      // the sharder may be busy; try again
+    }
+    await clock.sleep(2000);
   }
 }

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
+import { contractGenesis } from "../contracts/index.js";
 import { CodedError } from "../core/errors.js";
 import { parseYaml } from "../core/fields.js";
 import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
@@ -16,6 +17,7 @@ import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
+import { loadScConfig } from "./config/sc.js";
 import type { NodeErrorCode } from "./errors.js";
 import { listen } from "./http.js";
 import { LmdbKV } from "./kv-lmdb.js";
@@ -24,11 +26,8 @@ import { createMiner } from "./miner/factory.js";
 import { createSharder } from "./sharder/factory.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
 
-/** Period of a node's health checks with the miner contract. */
-const HEALTH_CHECK_MS = 60_000;
-/** How often miners and sharders read the miner contract's view-change cycle (idle unless enabled at genesis). */
-const VIEW_CHANGE_POLL_MS = 5_000;
-const REGISTRATION = { healthCheckMs: HEALTH_CHECK_MS, intervalMs: 5_000 };
+/** How often the registrar looks at most (health checks are sent every `health_check_interval`, default 60 s). */
+const REGISTRATION_LOOK_MS = 5_000;
 
 /** Start the node described by `configPath`. */
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
@@ -57,12 +56,18 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       }),
       cfg.initialStatesFile as string,
     );
+    const scConfig = cfg.scConfigFile ? loadScConfig(cfg.scConfigFile) : undefined;
     kv = new LmdbKV(join(cfg.dataDir, "db"));
     const chain: ChainSetup = {
       chainId: cfg.chainId,
       magicBlock: mb,
       initialStates: states,
       store: new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks"))),
+      ...(scConfig ? { genesisContracts: (st, m) => contractGenesis(st, m, { miner: scConfig }) } : {}),
+    };
+    const registration = {
+      healthCheckMs: cfg.healthCheckMs,
+      intervalMs: Math.min(REGISTRATION_LOOK_MS, Math.max(1000, Math.floor(cfg.healthCheckMs / 4))),
     };
     if (cfg.role === "miner") {
       const miner = createMiner(
@@ -72,8 +77,8 @@ export async function runNode(role: string, configPath: string): Promise<() => P
           shareSecretKey: readShare(cfg),
           consensus: cfg.consensus,
           pruneDepth: cfg.pruneDepth,
-          registration: REGISTRATION,
-          viewChange: { intervalMs: VIEW_CHANGE_POLL_MS, dataDir: cfg.dataDir },
+          registration,
+          viewChange: { intervalMs: cfg.viewChangePollMs, dataDir: cfg.dataDir },
         },
         edges,
       );
@@ -85,8 +90,8 @@ export async function runNode(role: string, configPath: string): Promise<() => P
         {
           keys,
           maxBlockTxns: cfg.consensus.maxBlockTxns,
-          registration: REGISTRATION,
-          viewChange: { intervalMs: VIEW_CHANGE_POLL_MS },
+          registration,
+          viewChange: { intervalMs: cfg.viewChangePollMs },
         },
         edges,
       );
@@ -122,8 +127,9 @@ function nodeKeys(cfg: NodeConfig): NodeKeys {
   };
 }
 
-/** A miner's threshold key share from its dkg file. */
+/** A miner's threshold key share from its dkg file; none ("") for a miner added after genesis. */
 function readShare(cfg: NodeConfig): string {
+  if (cfg.dkgFile === undefined) return "";
   const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
   if (typeof dkg.secret_share !== "string")
     throw new CodedError<NodeErrorCode>(

@@ -6,6 +6,7 @@ import { before, describe, it } from "node:test";
 import { beaconKeys, groupPublicKey } from "../../src/chain/magicblock.js";
 import type { MagicBlock, Transaction } from "../../src/chain/types.js";
 import { type DkgState, Phase, readMinerGlobal, readMinerMagicBlock, shareMessage } from "../../src/contracts/index.js";
+import { quorumsOverlap } from "../../src/contracts/miner/dkg.js";
 import { bls0chain } from "../../src/core/bls.js";
 import { sha3 } from "../../src/core/hash.js";
 import { initCrypto } from "../../src/core/schemes.js";
@@ -233,5 +234,51 @@ describe("miner contract: view change with a dealer-less DKG", () => {
     c.ok(all.map((m) => call(m.id, "wait", {})));
     while (c.round < next.starting_round) c.block();
     assert.equal(Object.keys(readMinerMagicBlock(c.view())?.miners.nodes ?? {}).length, 5);
+  });
+
+  it("quorums of consecutive miner sets must share an honest miner (min(f) + 1 in common)", () => {
+    const ids = (...xs: number[]) => xs.map(String);
+    assert.ok(quorumsOverlap(ids(1, 2, 3), ids(1, 2, 3, 4)), "a miner joins 3");
+    assert.ok(quorumsOverlap(ids(1, 2, 3, 4), ids(1, 2, 3)), "a miner leaves 4");
+    assert.ok(quorumsOverlap(ids(1, 2, 3, 4), ids(1, 2, 3, 4, 5)), "a miner joins 4");
+    assert.ok(quorumsOverlap(ids(1, 2, 3, 4, 5), ids(2, 3, 4, 5)), "then the oldest leaves");
+    assert.ok(!quorumsOverlap(ids(1, 2, 3, 4), ids(2, 3, 4, 5)), "one of 4 replaced at once: quorums share only 1 ≤ f");
+    assert.ok(!quorumsOverlap(ids(1, 2, 3), ids(1, 4, 5)), "two of 3 replaced");
+    assert.ok(!quorumsOverlap(ids(1, 2, 3), ids(4, 5, 6)), "a disjoint set");
+  });
+
+  it("a qualified set whose quorums would not overlap the current set's cancels the cycle", () => {
+    const c = new Chain(miners, [sharder]);
+    const fresh = member();
+    c.ok([
+      call(fresh.id, "add_miner", {
+        id: fresh.id,
+        public_key: fresh.publicKey,
+        host: "127.0.0.1",
+        port: 27191,
+        n2n_host: "127.0.0.1",
+      }),
+    ]);
+    c.untilPhase(Phase.start);
+    c.untilPhase(Phase.contribute);
+    if (!c.dkg().candidates.includes(fresh.id)) {
+      c.untilPhase(Phase.publish);
+      c.untilPhase(Phase.start);
+      c.untilPhase(Phase.contribute);
+    }
+    const all = [...miners, fresh];
+    const restarts = c.dkg().restarts;
+    const dealing = deal(c, all);
+    c.ok(all.map((m) => call(m.id, "contributeMpk", { mpk: dealing.get(m.id)?.mpk })));
+    c.untilPhase(Phase.publish);
+    // the first genesis miner does not publish: 4 qualified ≥ K = 4, but {2,3,4,fresh} would replace one of 4 at once
+    const stay = all.slice(1);
+    c.ok(stay.map((m) => publish(m, dealing, all)));
+    const mbBefore = readMinerMagicBlock(c.view())?.hash;
+    c.untilPhase(Phase.start);
+    const d = c.dkg();
+    assert.equal(d.restarts, restarts + 1, "cancelled");
+    assert.equal(d.next, undefined);
+    assert.equal(readMinerMagicBlock(c.view())?.hash, mbBefore, "the magic block in force is unchanged");
   });
 });

@@ -31,6 +31,7 @@
  * the same magic block at the same round.
  */
 
+import { quorum } from "../../chain/consensus/rules.js";
 import { magicBlockHash } from "../../chain/magicblock.js";
 import type { MagicBlock, MagicNode } from "../../chain/types.js";
 import { bls0chain } from "../../core/bls.js";
@@ -291,7 +292,27 @@ function startCycle(
   };
 }
 
-/** Build the next magic block from the qualified dealers, or undefined (cancel) when fewer than K qualify. */
+/**
+ * Whether every notarization quorum of miner set `a` and every quorum of set `b` share more miners than either
+ * set may hold faulty ones (`min(f_a, f_b) + 1`, f = floor((n-1)/3)), so an honest miner is in both. Streamlet's
+ * safety argument across a view change needs it: a block notarized by the new set and one notarized by the old
+ * set near the switch have a common honest voter, whose lock forbids conflicting votes.
+ */
+export function quorumsOverlap(a: readonly string[], b: readonly string[]): boolean {
+  const inB = new Set(b);
+  const both = a.filter((id) => inB.has(id)).length;
+  const onlyA = a.length - both;
+  const onlyB = b.length - both;
+  const fromA = Math.max(0, quorum(a.length) - onlyA);
+  const fromB = Math.max(0, quorum(b.length) - onlyB);
+  const f = Math.min(Math.floor((a.length - 1) / 3), Math.floor((b.length - 1) / 3));
+  return fromA + fromB - both >= f + 1;
+}
+
+/**
+ * Build the next magic block from the qualified dealers, or undefined (cancel) when fewer than K qualify or
+ * when their set's quorums would not overlap the current set's ({@link quorumsOverlap}).
+ */
 function buildNext(
   state: ContractState,
   d: DkgState,
@@ -306,6 +327,7 @@ function buildNext(
   });
   if (qualified.length < d.k || qualified.length < d.t) return undefined;
   const cur = readMagicBlock(state);
+  if (cur && !quorumsOverlap(Object.keys(cur.miners.nodes), qualified)) return undefined;
   const miners: Record<string, MagicNode> = {};
   qualified.forEach((id, i) => {
     const m = magicNode(state, id, 0, i, cur?.miners.nodes[id]);

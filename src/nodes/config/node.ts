@@ -38,7 +38,7 @@ export interface NodeConfig {
   magicBlockFile: string;
   /** Miners and sharders: the 4-line keys file. */
   keysFile?: string;
-  /** Miners: this miner's threshold key share (`dkg.json`). */
+  /** Miners of the genesis magic block: this miner's threshold key share (`dkg.json`). */
   dkgFile?: string;
   /** Miners and sharders: genesis balances (`initial_state.yaml`). */
   initialStatesFile?: string;
@@ -47,6 +47,12 @@ export interface NodeConfig {
   pruneDepth: number;
   /** Block worker: seconds between magic-block refreshes from sharders. */
   refreshSeconds: number;
+  /** Miners and sharders: the miner contract's genesis settings (`sc.yaml`; absent: the contract's defaults). */
+  scConfigFile?: string;
+  /** Miners and sharders: period of health checks with the miner contract (`health_check_interval`, default 60s). */
+  healthCheckMs: number;
+  /** Miners and sharders: how often the view-change cycle is read (`view_change_poll`, default 5s). */
+  viewChangePollMs: number;
 }
 
 /** Parse node.yaml text; `file` is used for errors and for resolving relative paths. */
@@ -85,15 +91,21 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
     },
     pruneDepth: r.int("prune_depth", { default: 1000, min: 0 }),
     refreshSeconds: r.int("refresh_seconds", { default: 5, min: 1 }),
+    healthCheckMs: Number(r.duration("health_check_interval", { default: 60n * SECOND }) / MILLISECOND),
+    viewChangePollMs: Number(r.duration("view_change_poll", { default: 5n * SECOND }) / MILLISECOND),
   };
+  if (cfg.healthCheckMs < 1000) r.fail("health_check_interval", "a duration of at least 1s", r.obj.health_check_interval);
+  if (cfg.viewChangePollMs < 100) r.fail("view_change_poll", "a duration of at least 100ms", r.obj.view_change_poll);
   if (cfg.pruneDepth > 0 && cfg.pruneDepth < 100)
     r.fail("prune_depth", "0 (keep everything) or at least 100 rounds", cfg.pruneDepth);
   if (r.has("log_file")) cfg.logFile = path(r.str("log_file", { nonEmpty: true }));
   if (role !== "blockworker") {
     cfg.keysFile = path(r.str("keys_file", { nonEmpty: true }));
     cfg.initialStatesFile = path(r.str("initial_states_file", { nonEmpty: true }));
+    if (r.has("sc_config_file")) cfg.scConfigFile = path(r.str("sc_config_file", { nonEmpty: true }));
   }
-  if (role === "miner") cfg.dkgFile = path(r.str("dkg_file", { nonEmpty: true }));
+  // a miner outside the genesis magic block (added later) has no genesis key share: it gets one by a view change
+  if (role === "miner" && r.has("dkg_file")) cfg.dkgFile = path(r.str("dkg_file", { nonEmpty: true }));
   return cfg;
 }
 

@@ -47,6 +47,9 @@ export class DkgDriver {
   private readonly scheduled = new Set<number>();
   private readonly wallet: sdk.WalletFile;
   private clientRegistered = false;
+  /** Clock ms at which each DKG call (by cycle and name) was last submitted. */
+  private readonly sent = new Map<string, number>();
+  private readonly resendMs: number;
 
   constructor(readonly opts: DkgDriverOptions) {
     this.wallet = {
@@ -57,7 +60,16 @@ export class DkgDriver {
       version: "1.0",
       date_created: "",
     };
-    this.loop = new Loop({ name: "dkg", intervalMs: opts.intervalMs, clock: opts.clock, task: () => this.step() });
+    this.resendMs = Math.max(6000, 10 * opts.intervalMs);
+    this.loop = new Loop({
+      name: "dkg",
+      intervalMs: opts.intervalMs,
+      clock: opts.clock,
+      task: () =>
+        this.step().catch((err: unknown) => {
+          this.opts.log?.("warn", `dkg: ${errorMessage(err)}`);
+        }),
+    });
   }
 
   private async cycleState(): Promise<DkgState | undefined> {
@@ -80,16 +92,31 @@ export class DkgDriver {
     return this.participant;
   }
 
-  private async call(name: string, input: unknown): Promise<void> {
+  /**
+   * Submit a DKG transaction without waiting for its confirmation (a loaded chain may take longer than a phase
+   * to confirm): the loop sees the outcome in the cycle's finalized state and submits again, at most every
+   * `resendMs`, while the state does not show it and the phase lasts. `key` names the call within the cycle.
+   */
+  private async post(key: string, name: string, input: unknown): Promise<void> {
+    if (this.sent.size > 64) this.sent.clear(); // entries of past cycles
+    const last = this.sent.get(key);
+    const now = this.opts.clock.now();
+    if (last !== undefined && now - last < this.resendMs) return;
     if (!this.clientRegistered) {
       await this.opts.chain.registerClient(this.wallet);
       this.clientRegistered = true;
     }
-    await this.opts.chain.execute(this.wallet, {
+    const txn = this.opts.chain.buildTransaction(this.wallet, {
       type: sdk.TxnType.smartContract,
       toClientId: sdk.ScAddress.miner,
       data: sdk.jsonText({ name, input }),
     });
+    this.sent.set(key, now);
+    await this.opts.chain.submit(txn);
+    this.opts.log?.(
+      last === undefined ? "info" : "warn",
+      `dkg: ${name} submitted${last === undefined ? "" : " again"} (${txn.hash.slice(0, 12)})`,
+    );
   }
 
   /** One pass over the current phase. */
@@ -104,14 +131,16 @@ export class DkgDriver {
         this.opts.log?.("warn", `dkg: scheduling magic block ${d.next.magic_block_number} failed: ${errorMessage(err)}`);
       }
     }
-    if (this.opts.participate === false) return;
-    const p = this.participantFor(d);
-    if (!p) return;
     const me = this.opts.self.id;
     const key = (what: string) => `${d.cycle}:${what}`;
-    if (d.phase === 1 && !this.done.has(key("contribute"))) {
-      await this.call("contributeMpk", p.contribution());
-      this.done.add(key("contribute"));
+    if (this.opts.participate === false) {
+      await this.keepSharder(d, key("keep"));
+      return;
+    }
+    const p = this.participantFor(d);
+    if (!p) return;
+    if (d.phase === 1 && !d.mpks[me]) {
+      await this.post(key("contribute"), "contributeMpk", p.contribution());
     } else if (d.phase === 2 && !this.done.has(key("share")) && d.mpks[me]) {
       const nodes = await sdk.minerScNodes(this.opts.chain, "miner");
       const url = new Map(nodes.Nodes.map((n) => [n.simple_miner.id, `http://${n.simple_miner.host}:${n.simple_miner.port}`]));
@@ -138,10 +167,13 @@ export class DkgDriver {
         }
       }
       this.done.add(key("share"));
-    } else if (d.phase === 3 && !this.done.has(key("publish")) && d.mpks[me]) {
-      await this.call("shareSignsOrShares", p.publication(Object.keys(d.mpks)));
-      this.done.add(key("publish"));
-    } else if (d.phase === 4 && !d.decided && !this.done.has(key("wait")) && d.next?.miners.nodes[me]) {
+    } else if (d.phase === 3 && !d.published[me] && d.mpks[me]) {
+      await this.post(key("publish"), "shareSignsOrShares", p.publication(Object.keys(d.mpks)));
+    } else if (d.phase === 4 && !d.decided && !d.waited.includes(me) && d.next?.miners.nodes[me]) {
+      if (this.done.has(key("wait"))) {
+        await this.post(key("wait"), "wait", {});
+        return;
+      }
       const sk = p.keyShare(d.next);
       this.keyShares.set(d.next.magic_block_number, sk);
       if (this.opts.dataDir)
@@ -154,13 +186,27 @@ export class DkgDriver {
           }),
           { mode: 0o600 },
         );
-      await this.call("wait", {});
       this.done.add(key("wait"));
+      await this.post(key("wait"), "wait", {});
       this.opts.log?.(
         "info",
         `dkg: key share for magic block ${d.next.magic_block_number} ready (starting round ${d.next.starting_round})`,
       );
     }
+  }
+
+  /**
+   * A sharder outside the magic block in force asks to be in the next one (`sharder_keep`) while the cycle
+   * collects sharders (before the wait phase); it must have registered first (`add_sharder`), else the call
+   * fails and is tried again on the next pass.
+   */
+  private async keepSharder(d: DkgState, doneKey: string): Promise<void> {
+    const me = this.opts.self.id;
+    if (d.phase === 4 || d.keep.includes(me)) return;
+    const mb = await this.opts.chain.scRest<MagicBlock>(sdk.ScAddress.miner, "getMagicBlock");
+    if (mb.sharders.nodes[me]) return;
+    // refused until our add_sharder is on the chain; submitted again until the cycle lists us
+    await this.post(doneKey, "sharder_keep", {});
   }
 
   /** A dealer's share for us (`POST /v1/_m2m/dkg/share`): checked against its commitments; returns our signed receipt. */

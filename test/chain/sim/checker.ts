@@ -22,13 +22,19 @@ interface MinerView {
 export class SafetyChecker {
   /** hash of the finalized block at each height (0 = genesis) */
   readonly chain: string[];
+  /** Round of the global finalized tip. */
+  tipRound = 0;
   private balances: Balances = genesisBalances();
   private readonly miners = new Map<string, MinerView>();
 
+  /**
+   * `quorum`: tickets a finalized block needs (a function of the block's round when the miner set changes);
+   * `verifyTicket` also gets the block's round (a ticket counts only from a miner in force then).
+   */
   constructor(
     genesis: Block,
-    private readonly quorum: number,
-    private readonly verifyTicket: (verifier: string, hash: string, sig: string) => boolean,
+    private readonly quorum: number | ((round: number) => number),
+    private readonly verifyTicket: (verifier: string, hash: string, sig: string, round: number) => boolean,
   ) {
     this.chain = [genesis.hash];
   }
@@ -53,11 +59,14 @@ export class SafetyChecker {
           `miner ${short(minerId)} finalized ${short(b.hash)} (round ${b.round}) at height ${height} whose parent ${short(b.prev_hash)} is not its LFB ${short(view.hash)}`,
         );
       const distinct = new Set(
-        b.verification_tickets.filter((t) => this.verifyTicket(t.verifier_id, b.hash, t.signature)).map((t) => t.verifier_id),
+        b.verification_tickets
+          .filter((t) => this.verifyTicket(t.verifier_id, b.hash, t.signature, b.round))
+          .map((t) => t.verifier_id),
       );
-      if (distinct.size < this.quorum)
+      const Q = typeof this.quorum === "number" ? this.quorum : this.quorum(b.round);
+      if (distinct.size < Q)
         throw new SafetyViolation(
-          `miner ${short(minerId)} finalized ${short(b.hash)} with ${distinct.size} valid tickets < Q=${this.quorum}`,
+          `miner ${short(minerId)} finalized ${short(b.hash)} with ${distinct.size} valid tickets < Q=${Q}`,
         );
       const known = this.chain[height];
       if (known === undefined) {
@@ -100,6 +109,7 @@ export class SafetyChecker {
     if (stateRoot(next) !== b.state_hash) throw new SafetyViolation(`state root mismatch in finalized block ${short(b.hash)}`);
     this.balances = next;
     this.chain.push(b.hash);
+    this.tipRound = b.round;
   }
 }
 

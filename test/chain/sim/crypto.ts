@@ -10,15 +10,27 @@ import { vrfHash } from "../../../src/chain/consensus/rules.js";
 import type { ConsensusCrypto } from "../../../src/chain/consensus/types.js";
 import { sha3 } from "../../../src/core/hash.js";
 
+/** The miner set in force at a round, for the crypto (a view change: its own group key, members and T). */
+export interface SimKeySet {
+  key: number | string;
+  ids: ReadonlySet<string>;
+  T: number;
+}
+
 /** Sim crypto of one miner. */
 export class SimCrypto implements ConsensusCrypto {
   private readonly vrfCache = new Map<number, string>();
 
+  /**
+   * `minerIds` sign blocks and tickets (every miner of any magic block); `setAt` gives the beacon's members, key
+   * and threshold at a round (absent: `minerIds` and `T` at every round).
+   */
   constructor(
     readonly selfId: string,
     readonly chainId: string,
     readonly minerIds: ReadonlySet<string>,
     readonly T: number,
+    readonly setAt?: (round: number) => SimKeySet,
   ) {}
 
   private vrf(round: number): string {
@@ -38,6 +50,7 @@ export class SimCrypto implements ConsensusCrypto {
 
   /** The group signature of a round. */
   groupSig(round: number): string {
+    if (this.setAt) return sha3(`sim-group|${this.setAt(round).key}|${this.vrf(round)}`);
     return sha3(`sim-group|${this.vrf(round)}`);
   }
 
@@ -46,12 +59,14 @@ export class SimCrypto implements ConsensusCrypto {
   }
 
   verifyVrfShare(minerId: string, round: number, share: string): boolean {
-    return this.minerIds.has(minerId) && share === this.shareOf(minerId, round);
+    const ids = this.setAt ? this.setAt(round).ids : this.minerIds;
+    return ids.has(minerId) && share === this.shareOf(minerId, round);
   }
 
   recoverGroupSig(round: number, shares: { minerId: string; share: string }[]): string {
     const valid = new Set(shares.filter((s) => this.verifyVrfShare(s.minerId, round, s.share)).map((s) => s.minerId));
-    if (valid.size < this.T) throw new Error(`recoverGroupSig: ${valid.size} valid shares < T=${this.T}`);
+    const T = this.setAt ? this.setAt(round).T : this.T;
+    if (valid.size < T) throw new Error(`recoverGroupSig: ${valid.size} valid shares < T=${T}`);
     return this.groupSig(round);
   }
 

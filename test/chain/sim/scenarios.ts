@@ -1,5 +1,5 @@
 /** Targeted simulation scenarios (each still seeded: latency, transactions and timing vary with the seed). */
-import { baseScenario, type Scenario } from "./simulator.js";
+import { baseScenario, randomViewChangeScenario, type Scenario } from "./simulator.js";
 
 function named(name: string, seed: number, over: Partial<Scenario>): Scenario {
   return baseScenario(seed, { name, replayArgs: `--seed ${seed} --scenario ${name}`, ...over });
@@ -35,6 +35,30 @@ function splitAttack(n: number, byzantine: number[], left: number[], right: numb
 
 /** Scenario builders by name (`sim-cli --scenario <name>`). */
 export const SCENARIOS: Record<string, (seed: number) => Scenario> = {
+  /** Random faults over a changing miner set (two view changes; see `randomViewChangeScenario`). */
+  viewchange: (seed) => randomViewChangeScenario(seed),
+  /**
+   * Miner 4 joins the set at round 10 and crashes around that switch; miner 0 retires at round 20 and goes down
+   * before it, miner 1 crashes around the second switch.
+   */
+  "viewchange-crash-joiner": (seed) =>
+    named("viewchange-crash-joiner", seed, {
+      n: 5,
+      T: 3,
+      faultMs: 6000,
+      fault: LOSSY,
+      genesisMembers: [0, 1, 2, 3],
+      viewChanges: [
+        { round: 10, members: [0, 1, 2, 3, 4] },
+        { round: 20, members: [1, 2, 3, 4] },
+      ],
+      joinAt: { 4: 300 },
+      crashes: [
+        { miner: 4, at: 1400 + (seed % 5) * 200, downMs: 1200, restore: "suffix" },
+        { miner: 0, at: 3000, downMs: 6000, restore: "full" },
+        { miner: 1, at: 3400 + (seed % 3) * 300, downMs: 800, restore: "full" },
+      ],
+    }),
   /** One of four miners is cut off for most of the fault phase; the other three keep finalizing. */
   "partition-1-of-4": (seed) =>
     named("partition-1-of-4", seed, {

@@ -17,13 +17,15 @@ import type {
   ConsensusConfig,
   ConsensusMessage,
   ConsensusStatus,
+  Membership,
   MinerInfo,
 } from "../../../src/chain/consensus/types.js";
 import type { Block } from "../../../src/chain/types.js";
+import { quorumsOverlap } from "../../../src/contracts/miner/dkg.js";
 import { sha3 } from "../../../src/core/hash.js";
 import { Rng } from "../../../src/core/random.js";
 import { SafetyChecker, SafetyViolation, short } from "./checker.js";
-import { SimCrypto } from "./crypto.js";
+import { SimCrypto, type SimKeySet } from "./crypto.js";
 import { simGenesis, ToyLedger } from "./ledger.js";
 
 /** Network behaviour of a phase. */
@@ -97,6 +99,23 @@ export interface Scenario {
    * f = floor((n-1)/3) miners do this; with more it can break (a harness self-test).
    */
   equivocators?: number[];
+  /**
+   * View changes. Miners `0..n-1` are every miner that ever runs; the genesis set is `genesisMembers` (default
+   * all n) and each view change puts `members` in force from its starting `round` (own group key, Q and T =
+   * floor(k/2)+1). The schedule is known to every miner from the start: on the real chain the next magic
+   * block is decided on the finalized chain before its starting round (the miner contract's DKG), so honest
+   * miners agree on it; what the simulation tests is consensus across the switch under its faults.
+   */
+  genesisMembers?: number[];
+  viewChanges?: SimViewChange[];
+  /** Boot time (virtual ms) of miners that join later (by index; default: at the start with the others). */
+  joinAt?: Record<number, number>;
+}
+
+/** A view change of the simulation: `members` (miner indexes) are the miner set from `round` on. */
+export interface SimViewChange {
+  round: number;
+  members: number[];
 }
 
 /** Outcome of a successful run. */
@@ -115,6 +134,10 @@ export interface SimResult {
   warnings: string[];
   /** Heights at which more than one block was notarized (forks; at most one of them is ever finalized). */
   forkHeights: number;
+  /** Round of each globally finalized block (genesis first). */
+  finalizedRounds: number[];
+  /** Generator (miner index) of each globally finalized block (genesis: -1). */
+  finalizedGenerators: number[];
   miners: { id: string; up: boolean; status: ConsensusStatus | undefined }[];
   trace: string[];
 }
@@ -239,6 +262,60 @@ export function randomScenario(seed: number, over: Partial<Scenario> = {}): Scen
     crashes,
     ...over,
   });
+}
+
+/**
+ * A random fault schedule (as {@link randomScenario}) over a changing miner set: 3–5 genesis miners and 1–2
+ * miners that join later, two view changes (one adds a new miner and may retire an old one, the next may
+ * retire another old one and add the second new miner), new miners booting at a random time, and crashes that
+ * may hit old and new members alike, around the switches too.
+ */
+export function randomViewChangeScenario(seed: number): Scenario {
+  const rng = Rng.fromSeed(seed ^ 0x5eed_cafe).fork();
+  const n0 = rng.pick([3, 4, 4, 5]);
+  const spares = rng.pick([1, 1, 2]);
+  const n = n0 + spares;
+  const genesis = Array.from({ length: n0 }, (_, i) => i);
+  const newcomers = Array.from({ length: spares }, (_, i) => n0 + i);
+  // every two sets' quorums must share an honest miner, as the miner contract requires of consecutive sets
+  const overlaps = (set: number[], ...others: number[][]) => others.every((o) => quorumsOverlap(set.map(String), o.map(String)));
+  const r1 = rng.range(6, 16);
+  let set1 = [...genesis, newcomers[0] as number];
+  const leaving1 = rng.chance(0.5) ? rng.pick(genesis) : -1;
+  if (
+    overlaps(
+      set1.filter((i) => i !== leaving1),
+      genesis,
+    )
+  )
+    set1 = set1.filter((i) => i !== leaving1);
+  const r2 = r1 + rng.range(4, 12);
+  let set2 = [...set1];
+  if (spares > 1) set2.push(newcomers[1] as number);
+  const leaving2 = rng.chance(0.6) && set2.length > 3 ? rng.pick(set2.filter((i) => i < n0)) : -1;
+  if (
+    overlaps(
+      set2.filter((i) => i !== leaving2),
+      set1,
+      genesis,
+    )
+  )
+    set2 = set2.filter((i) => i !== leaving2);
+  const joinAt: Record<number, number> = {};
+  for (const i of newcomers) if (rng.chance(0.5)) joinAt[i] = rng.int(4000);
+  const base = randomScenario(seed, { n });
+  return {
+    ...base,
+    name: `viewchange/n${n0}+${spares}`,
+    replayArgs: `--seed ${seed} --scenario viewchange`,
+    T: Math.floor(n0 / 2) + 1,
+    genesisMembers: genesis,
+    viewChanges: [
+      { round: r1, members: set1.sort((a, b) => a - b) },
+      { round: r2, members: set2.sort((a, b) => a - b) },
+    ],
+    joinAt,
+  };
 }
 
 // ------------------------------------------------------------------------------------------ internals
@@ -388,6 +465,10 @@ class Simulation {
   private readonly equivocators: ReadonlySet<number>;
   /** `${miner}:${hash}` of every ticket a Byzantine miner signed */
   private readonly byzVoted = new Set<string>();
+  private readonly finalizedRounds: number[] = [0];
+  private readonly finalizedGenerators: number[] = [-1];
+  /** The miner sets by starting round (one, from round 0, without view changes). */
+  private readonly sets: { round: number; membership: Membership; ids: Set<string>; Q: number }[];
 
   constructor(private readonly s: Scenario) {
     const root = Rng.fromSeed(s.seed);
@@ -402,12 +483,26 @@ class Simulation {
       return { id, set_index: i, public_key: `pk-${i}`, share_public_key: `spk-${i}` };
     });
     const ids = new Set(this.infos.map((m) => m.id));
+    const setOf = (key: number, round: number, members: number[]) => {
+      const miners = members.map((i, k) => ({ ...(this.infos[i] as MinerInfo), set_index: k }));
+      const T = key === 0 ? s.T : Math.floor(members.length / 2) + 1;
+      return { round, membership: { key, miners, T }, ids: new Set(miners.map((m) => m.id)), Q: quorum(members.length) };
+    };
+    this.sets = [
+      setOf(0, 0, s.genesisMembers ?? this.infos.map((_, i) => i)),
+      ...(s.viewChanges ?? []).map((vc, k) => setOf(k + 1, vc.round, vc.members)),
+    ];
+    const keySetAt = (round: number): SimKeySet => {
+      const set = this.setAt(round);
+      return { key: set.membership.key, ids: set.ids, T: set.membership.T };
+    };
+    const changing = s.viewChanges !== undefined || s.genesisMembers !== undefined;
     this.miners = this.infos.map((info, index) => {
       this.indexOf.set(info.id, index);
       return {
         index,
         info,
-        crypto: new SimCrypto(info.id, this.chainId, ids, s.T),
+        crypto: new SimCrypto(info.id, this.chainId, ids, s.T, changing ? keySetAt : undefined),
         up: false,
         engine: undefined,
         ledger: undefined,
@@ -419,15 +514,30 @@ class Simulation {
       };
     });
     const verifier = this.miners[0]?.crypto as SimCrypto;
-    this.checker = new SafetyChecker(this.genesis, quorum(s.n), (v, h, sig) => verifier.verifyBlockSig(v, h, sig));
+    this.checker = new SafetyChecker(
+      this.genesis,
+      (round) => this.setAt(round).Q,
+      (v, h, sig, round) => this.setAt(round).ids.has(v) && verifier.verifyBlockSig(v, h, sig),
+    );
     this.phase = s.fault;
     this.groupOf = new Array(s.n).fill(0);
     this.equivocators = new Set(s.equivocators ?? []);
   }
 
+  /** The miner set in force at `round`. */
+  private setAt(round: number): (typeof this.sets)[number] {
+    let found = this.sets[0] as (typeof this.sets)[number];
+    for (const set of this.sets) if (set.round <= round) found = set;
+    return found;
+  }
+
   run(): SimResult {
     const s = this.s;
-    for (const m of this.miners) this.fault(this.rng.range(0, 30), `start ${m.index}`, () => this.boot(m));
+    for (const m of this.miners) {
+      const at = this.rng.range(0, 30);
+      const join = s.joinAt?.[m.index];
+      this.fault(join ?? at, `${join === undefined ? "start" : "join"} ${m.index}`, () => this.boot(m));
+    }
     for (const p of s.partitions) {
       this.fault(p.from, `partition ${JSON.stringify(p.groups)}`, () => {
         p.groups.forEach((g, gi) => {
@@ -463,7 +573,11 @@ class Simulation {
     });
 
     let recoveryMs = -1;
-    const target = (): boolean => this.miners.every((m) => this.checker.minerHeight(m.info.id) >= healHeight + s.liveness.blocks);
+    // with view changes, the chain must also get past the last switch (blocks of the last set finalized)
+    const lastSwitch = (this.sets[this.sets.length - 1] as (typeof this.sets)[number]).round;
+    const target = (): boolean =>
+      this.checker.tipRound >= lastSwitch + 2 &&
+      this.miners.every((m) => this.checker.minerHeight(m.info.id) >= healHeight + s.liveness.blocks);
     for (let ev = this.queue.pop(); ev; ev = this.queue.pop()) {
       this.now = ev.at;
       this.events++;
@@ -495,6 +609,8 @@ class Simulation {
       recoveryMs,
       warnings: this.warnings,
       forkHeights: [...this.notarizedAt.values()].filter((set) => set.size > 1).length,
+      finalizedRounds: this.finalizedRounds,
+      finalizedGenerators: this.finalizedGenerators,
       miners: this.miners.map((m) => ({ id: m.info.id, up: m.up, status: m.engine?.status() ?? m.lastStatus })),
       trace: this.traceLines(),
     };
@@ -636,7 +752,13 @@ class Simulation {
           const lfbRound = (a.blocks[a.blocks.length - 1] as Block).round;
           for (const [h, b] of m.disk.notarized) if (b.round <= lfbRound) m.disk.notarized.delete(h);
           try {
+            const before = this.checker.height;
             this.checker.onFinalized(m.info.id, a.blocks);
+            for (let h = before + 1; h <= this.checker.height; h++) {
+              const b = a.blocks.find((x) => x.hash === this.checker.chain[h]);
+              this.finalizedRounds.push(b?.round ?? -1);
+              this.finalizedGenerators.push(b ? (this.indexOf.get(b.miner_id) ?? -1) : -1);
+            }
           } catch (err) {
             if (err instanceof SafetyViolation) this.fail(`safety: ${err.message}`);
             throw err;
@@ -696,10 +818,12 @@ class Simulation {
       finalized = fin.slice(-keep);
       firstHeight = fin.length - keep + 1;
     }
+    const changing = this.sets.length > 1 || this.s.genesisMembers !== undefined;
     const engine = new ConsensusEngine({
       self: m.info,
       miners: this.infos,
       T: this.s.T,
+      ...(changing ? { membership: (round: number) => this.setAt(round).membership } : {}),
       chainId: this.chainId,
       genesis: this.genesis,
       crypto: m.crypto,

@@ -1,0 +1,248 @@
+// A view change on a real local network (block worker, 1 sharder, 3 miners as separate processes, view changes
+// on with short phases): `localnet --add-miner` starts a fourth miner that registers itself; a user stakes on it
+// with `zwallet mn-lock`; the miners' DKG (no dealer) puts it in the next magic block, it generates finalized
+// blocks and its stake earns rewards (`mn-user-info`); then it is stopped: the next view change leaves it out
+// and, once it has been silent for the contract's health-check timeout, its stake comes back to the wallet.
+// Every wait is on chain state (the sharder's views), never a fixed sleep. Ports 23000–23999.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
+import { findFreeBase } from "../../src/localnet/ports.js";
+import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
+
+const ZWALLET = resolve(import.meta.dirname, "../../src/bin/zwallet.js");
+const LOCALNET = resolve(import.meta.dirname, "../../src/bin/localnet.js");
+const MINER_SC = "6dba10422e368813802877a85039d3985d96760ed844092319743fb3a76712d9";
+
+function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, args, { env: { ...process.env, FORCE_COLOR: "0" } });
+    let out = "";
+    let err = "";
+    c.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    c.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    c.on("exit", (code) => res({ code: code ?? -1, out, err }));
+  });
+}
+
+const zwallet = (cfgDir: string, args: string[]) => run([ZWALLET, ...args, "--configDir", cfgDir]);
+
+async function json<T>(url: string): Promise<T> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  return (await r.json()) as T;
+}
+
+/** Poll `fn` until it returns a value (not undefined); fails naming `what` and the last state seen. */
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.fail(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ""}`);
+}
+
+interface Mb {
+  magic_block_number: number;
+  starting_round: number;
+  miners: { nodes: Record<string, unknown> };
+}
+interface UserPools {
+  pools?: Record<string, Record<string, { id: string; balance: number; reward_paid: number; status: string }[]>>;
+}
+
+describe("view change on a local network: add a miner, stake, rewards, remove it", { timeout: 1_500_000 }, () => {
+  let dir = "";
+  let layout: LocalnetLayout;
+  const nodes: RunningNode[] = [];
+  let adder: ChildProcess | undefined;
+  let adderOut = "";
+  let cfg = "";
+  let sharder = "";
+  let newId = "";
+  let poolId = "";
+
+  const sc = (endpoint: string) => json<unknown>(`${sharder}/v1/screst/${MINER_SC}/${endpoint}`);
+  const magicBlock = async () => (await sc("getMagicBlock")) as Mb;
+  const lfb = async () => (await json<{ round: number }>(`${sharder}/v1/block/get/latest_finalized`)).round;
+  const balance = async (): Promise<number> => {
+    const b = await zwallet(cfg, ["getbalance"]);
+    const m = /Balance: ([0-9.]+) (ZCN|mZCN|uZCN)/.exec(b.out);
+    assert.ok(m, b.out + b.err);
+    return Number(m[1]) * { ZCN: 1, mZCN: 1e-3, uZCN: 1e-6 }[m[2] as "ZCN"];
+  };
+  const myPools = async () => {
+    const r = await zwallet(cfg, ["mn-user-info", "--json"]);
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out) as UserPools;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cairn-vc-"));
+    // the fourth miner takes the port after the third (offset 13)
+    const basePort = await findFreeBase({ offsets: [...portOffsets(3, 1), 13], range: [23000, 23999] });
+    layout = await createLocalnetLayout(dir, {
+      miners: 3,
+      sharders: 1,
+      basePort,
+      softTimeout: "1s",
+      proposalWait: "50ms",
+      minRoundTime: "300ms",
+      viewChange: true,
+      // a cycle of 4 + 3 × 12 + 16 rounds (round timeouts under load count as rounds: shorter phases get cycles
+      // cancelled); a phase that still comes out too short only cancels that cycle, the waits below are on chain
+      // state. A node outside the magic block is offline after 40 s without a health check (sent every 3 s).
+      minerSc: {
+        start_rounds: 4,
+        contribute_rounds: 12,
+        share_rounds: 12,
+        publish_rounds: 12,
+        wait_rounds: 16,
+        health_check_timeout: 40,
+      },
+      healthCheckInterval: "3s",
+      viewChangePoll: "300ms",
+    });
+    cfg = layout.clientConfigDir;
+    // confirmations polled every second (the default config polls every 5 s)
+    const cfgFile = join(cfg, "config.yaml");
+    writeFileSync(
+      cfgFile,
+      readFileSync(cfgFile, "utf8")
+        .replace("query_sleep_time: 5", "query_sleep_time: 1")
+        .replace("max_txn_query: 5", "max_txn_query: 30"),
+    );
+    sharder = layout.sharders[0]?.url ?? "";
+    const logs = join(dir, "logs");
+    const bw = startNode(layout.blockworker, logs);
+    nodes.push(bw);
+    await waitReady(bw, "/", 20_000);
+    for (const s of [...layout.sharders, ...layout.miners]) nodes.push(startNode(s, logs));
+    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    await waitFor("first finalized blocks", async () => ((await lfb()) >= 3 ? true : undefined), 120_000);
+  });
+
+  after(async () => {
+    if (adder && adder.exitCode === null && adder.signalCode === null) {
+      const exited = new Promise((r) => adder?.once("exit", r));
+      adder.kill("SIGTERM");
+      await exited;
+    }
+    await stopNodes(nodes);
+    if (process.env.KEEP_E2E_DIR === undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a miner added with `localnet --add-miner` registers itself and `zwallet ls-miners` shows it", async () => {
+    adder = spawn(process.execPath, [LOCALNET, "--dir", dir, "--add-miner"], { env: { ...process.env, FORCE_COLOR: "0" } });
+    adder.stdout?.on("data", (d: Buffer) => {
+      adderOut += d.toString();
+    });
+    adder.stderr?.on("data", (d: Buffer) => {
+      adderOut += d.toString();
+    });
+    newId = await waitFor(
+      "the added miner to register",
+      async () => (/miner4 is registered/.test(adderOut) ? /Started miner4 ([0-9a-f]{64})/.exec(adderOut)?.[1] : undefined),
+      180_000,
+    );
+    const ls = await zwallet(cfg, ["ls-miners"]);
+    assert.equal(ls.code, 0, ls.err);
+    assert.match(ls.out, new RegExp(`- ID: +${newId}`));
+    assert.equal((ls.out.match(/- ID:/g) ?? []).length, 4);
+  });
+
+  it("the user's wallet stakes on it (`mn-lock`, pending until the view change)", async () => {
+    const pour = await zwallet(cfg, ["faucet", "--methodName", "pour", "--input", "{}", "--tokens", "3"]);
+    assert.equal(pour.code, 0, pour.err);
+    const lock = await zwallet(cfg, ["mn-lock", "--id", newId, "--tokens", "2"]);
+    assert.equal(lock.code, 0, lock.err);
+    poolId = /locked with: ([0-9a-f]{64})/.exec(lock.out)?.[1] ?? "";
+    assert.ok(poolId, lock.out);
+    const pools = await myPools();
+    assert.equal(pools.pools?.miner?.[newId]?.[0]?.status, "PENDING");
+  });
+
+  it("the DKG puts it in the next magic block, it generates finalized blocks and its stake earns rewards", async () => {
+    const mb = await waitFor(
+      "a magic block with the added miner",
+      async () => {
+        const m = await magicBlock();
+        return m.miners.nodes[newId] ? m : undefined;
+      },
+      400_000,
+    );
+    assert.equal(Object.keys(mb.miners.nodes).length, 4);
+    // a finalized block after the switch generated by the new miner
+    await waitFor(
+      "a finalized block generated by the added miner",
+      async () => {
+        const to = await lfb();
+        if (to < mb.starting_round) return undefined;
+        const from = Math.max(mb.starting_round, to - 40);
+        const r = await json<{ blocks: { miner_id: string }[] }>(`${sharder}/v1/block/get/range?from=${from}&to=${to}`);
+        return r.blocks.some((b) => b.miner_id === newId) ? true : undefined;
+      },
+      300_000,
+    );
+    const pool = await waitFor(
+      "rewards on the stake",
+      async () => {
+        const p = (await myPools()).pools?.miner?.[newId]?.find((x) => x.id === poolId);
+        return p && p.status === "ACTIVE" && Number(p.reward_paid) > 0 ? p : undefined;
+      },
+      300_000,
+    );
+    assert.equal(Number(pool.balance), 2e10);
+    const info = await zwallet(cfg, ["mn-user-info"]);
+    assert.equal(info.code, 0, info.err);
+    assert.match(info.out, new RegExp(`- node: ${newId} \\(miner\\)`));
+    assert.match(info.out, /status: +active/);
+    assert.doesNotMatch(info.out, /rewards paid: +0 SAS/);
+  });
+
+  it("stopped, it leaves the magic block and its stake comes back to the wallet", async () => {
+    const before = await balance();
+    const exited = new Promise((r) => adder?.once("exit", r));
+    adder?.kill("SIGTERM"); // the add-miner command stops its miner
+    await exited;
+    const mb = await waitFor(
+      "a magic block without the stopped miner",
+      async () => {
+        const m = await magicBlock();
+        return m.miners.nodes[newId] ? undefined : m;
+      },
+      400_000,
+    );
+    assert.equal(Object.keys(mb.miners.nodes).length, 3);
+    await waitFor(
+      "the stake returned",
+      async () => ((await myPools()).pools?.miner?.[newId] === undefined ? true : undefined),
+      400_000,
+    );
+    const info = await zwallet(cfg, ["mn-user-info"]);
+    assert.equal(info.out, "no user pools in Miner SC\n");
+    const after = await balance();
+    assert.ok(after >= before + 2, `balance ${before} → ${after}: the 2 ZCN stake did not come back`);
+    // the chain goes on with the three miners
+    const r = await lfb();
+    await waitFor("finalization after the removal", async () => ((await lfb()) > r + 3 ? true : undefined), 120_000);
+    // the layout keeps the added miner for the next `npm start`
+    const saved = JSON.parse(readFileSync(join(dir, "localnet.json"), "utf8")) as LocalnetLayout;
+    assert.equal(saved.miners.length, 4);
+  });
+});
