@@ -16,6 +16,7 @@ import { sha3 } from "../../../core/hash.js";
 import {
   allocationRoot,
   applyChanges,
+  type BatchReply,
   BLOCK_SIZE,
   blobberShare,
   CHUNK_SIZE,
@@ -26,16 +27,20 @@ import {
   checkChange,
   type DirListing,
   type DownloadHeader,
+  decodeBatch,
   type Effect,
   EMPTY_ROOT,
   emptyDir,
   encodeDownload,
   type FileMeta,
+  fileHash,
   type LatestState,
   type Listings,
   type ListReply,
   leavesOf,
   lookupHash,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_FILES,
   type MetaReply,
   merkleLevels,
   merkleRoot,
@@ -186,8 +191,6 @@ const K = {
 const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
-/** Shards of one commit moved into place (fsync, rename, fsync of the directory) at once. */
-const PROMOTE_PARALLEL = 16;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
 const MARKER_WINDOW_S = 300;
 
@@ -326,11 +329,13 @@ export class FileService {
       throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
     const index = offset / CHUNK_SIZE;
     const ph = sha3(path);
+    if (this.staged.has(K.chunk(a.id, conn, ph, 0)) || this.kv.has(K.chunk(a.id, conn, ph, 0)))
+      throw storageError(StorageErrors.invalidChunk, op, `${path} was already sent whole in a batch on connection ${conn}`);
     if (!this.staged.has(K.conn(a.id, conn)) && !this.kv.has(K.conn(a.id, conn)))
       this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
     else this.openConn(a, caller, conn, op); // refuses another client's connection
-    const lenKey = `${a.id}/${conn}/${ph}:${index}`;
-    const prevLen = this.chunkLens.get(lenKey) ?? 0;
+    const tempKey = `${a.id}/${conn}/${ph}`;
+    const prevLen = this.chunkLens.get(tempKey)?.get(index) ?? 0;
     const cap = this.capacity(a);
     const used = this.state(a.id).used_size + this.pendingBytes(a.id);
     if (used - prevLen + body.length > cap)
@@ -339,23 +344,30 @@ export class FileService {
         op,
         `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
       );
-    const tempKey = `${a.id}/${conn}/${ph}`;
     await this.shards.writeTemp(tempKey, offset, body);
     await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(leavesOf(body)));
-    this.chunkLens.set(lenKey, body.length);
+    const lens = this.chunkLens.get(tempKey) ?? new Map<number, number>();
+    lens.set(index, body.length);
+    this.chunkLens.set(tempKey, lens);
     return { path, offset, length: body.length, received: (await this.received(a.id, conn, ph)).received };
   }
 
-  /** Lengths of chunks received by open connections (`alloc/conn/pathhash:index`), for the space check. */
-  private readonly chunkLens = new Map<string, number>();
+  /** Lengths of chunks received by open connections (`alloc/conn/pathhash` → chunk index → bytes), for the space check. */
+  private readonly chunkLens = new Map<string, Map<number, number>>();
 
   private pendingBytes(allocId: string): number {
     let n = 0;
-    for (const [k, v] of this.chunkLens) if (k.startsWith(`${allocId}/`)) n += v;
+    const prefix = `${allocId}/`;
+    for (const [k, lens] of this.chunkLens) if (k.startsWith(prefix)) for (const v of lens.values()) n += v;
     return n;
   }
 
   private async chunks(allocId: string, conn: string, ph: string): Promise<{ index: number; rec: ChunkRecord }[]> {
+    // a file sent whole in a batch has its one chunk record in the KV (written with its change)
+    const whole =
+      (this.staged.get(K.chunk(allocId, conn, ph, 0)) as ChunkRecord | undefined) ??
+      this.kv.getJson<ChunkRecord>(K.chunk(allocId, conn, ph, 0));
+    if (whole) return [{ index: 0, rec: whole }];
     const list = await this.shards.readChunkMetas(`${allocId}/${conn}/${ph}`);
     return list.map((c) => ({ index: c.index, rec: { len: c.len, leaves: Buffer.from(c.leaves).toString("hex") } }));
   }
@@ -380,6 +392,163 @@ export class FileService {
     const path = normalizePath(q.path, op);
     const r = await this.received(a.id, conn, sha3(path));
     return { connection_id: conn, path, ...r };
+  }
+
+  /**
+   * Receive a batch of whole small files (see `storage/api.ts encodeBatch`) and record one upload/update change per
+   * file: every file is checked as the chunk and upload routes check it (owner, path, file meta, its shard against
+   * this blobber's declared Merkle root, duplicates, the allocation's share), its shard written to its temp file, and
+   * all the changes recorded in one KV transaction under one lock acquisition. Any refused file refuses the whole
+   * batch (nothing recorded) with a coded error naming it. Sending the same batch again (a resumed upload) is
+   * accepted: files already recorded identically on the connection are skipped.
+   */
+  async batch(allocId: string, caller: Caller, body: Uint8Array): Promise<BatchReply> {
+    const op = "upload batch";
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    let decoded: ReturnType<typeof decodeBatch>;
+    try {
+      decoded = decodeBatch(body);
+    } catch (err) {
+      throw storageError(StorageErrors.invalidRequest, op, (err as Error).message);
+    }
+    const h = decoded.header as { connection_id?: unknown; files?: unknown };
+    if (typeof h !== "object" || h === null || Array.isArray(h))
+      throw storageError(StorageErrors.invalidRequest, op, "batch header must be a JSON object");
+    const conn = this.connId(h.connection_id, op);
+    const list = h.files;
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_FILES)
+      throw storageError(StorageErrors.invalidRequest, op, `a batch holds 1 to ${MAX_BATCH_FILES} files`);
+    const data = decoded.data;
+    if (data.length > MAX_BATCH_BYTES)
+      throw storageError(
+        StorageErrors.invalidRequest,
+        op,
+        `a batch holds at most ${MAX_BATCH_BYTES} shard bytes, found ${data.length}`,
+      );
+    const mine = this.indexIn(a);
+    const total = a.data_shards + a.parity_shards;
+    type Item = { change: Extract<Change, { op: "upload" | "update" }>; ph: string; bytes: Uint8Array; leaves: string };
+    const items: Item[] = [];
+    const paths = new Set<string>();
+    let end = 0;
+    for (let k = 0; k < list.length; k++) {
+      const raw = list[k] as Record<string, unknown>;
+      const label = `batch file ${k} (${typeof raw?.path === "string" ? raw.path.slice(0, 300) : "no path"})`;
+      try {
+        if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+          throw storageError(StorageErrors.invalidRequest, op, "must be a JSON object");
+        if (raw.op !== "upload" && raw.op !== "update")
+          throw storageError(
+            StorageErrors.invalidRequest,
+            op,
+            `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`,
+          );
+        const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
+        const { offset, length } = raw;
+        if (offset !== end)
+          throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
+        if (length !== change.file.shard_size)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `length must be the shard size ${change.file.shard_size}, found ${length}`,
+          );
+        if (change.file.shard_size > CHUNK_SIZE)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `a batch carries shards of at most ${CHUNK_SIZE} bytes (larger files go in chunks)`,
+          );
+        if (end + length > data.length)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `its shard [${end}, ${end + length}) is beyond the batch's ${data.length} bytes`,
+          );
+        if (paths.has(change.path))
+          throw storageError(StorageErrors.duplicateFile, op, `${change.path} appears twice in the batch`);
+        paths.add(change.path);
+        const bytes = data.subarray(end, end + length);
+        end += length;
+        const leaves = leavesOf(bytes);
+        const root = merkleRoot(leaves);
+        const declared = change.file.shard_roots[mine] as string;
+        if (root !== declared)
+          throw storageError(
+            StorageErrors.contentHashMismatch,
+            op,
+            `the shard received has Merkle root ${root}, the file meta declares ${declared} for this blobber`,
+          );
+        items.push({ change, ph: sha3(change.path), bytes, leaves: Buffer.from(packHashes(leaves)).toString("hex") });
+      } catch (err) {
+        throw namedError(err, op, label, k);
+      }
+    }
+    if (end !== data.length)
+      throw storageError(StorageErrors.invalidChunk, op, `the batch carries ${data.length - end} bytes beyond its files' shards`);
+
+    const { reply, durable } = await this.withLock(a.id, async () => {
+      const rec = this.openConn(a, caller, conn, op);
+      const fresh: Item[] = [];
+      for (const it of items) {
+        const pk = K.changedPath(a.id, conn, it.change.path);
+        const prev = (this.staged.get(pk) as unknown) ?? this.kv.getJson<unknown>(pk);
+        if (prev === undefined) {
+          fresh.push(it);
+          continue;
+        }
+        const same = prev as { op?: unknown; hash?: unknown };
+        if (same.op === it.change.op && same.hash === fileHash(it.change.file)) continue; // sent before (resume)
+        throw storageError(StorageErrors.duplicateFile, op, `${it.change.path} is already part of connection ${conn}`, {
+          path: it.change.path,
+        });
+      }
+      if (fresh.length === 0)
+        return { reply: { connection_id: conn, files: items.length, changes: rec.changes }, durable: Promise.resolve() };
+      // the files must apply to the tree (and to the connection's earlier changes when they are not all uploads)
+      const changes = fresh.map((it) => it.change);
+      const uploadsOnly = rec.changes === 0 || rec.uploads_only === true;
+      if (uploadsOnly) applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      else {
+        this.flushStaged();
+        const all = [...this.connChanges(a.id, conn), ...changes];
+        applyChanges(this.loadListings(a.id, pathsNeeded(all)), all, op);
+      }
+      const cap = this.capacity(a);
+      let used = this.state(a.id).used_size + this.pendingBytes(a.id);
+      for (const it of fresh) {
+        for (const v of this.chunkLens.get(`${a.id}/${conn}/${it.ph}`)?.values() ?? []) used -= v;
+        used += it.bytes.length;
+        if (used > cap)
+          throw storageError(
+            StorageErrors.allocationFull,
+            op,
+            `Max size reached for the allocation with this blobber: ${it.change.path} brings it to ${used} bytes, beyond its share of ${cap}`,
+            { path: it.change.path },
+          );
+      }
+      await this.shards.writeTemps(
+        fresh.filter((it) => it.bytes.length > 0).map((it) => ({ key: `${a.id}/${conn}/${it.ph}`, bytes: it.bytes })),
+      );
+      const entries: [string, unknown][] = [];
+      let n = rec.changes;
+      for (const it of fresh) {
+        n += 1;
+        this.chunkLens.delete(`${a.id}/${conn}/${it.ph}`);
+        if (it.bytes.length > 0) {
+          this.chunkLens.set(`${a.id}/${conn}/${it.ph}`, new Map([[0, it.bytes.length]]));
+          entries.push([K.chunk(a.id, conn, it.ph, 0), { len: it.bytes.length, leaves: it.leaves } satisfies ChunkRecord]);
+        }
+        entries.push([K.change(a.id, conn, n), it.change]);
+        entries.push([K.changedPath(a.id, conn, it.change.path), { op: it.change.op, hash: fileHash(it.change.file) }]);
+      }
+      entries.push([K.conn(a.id, conn), { ...rec, changes: n, uploads_only: uploadsOnly }]);
+      const durable = this.stage(entries);
+      return { reply: { connection_id: conn, files: items.length, changes: n }, durable };
+    });
+    await durable;
+    return reply;
   }
 
   /** Record a change on a connection after checking it applies to the current tree. */
@@ -525,7 +694,8 @@ export class FileService {
   }
 
   private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
-    for (const k of [...this.chunkLens.keys()]) if (k.startsWith(`${allocId}/${conn}/`)) this.chunkLens.delete(k);
+    const prefix = `${allocId}/${conn}/`;
+    for (const k of [...this.chunkLens.keys()]) if (k.startsWith(prefix)) this.chunkLens.delete(k);
     const run = (t: KVTxn) => {
       for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
       for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
@@ -617,32 +787,19 @@ export class FileService {
       const mineIdx = this.indexIn(a);
       const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
       const leavesByRoot = new Map<string, string>();
-      // (many files of a batch at once: their fsyncs overlap instead of queueing one after another)
-      const promoteOne = async (u: (typeof uploads)[number]): Promise<void> => {
+      // (every shard of the commit at once: their fsyncs overlap, one directory fsync per object directory)
+      const moves: { key: string; objectKey: string; length: number }[] = [];
+      for (const u of uploads) {
         const root = u.file.shard_roots[mineIdx] as string;
-        if (u.file.shard_size === 0) return;
+        if (u.file.shard_size === 0) continue;
         const ph = sha3(u.path);
-        if (!this.kv.has(K.leaves(a.id, root))) {
+        if (!leavesByRoot.has(root) && !this.kv.has(K.leaves(a.id, root))) {
           const list = await this.chunks(a.id, conn, ph);
           leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
         }
-        await this.shards.truncateTemp(`${a.id}/${conn}/${ph}`, u.file.shard_size);
-        await this.shards.promote(`${a.id}/${conn}/${ph}`, `${a.id}/${root}`);
-      };
-      // files sharing a shard root (same content) are promoted by one of them: the others find the object there
-      const byRoot = new Map<string, (typeof uploads)[number][]>();
-      for (const u of uploads) {
-        const root = u.file.shard_roots[mineIdx] as string;
-        byRoot.set(root, [...(byRoot.get(root) ?? []), u]);
+        moves.push({ key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size });
       }
-      const groups = [...byRoot.values()];
-      let nextGroup = 0;
-      await Promise.all(
-        Array.from({ length: Math.min(PROMOTE_PARALLEL, groups.length) }, async () => {
-          while (nextGroup < groups.length)
-            for (const u of groups[nextGroup++] as (typeof uploads)[number][]) await promoteOne(u);
-        }),
-      );
+      await this.shards.promoteMany(moves);
 
       // then all metadata in one transaction
       const now = this.clock.now();
@@ -1143,6 +1300,13 @@ export class FileService {
     }
     return n;
   }
+}
+
+/** A refusal of one file of a batch: its code kept, the file named (index and path in `detail`). */
+function namedError(err: unknown, op: string, label: string, index: number): CodedError {
+  if (err instanceof CodedError)
+    return new CodedError({ code: err.code, op, detail: { ...(err.detail ?? {}), file: index } }, `${label}: ${err.message}`);
+  return storageError(StorageErrors.invalidRequest, op, `${label}: ${(err as Error)?.message ?? String(err)}`, { file: index });
 }
 
 export { CodedError };

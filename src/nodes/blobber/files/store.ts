@@ -8,7 +8,7 @@
  * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
  * name, so no key can leave the store's directory.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 
@@ -25,6 +25,17 @@ export interface ShardStore {
   readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
+  /**
+   * Write whole temp files (created or replaced), several at once: a batch of small files. No fsync (a commit makes
+   * them durable).
+   */
+  writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void>;
+  /**
+   * {@link promote} for many temp files of one commit, each first cut to its `length`: their fsyncs run in
+   * parallel, then the renames, then one fsync per distinct object directory. Same outcome as promoting them one by
+   * one; a crash leaves each one either temp file or object.
+   */
+  promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void>;
   /** Make temp file `key` durable and move it to object `objectKey` atomically; if the object already exists the temp file is dropped. A missing temp file is fine when the object exists (a commit retried after a crash). */
   promote(key: string, objectKey: string): Promise<void>;
   /** Drop every temp file under `prefix` (`<alloc>/<connection>`). */
@@ -89,6 +100,19 @@ function ioError(op: string, path: string, err: unknown): CodedError {
   );
 }
 
+/** Run `fn` over `items` with at most `limit` at once. */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+/** File system calls of a batch or a commit in flight at once (they queue in libuv's thread pool). */
+const FS_PARALLEL = 32;
+
 async function fsyncPath(path: string): Promise<void> {
   const fh = await open(path, "r");
   try {
@@ -138,6 +162,79 @@ export class FsShardStore implements ShardStore {
     } catch (err) {
       throw ioError("write shard chunk", path, err);
     }
+  }
+
+  async writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void> {
+    const paths = files.map((f) => this.tempPath(f.key));
+    const dirs = [...new Set(paths.map((p) => dirname(p)))];
+    try {
+      await Promise.all(dirs.map((d) => mkdir(d, { recursive: true })));
+    } catch (err) {
+      throw ioError("write shard batch", dirs[0] as string, err);
+    }
+    await eachLimited(
+      files.map((f, k) => ({ path: paths[k] as string, bytes: f.bytes })),
+      FS_PARALLEL,
+      async ({ path, bytes }) => {
+        try {
+          await writeFile(path, bytes);
+        } catch (err) {
+          throw ioError("write shard batch", path, err);
+        }
+      },
+    );
+  }
+
+  async promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void> {
+    const jobs = items.map((it) => ({ ...it, tmp: this.tempPath(it.key), obj: this.objectPath(it.objectKey), move: false }));
+    // 1. each temp file cut to its length and made durable (in parallel: the disk merges the flushes); a temp file
+    //    whose object already exists (same content, or a commit retried after a crash) is dropped instead
+    const seen = new Set<string>();
+    const later: string[] = [];
+    await eachLimited(jobs, FS_PARALLEL, async (j) => {
+      try {
+        if (seen.has(j.obj)) {
+          later.push(j.tmp); // same content as another file of the commit: dropped once that one is in place
+          return;
+        }
+        seen.add(j.obj);
+        if (await exists(j.obj)) {
+          await unlink(j.tmp).catch(() => {});
+          return;
+        }
+        let fh: Awaited<ReturnType<typeof open>>;
+        try {
+          fh = await open(j.tmp, "r+");
+        } catch (err) {
+          if ((err as { code?: string }).code === "ENOENT")
+            throw new CodedError(
+              { code: "resource_not_found", op: "commit shard" },
+              `uploaded data for ${j.objectKey} is missing`,
+            );
+          throw err;
+        }
+        try {
+          if ((await fh.stat()).size > j.length) await fh.truncate(j.length);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        j.move = true;
+      } catch (err) {
+        throw ioError("commit shard", j.obj, err);
+      }
+    });
+    const moving = jobs.filter((j) => j.move);
+    const dirs = [...new Set(moving.map((j) => dirname(j.obj)))];
+    // 2. into place, 3. one fsync per directory that received objects
+    try {
+      await eachLimited(dirs, FS_PARALLEL, (d) => mkdir(d, { recursive: true }).then(() => undefined));
+      await eachLimited(moving, FS_PARALLEL, (j) => rename(j.tmp, j.obj));
+      await eachLimited(dirs, FS_PARALLEL, (d) => fsyncPath(d));
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    await eachLimited(later, FS_PARALLEL, (p) => unlink(p).catch(() => {}));
   }
 
   async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
@@ -296,6 +393,20 @@ export class MemoryShardStore implements ShardStore {
     if (next !== cur) next.set(cur);
     next.set(bytes, offset);
     this.temps.set(key, next);
+  }
+
+  async writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void> {
+    for (const f of files) {
+      parts(f.key, 3, "write shard batch");
+      this.temps.set(f.key, f.bytes.slice());
+    }
+  }
+
+  async promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void> {
+    for (const it of items) {
+      await this.truncateTemp(it.key, it.length);
+      await this.promote(it.key, it.objectKey);
+    }
   }
 
   async truncateTemp(key: string, length: number): Promise<void> {
