@@ -11,6 +11,7 @@
  * available as `referenceTransactionHash` (for reading reference vectors), never for verification.
  * The wire codec lives in `codec/transaction.ts`; its JSON object form is re-exported here for the nodes.
  */
+
 import { CodedError } from "../core/errors.js";
 import { EMPTY_HASH, sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
@@ -18,6 +19,7 @@ import type { SignatureScheme } from "../core/scheme.js";
 import { confirmationFromJson } from "./codec/confirmation.js";
 import { parseExactJson } from "./codec/exact-json.js";
 import { decodeTransaction, encodeTransaction } from "./codec/transaction.js";
+import type { ChainErrorCode } from "./errors.js";
 import { type Confirmation, type Transaction, TxnType } from "./types.js";
 
 export { transactionFromJson, transactionToJson } from "./codec/transaction.js";
@@ -151,8 +153,8 @@ export interface AdmissionContext {
   minFee?: bigint;
 }
 
-function refuse(code: string, msg: string): never {
-  throw new CodedError({ code, op: "put transaction" }, msg);
+function refuse(code: ChainErrorCode, msg: string): never {
+  throw new CodedError<ChainErrorCode>({ code, op: "put transaction" }, msg);
 }
 
 function shorten(s: string): string {

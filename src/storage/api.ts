@@ -7,7 +7,9 @@
  * exactly the bytes received. Replies: JSON; errors `{"code","error"}`; the download reply is binary
  * (see {@link encodeDownload}).
  */
+
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
@@ -220,7 +222,8 @@ export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], bloc
 
 /** Split a download reply. @throws CodedError `invalid_download_reply` */
 export function decodeDownload(bytes: Uint8Array): { header: DownloadHeader; proof: Uint8Array[]; blocks: Uint8Array } {
-  const fail = (why: string) => new CodedError({ code: "invalid_download_reply", op: "read download reply" }, why);
+  const fail = (why: string) =>
+    new CodedError<StorageErrorCode>({ code: "invalid_download_reply", op: "read download reply" }, why);
   if (bytes.length < 4) throw fail("reply shorter than its length prefix");
   const hlen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
   if (4 + hlen > bytes.length) throw fail("header length beyond the reply");
@@ -281,7 +284,10 @@ export function encodeBatch(
   shards: Uint8Array[],
 ): Uint8Array {
   if (files.length !== shards.length)
-    throw new CodedError({ code: "invalid_request", op: "encode batch" }, `${files.length} files but ${shards.length} shards`);
+    throw new CodedError<StorageErrorCode>(
+      { code: "invalid_request", op: "encode batch" },
+      `${files.length} files but ${shards.length} shards`,
+    );
   let off = 0;
   const listed: BatchFile[] = files.map((f, k) => {
     const length = (shards[k] as Uint8Array).length;
@@ -306,7 +312,7 @@ export function encodeBatch(
  * @throws CodedError `invalid_request`
  */
 export function decodeBatch(bytes: Uint8Array): { header: unknown; data: Uint8Array } {
-  const fail = (why: string) => new CodedError({ code: "invalid_request", op: "read batch" }, why);
+  const fail = (why: string) => new CodedError<StorageErrorCode>({ code: "invalid_request", op: "read batch" }, why);
   if (bytes.length < 4) throw fail("batch body shorter than its length prefix");
   const hlen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
   if (hlen > MAX_BATCH_HEADER_BYTES || 4 + hlen > bytes.length) throw fail("batch header length beyond the body");

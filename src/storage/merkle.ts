@@ -8,8 +8,10 @@
  * Proofs: a single-leaf proof (challenges) and a contiguous-range proof (downloads verify every block of a range
  * with one proof). Both are lists of sibling hashes in bottom-up order; verification recomputes the root.
  */
+
 import { createHash } from "node:crypto";
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 
 /** Bytes per Merkle leaf block of a shard: 64 KiB. */
 export const BLOCK_SIZE = 64 * 1024;
@@ -158,7 +160,7 @@ export function verifyLeaf(rootHex: string, total: number, index: number, leaf: 
 
 function checkRange(total: number, start: number, end: number, op: string): void {
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end <= start || end > total)
-    throw new CodedError(
+    throw new CodedError<StorageErrorCode>(
       { code: "merkle_invalid_range", op },
       `block range [${start}, ${end}) is not inside a tree of ${total} leaves`,
     );
@@ -174,7 +176,7 @@ export function packHashes(hashes: Uint8Array[]): Uint8Array {
 /** Split a buffer of 32-byte hashes. @throws CodedError `merkle_invalid_hashes` */
 export function unpackHashes(bytes: Uint8Array): Uint8Array[] {
   if (bytes.length % HASH_BYTES !== 0)
-    throw new CodedError(
+    throw new CodedError<StorageErrorCode>(
       { code: "merkle_invalid_hashes", op: "read hashes" },
       `${bytes.length} bytes is not a whole number of ${HASH_BYTES}-byte hashes`,
     );

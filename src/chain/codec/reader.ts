@@ -3,8 +3,10 @@
  * reads typed fields of one parsed JSON object, and every error is a `CodedError` naming `<path>.<field>`,
  * what was expected and what was found.
  */
+
 import { CodedError } from "../../core/errors.js";
 import { isHash, isHex } from "../../core/hex.js";
+import type { ChainErrorCode } from "../errors.js";
 import { parseExactJson } from "./exact-json.js";
 
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -22,7 +24,7 @@ export function describeJson(v: unknown): string {
 
 /** Which error a reader throws: code, operation, and an optional message prefix. */
 export interface ReaderSpec {
-  code: string;
+  code: ChainErrorCode;
   op: string;
   /** Prefix of error messages (e.g. a file name), without the colon. */
   source?: string;
@@ -132,7 +134,7 @@ export class WireReader {
 /** Throw the reader's error for `field`: expected `expected`, found `found`. */
 export function fieldError(spec: ReaderSpec, field: string, expected: string, found: unknown): never {
   const where = spec.source ? `${spec.source}: ` : "";
-  throw new CodedError(
+  throw new CodedError<ChainErrorCode>(
     { code: spec.code, op: spec.op },
     `${where}field "${field}": expected ${expected}, found ${describeJson(found)}`,
   );
@@ -144,6 +146,9 @@ export function parseText(text: string, spec: ReaderSpec, what: string): unknown
     return parseExactJson(text);
   } catch (err) {
     const where = spec.source ? `${spec.source}: ` : "";
-    throw new CodedError({ code: spec.code, op: spec.op }, `${where}${what} is not valid JSON: ${(err as Error).message}`);
+    throw new CodedError<ChainErrorCode>(
+      { code: spec.code, op: spec.op },
+      `${where}${what} is not valid JSON: ${(err as Error).message}`,
+    );
   }
 }

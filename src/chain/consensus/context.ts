@@ -3,7 +3,9 @@
  * the time of the call being handled, the actions that call produces, the counters, and the miner set in
  * force at a round (validated once per membership).
  */
+
 import { codedError } from "../../core/errors.js";
+import type { ChainErrorCode } from "../errors.js";
 import { generatorCount, quorum } from "./rules.js";
 import {
   type Action,
@@ -53,12 +55,13 @@ export class EngineContext {
     else {
       const fixed: Membership = { key: 0, miners: opts.miners, T: opts.T };
       this.membership = () => fixed;
-      if (!this.setAt(0).self) throw codedError("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
+      if (!this.setAt(0).self)
+        throw codedError<ChainErrorCode>("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
     }
     this.setAt(0);
     this.cfg = { ...DEFAULT_CONSENSUS_CONFIG, ...opts.config };
     if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0 || this.cfg.minRoundTimeMs < 0)
-      throw codedError(
+      throw codedError<ChainErrorCode>(
         "consensus_config_invalid",
         "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0, minRoundTimeMs >= 0",
         { op },
@@ -75,12 +78,15 @@ export class EngineContext {
     const op = "create consensus engine";
     const n = m.miners.length;
     const byId = new Map(m.miners.map((x) => [x.id, x]));
-    if (byId.size !== n) throw codedError("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
+    if (byId.size !== n)
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
     const indexes = m.miners.map((x) => x.set_index).sort((a, b) => a - b);
     if (indexes.some((v, i) => v !== i))
-      throw codedError("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
     if (!Number.isInteger(m.T) || m.T < 1 || m.T > n)
-      throw codedError("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, { op });
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, {
+        op,
+      });
     const set: MinerSet = { key: m.key, n, Q: quorum(n), T: m.T, G: generatorCount(n), byId, self: byId.has(this.selfId) };
     this.sets.set(m.key, set);
     return set;

@@ -9,7 +9,9 @@
  * ranks), `rounds.ts` (round entry, timeouts, proposals, votes), `sync.ts` (block intake, fetching missing
  * blocks), `finality.ts` (finalization, deterministic finality), `rollbacks.ts` (work tip, rollback counts).
  */
+
 import { CodedError, codedError, errorMessage } from "../../core/errors.js";
+import type { ChainErrorCode } from "../errors.js";
 import type { Block } from "../types.js";
 import { Beacons } from "./beacon.js";
 import { EngineContext } from "./context.js";
@@ -55,7 +57,7 @@ export class ConsensusEngine {
   /** Start (or restart) the miner: re-verify restored notarized blocks, enter the next round. */
   start(nowMs: number): Action[] {
     return this.run(nowMs, "start", () => {
-      if (this.started) throw codedError("consensus_state", "engine already started", { op: "start consensus" });
+      if (this.started) throw codedError<ChainErrorCode>("consensus_state", "engine already started", { op: "start consensus" });
       const restored = [...(this.restoredNotarized ?? [])].sort((a, b) => a.round - b.round);
       for (const block of restored) this.sync.receive(block, undefined);
       this.restoredNotarized = undefined;
@@ -199,7 +201,7 @@ export class ConsensusEngine {
   }
 
   private requireStarted(): void {
-    if (!this.started) throw codedError("consensus_state", "engine not started", { op: "consensus" });
+    if (!this.started) throw codedError<ChainErrorCode>("consensus_state", "engine not started", { op: "consensus" });
   }
 
   private onVrfShare(round: number, minerId: string, share: string): void {

@@ -3,7 +3,9 @@
  * finalized block kept in memory; the latest finalized block (LFB), the notarized tip, the window of
  * finalized blocks kept to answer `get_block`, and pruning once a block finalizes.
  */
+
 import { codedError } from "../../core/errors.js";
+import type { ChainErrorCode } from "../errors.js";
 import type { Block } from "../types.js";
 import type { EngineContext } from "./context.js";
 import type { BlockRef, RestoredState } from "./types.js";
@@ -54,13 +56,13 @@ export class BlockTree {
     if (chain.length > 0) {
       for (let i = 1; i < chain.length; i++) {
         if (chain[i]?.prev_hash !== chain[i - 1]?.hash)
-          throw codedError("consensus_restore_invalid", `restored finalized chain breaks at index ${i}`, { op });
+          throw codedError<ChainErrorCode>("consensus_restore_invalid", `restored finalized chain breaks at index ${i}`, { op });
       }
       const first = chain[0] as Block;
       if (restored?.firstHeight !== undefined) firstHeight = restored.firstHeight;
       else if (first.hash === genesis.hash) firstHeight = 0;
       else if (first.prev_hash === genesis.hash) firstHeight = 1;
-      else throw codedError("consensus_restore_invalid", "restored finalized chain needs firstHeight", { op });
+      else throw codedError<ChainErrorCode>("consensus_restore_invalid", "restored finalized chain needs firstHeight", { op });
       blocks = chain;
     }
     const keep = blocks.slice(-ctx.cfg.keepFinalized);

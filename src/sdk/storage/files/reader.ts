@@ -4,6 +4,7 @@
  * range proof per request), and any blobber that fails, stalls past the timeout or returns wrong bytes replaced
  * by another, the missing shards rebuilt with Reed–Solomon. Used by download and by repair.
  */
+
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
@@ -16,6 +17,7 @@ import {
   verifyRange,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
+import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 
@@ -63,7 +65,7 @@ export async function fileConsensus(
   if (!best || best.length < dataShards) {
     const notFound = results.filter((r) => "code" in r && r.code === "resource_not_found").length;
     const why = [...left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
-    throw new CodedError(
+    throw new CodedError<SdkErrorCode>(
       { code: notFound >= dataShards ? "resource_not_found" : "consensus_failed", op: "file meta" },
       notFound >= dataShards
         ? `${path} does not exist`
@@ -158,7 +160,7 @@ export class ShardReader {
         throw err;
       }
     }
-    throw new CodedError(
+    throw new CodedError<SdkErrorCode>(
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
@@ -171,12 +173,12 @@ export class ShardReader {
     const expectLen = this.span(start, count);
     const root = meta.shard_roots?.[i] as string;
     if (blocks.length !== expectLen)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
       );
     if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
       );
@@ -206,7 +208,7 @@ export class ShardReader {
     while (got.size < this.o.dataShards) {
       if (pending.size === 0) {
         const why = [...this.failed.entries(), ...this.c.left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "download_failed", op: "download" },
           `only ${got.size} of the ${this.o.dataShards} shards needed could be read for blocks ${start}..${start + count - 1}${why ? ` (${why})` : ""}`,
         );
