@@ -69,7 +69,7 @@ import {
 import type { Clock } from "../../clock.js";
 import type { KV, KVTxn } from "../../kv.js";
 import type { Logger } from "../../logger.js";
-import type { ShardStore } from "./store.js";
+import type { PromoteItem, ShardStore } from "./store.js";
 
 /** The minimal view of an allocation the file service needs (the blobber's allocation cache provides it). */
 export interface AllocationView {
@@ -162,6 +162,9 @@ interface ConnRecord {
 interface ChunkRecord {
   len: number;
   leaves: string;
+  /** A file sent whole in a batch: the batch's temp data (`pk…` under the connection) and the shard's offset in it. */
+  pack?: string;
+  at?: number;
 }
 
 const K = {
@@ -428,7 +431,13 @@ export class FileService {
       );
     const mine = this.indexIn(a);
     const total = a.data_shards + a.parity_shards;
-    type Item = { change: Extract<Change, { op: "upload" | "update" }>; ph: string; bytes: Uint8Array; leaves: string };
+    type Item = {
+      change: Extract<Change, { op: "upload" | "update" }>;
+      ph: string;
+      bytes: Uint8Array;
+      leaves: string;
+      hash: string;
+    };
     const items: Item[] = [];
     const paths = new Set<string>();
     let end = 0;
@@ -480,7 +489,13 @@ export class FileService {
             op,
             `the shard received has Merkle root ${root}, the file meta declares ${declared} for this blobber`,
           );
-        items.push({ change, ph: sha3(change.path), bytes, leaves: Buffer.from(packHashes(leaves)).toString("hex") });
+        items.push({
+          change,
+          ph: sha3(change.path),
+          bytes,
+          leaves: Buffer.from(packHashes(leaves)).toString("hex"),
+          hash: fileHash(change.file),
+        });
       } catch (err) {
         throw namedError(err, op, label, k);
       }
@@ -499,7 +514,7 @@ export class FileService {
           continue;
         }
         const same = prev as { op?: unknown; hash?: unknown };
-        if (same.op === it.change.op && same.hash === fileHash(it.change.file)) continue; // sent before (resume)
+        if (same.op === it.change.op && same.hash === it.hash) continue; // sent before (resume)
         throw storageError(StorageErrors.duplicateFile, op, `${it.change.path} is already part of connection ${conn}`, {
           path: it.change.path,
         });
@@ -528,20 +543,29 @@ export class FileService {
             { path: it.change.path },
           );
       }
-      await this.shards.writeTemps(
-        fresh.filter((it) => it.bytes.length > 0).map((it) => ({ key: `${a.id}/${conn}/${it.ph}`, bytes: it.bytes })),
-      );
+      // the shards in one temp file (named after the batch's first change number, unique on the connection)
+      const pack = `pk${String(rec.changes + 1).padStart(8, "0")}`;
+      const packBytes = new Uint8Array(fresh.reduce((t, it) => t + it.bytes.length, 0));
+      const at: number[] = [];
+      let off = 0;
+      for (const it of fresh) {
+        at.push(off);
+        packBytes.set(it.bytes, off);
+        off += it.bytes.length;
+      }
+      if (packBytes.length > 0) await this.shards.writePack(`${a.id}/${conn}/${pack}`, packBytes);
       const entries: [string, unknown][] = [];
       let n = rec.changes;
-      for (const it of fresh) {
+      for (const [j, it] of fresh.entries()) {
         n += 1;
         this.chunkLens.delete(`${a.id}/${conn}/${it.ph}`);
         if (it.bytes.length > 0) {
           this.chunkLens.set(`${a.id}/${conn}/${it.ph}`, new Map([[0, it.bytes.length]]));
-          entries.push([K.chunk(a.id, conn, it.ph, 0), { len: it.bytes.length, leaves: it.leaves } satisfies ChunkRecord]);
+          const cr: ChunkRecord = { len: it.bytes.length, leaves: it.leaves, pack, at: at[j] as number };
+          entries.push([K.chunk(a.id, conn, it.ph, 0), cr]);
         }
         entries.push([K.change(a.id, conn, n), it.change]);
-        entries.push([K.changedPath(a.id, conn, it.change.path), { op: it.change.op, hash: fileHash(it.change.file) }]);
+        entries.push([K.changedPath(a.id, conn, it.change.path), { op: it.change.op, hash: it.hash }]);
       }
       entries.push([K.conn(a.id, conn), { ...rec, changes: n, uploads_only: uploadsOnly }]);
       const durable = this.stage(entries);
@@ -630,7 +654,7 @@ export class FileService {
     this.stagedWaiters = [];
     try {
       this.kv.transaction((tx) => {
-        for (const [k, v] of entries) tx.putJson(k, v);
+        for (const [k, v] of entries) putFast(tx, k, v);
       });
     } catch (err) {
       for (const w of waiters) w.fail(err);
@@ -693,13 +717,25 @@ export class FileService {
       .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as Change);
   }
 
-  private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
+  /**
+   * Remove a connection's records. `known`: its change count and changes (a commit has read them), so their keys
+   * are deleted directly instead of found by range scans.
+   */
+  private dropConnection(allocId: string, conn: string, tx?: KVTxn, known?: { count: number; changes: Change[] }): void {
     const prefix = `${allocId}/${conn}/`;
     for (const k of [...this.chunkLens.keys()]) if (k.startsWith(prefix)) this.chunkLens.delete(k);
     const run = (t: KVTxn) => {
-      for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
-      for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
-      for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
+      if (known && known.count === known.changes.length) {
+        for (let n = 1; n <= known.count; n++) t.delete(K.change(allocId, conn, n));
+        for (const c of known.changes) {
+          t.delete(K.changedPath(allocId, conn, c.path));
+          if (c.op === "upload" || c.op === "update") t.delete(K.chunk(allocId, conn, sha3(c.path), 0));
+        }
+      } else {
+        for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
+        for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
+        for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
+      }
       t.delete(K.conn(allocId, conn));
     };
     if (tx) run(tx);
@@ -788,16 +824,26 @@ export class FileService {
       const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
       const leavesByRoot = new Map<string, string>();
       // (every shard of the commit at once: their fsyncs overlap, one directory fsync per object directory)
-      const moves: { key: string; objectKey: string; length: number }[] = [];
+      const moves: PromoteItem[] = [];
       for (const u of uploads) {
         const root = u.file.shard_roots[mineIdx] as string;
         if (u.file.shard_size === 0) continue;
+        // an object already referenced is on disk for good: its temp copy goes with the connection's temp data
+        if (leavesByRoot.has(root) || this.kv.has(K.obj(a.id, root))) continue;
         const ph = sha3(u.path);
-        if (!leavesByRoot.has(root) && !this.kv.has(K.leaves(a.id, root))) {
-          const list = await this.chunks(a.id, conn, ph);
-          leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
-        }
-        moves.push({ key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size });
+        const list = await this.chunks(a.id, conn, ph);
+        leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
+        const whole = list.length === 1 ? list[0]?.rec : undefined;
+        moves.push(
+          whole?.pack !== undefined
+            ? {
+                pack: `${a.id}/${conn}/${whole.pack}`,
+                offset: whole.at ?? 0,
+                objectKey: `${a.id}/${root}`,
+                length: u.file.shard_size,
+              }
+            : { key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size },
+        );
       }
       await this.shards.promoteMany(moves);
 
@@ -811,13 +857,14 @@ export class FileService {
           const n = (tx.getJson<number>(K.obj(a.id, root)) ?? 0) + delta;
           if (n <= 0) {
             tx.delete(K.obj(a.id, root));
-            tx.delete(K.leaves(a.id, root));
             unreferenced.push(root);
-          } else tx.putJson(K.obj(a.id, root), n);
+          } else putFast(tx, K.obj(a.id, root), n);
         };
         for (const e of result.effects) this.applyEffect(tx, a, e, mineIdx, now, ref, leavesByRoot);
+        // leaves go with the last reference, once every change is applied (a later change may take the object again)
+        for (const r of unreferenced) if (!tx.has(K.obj(a.id, r))) tx.delete(K.leaves(a.id, r));
         for (const d of result.removedDirs) tx.delete(K.dir(a.id, d));
-        for (const [d, l] of result.listings) tx.putJson(K.dir(a.id, d), l);
+        for (const [d, l] of result.listings) putFast(tx, K.dir(a.id, d), l);
         const next: AllocState = {
           content_root: result.contentRoot,
           used_size: result.rootSize,
@@ -826,7 +873,7 @@ export class FileService {
         };
         tx.putJson(K.state(a.id), next);
         tx.putJson(K.wm(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
-        this.dropConnection(a.id, conn, tx);
+        this.dropConnection(a.id, conn, tx, { count: rec.changes, changes });
       });
       for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
@@ -860,7 +907,7 @@ export class FileService {
           updated_at: now,
           num_of_updates: (old?.num_of_updates ?? 0) + 1,
         };
-        tx.putJson(K.file(a.id, e.path), f);
+        putFast(tx, K.file(a.id, e.path), f);
         break;
       }
       case "delete_tree": {
@@ -1300,6 +1347,21 @@ export class FileService {
     }
     return n;
   }
+}
+
+/**
+ * Write a JSON value with the runtime's encoder (values of the file service hold no bigint; one that does goes
+ * through the KV's exact encoder). Read back by `getJson` like any other.
+ */
+function putFast(tx: KVTxn, key: string, value: unknown): void {
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    tx.putJson(key, value);
+    return;
+  }
+  tx.put(key, Buffer.from(text, "utf8"));
 }
 
 /** A refusal of one file of a batch: its code kept, the file named (index and path in `detail`). */

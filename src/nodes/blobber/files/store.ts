@@ -28,16 +28,18 @@ export interface ShardStore {
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
   /**
-   * Write whole temp files (created or replaced), several at once: a batch of small files. No fsync (a commit makes
-   * them durable).
+   * Write the shards of a batch of small files as one temp file `key` (`<alloc>/<connection>/<name>`, replaced if
+   * present): one file for many shards. No fsync (a commit makes each shard durable as its object).
    */
-  writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void>;
+  writePack(key: string, bytes: Uint8Array): Promise<void>;
   /**
-   * {@link promote} for many temp files of one commit, each first cut to its `length`: their fsyncs run in
-   * parallel, then the renames, then one fsync per distinct object directory. Same outcome as promoting them one by
-   * one; a crash leaves each one either temp file or object.
+   * Put many shards of one commit into place: a temp file (`key`, cut to `length`) is made durable and renamed to
+   * its object, as {@link promote} does; a shard in a pack (`pack`, bytes `[offset, offset + length)`) is written as
+   * its object and made durable. The fsyncs run in parallel, then the renames, then one fsync per object directory
+   * that received any. An object left by a crash halfway is unreferenced (removed at start); an object already there
+   * has the same content (its name is its Merkle root).
    */
-  promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void>;
+  promoteMany(items: PromoteItem[]): Promise<void>;
   /** Make temp file `key` durable and move it to object `objectKey` atomically; if the object already exists the temp file is dropped. A missing temp file is fine when the object exists (a commit retried after a crash). */
   promote(key: string, objectKey: string): Promise<void>;
   /** Drop every temp file under `prefix` (`<alloc>/<connection>`). */
@@ -51,6 +53,9 @@ export interface ShardStore {
   /** Object keys `<alloc>/<root>`. */
   listObjects(): Promise<string[]>;
 }
+
+/** One shard to put into place at a commit (see {@link ShardStore.promoteMany}). */
+export type PromoteItem = { objectKey: string; length: number } & ({ key: string } | { pack: string; offset: number });
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
 
@@ -129,6 +134,9 @@ async function fsyncPath(path: string): Promise<void> {
 
 /** Shards as files under `dir/tmp/<alloc>/<conn>/<pathhash>` and `dir/obj/<alloc>/<root[0:2]>/<root>`. */
 export class FsShardStore implements ShardStore {
+  /** Object directories known to exist (they are never removed). */
+  private readonly dirsMade = new Set<string>();
+
   private constructor(readonly dir: string) {}
 
   static async open(dir: string): Promise<FsShardStore> {
@@ -169,71 +177,106 @@ export class FsShardStore implements ShardStore {
     }
   }
 
-  async writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void> {
-    const paths = files.map((f) => this.tempPath(f.key));
-    const dirs = [...new Set(paths.map((p) => dirname(p)))];
+  async writePack(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.tempPath(key);
     try {
-      await Promise.all(dirs.map((d) => mkdir(d, { recursive: true })));
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, bytes);
     } catch (err) {
-      throw ioError("write shard batch", dirs[0] as string, err);
+      throw ioError("write shard batch", path, err);
     }
-    await eachLimited(
-      files.map((f, k) => ({ path: paths[k] as string, bytes: f.bytes })),
-      FS_PARALLEL,
-      async ({ path, bytes }) => {
-        try {
-          await writeFile(path, bytes);
-        } catch (err) {
-          throw ioError("write shard batch", path, err);
-        }
-      },
-    );
   }
 
-  async promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void> {
-    const jobs = items.map((it) => ({ ...it, tmp: this.tempPath(it.key), obj: this.objectPath(it.objectKey), move: false }));
-    // 1. each temp file cut to its length and made durable (in parallel: the disk merges the flushes); a temp file
-    //    whose object already exists (same content, or a commit retried after a crash) is dropped instead
+  async promoteMany(items: PromoteItem[]): Promise<void> {
+    const jobs = items.map((it) => ({ it, obj: this.objectPath(it.objectKey), tmp: "key" in it ? this.tempPath(it.key) : "" }));
+    const dirs = [...new Set(jobs.map((j) => dirname(j.obj)))];
+    const packs = new Map<string, Promise<Uint8Array>>();
+    const packBytes = (key: string): Promise<Uint8Array> => {
+      let p = packs.get(key);
+      if (!p) {
+        const path = this.tempPath(key);
+        p = readFile(path).then(
+          (b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+          (err) => {
+            if ((err as { code?: string }).code === "ENOENT")
+              throw new CodedError<NodeErrorCode>(
+                { code: "resource_not_found", op: "commit shard" },
+                `uploaded batch data ${key} is missing`,
+              );
+            throw ioError("commit shard", path, err);
+          },
+        );
+        packs.set(key, p);
+      }
+      return p;
+    };
     const seen = new Set<string>();
+    const moving: { tmp: string; obj: string }[] = [];
     const later: string[] = [];
-    await eachLimited(jobs, FS_PARALLEL, async (j) => {
+    try {
+      await eachLimited(
+        dirs.filter((d) => !this.dirsMade.has(d)),
+        FS_PARALLEL,
+        async (d) => {
+          await mkdir(d, { recursive: true });
+          this.dirsMade.add(d);
+        },
+      );
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    // 1. every shard durable: temp files cut to their length and fsynced, packed shards written as their objects
+    //    and fsynced (in parallel: the disk merges the flushes)
+    await eachLimited(jobs, FS_PARALLEL, async ({ it, obj, tmp }) => {
       try {
-        if (seen.has(j.obj)) {
-          later.push(j.tmp); // same content as another file of the commit: dropped once that one is in place
+        if (seen.has(obj)) {
+          if (tmp) later.push(tmp); // same content as another shard of the commit
           return;
         }
-        seen.add(j.obj);
-        if (await exists(j.obj)) {
-          await unlink(j.tmp).catch(() => {});
+        seen.add(obj);
+        if ("pack" in it) {
+          const all = await packBytes(it.pack);
+          if (it.offset + it.length > all.length)
+            throw new CodedError<NodeErrorCode>(
+              { code: "store_corrupt", op: "commit shard" },
+              `batch data ${it.pack} holds ${all.length} bytes, the shard needs [${it.offset}, ${it.offset + it.length})`,
+            );
+          const fh = await open(obj, "w");
+          try {
+            const bytes = all.subarray(it.offset, it.offset + it.length);
+            let done = 0;
+            while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, done)).bytesWritten;
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
           return;
         }
         let fh: Awaited<ReturnType<typeof open>>;
         try {
-          fh = await open(j.tmp, "r+");
+          fh = await open(tmp, "r+");
         } catch (err) {
-          if ((err as { code?: string }).code === "ENOENT")
-            throw new CodedError<NodeErrorCode>(
-              { code: "resource_not_found", op: "commit shard" },
-              `uploaded data for ${j.objectKey} is missing`,
-            );
-          throw err;
+          // no temp file: fine when the object is in place (a commit retried after a crash)
+          if ((err as { code?: string }).code !== "ENOENT") throw err;
+          if (await exists(obj)) return;
+          throw new CodedError<NodeErrorCode>(
+            { code: "resource_not_found", op: "commit shard" },
+            `uploaded data for ${it.objectKey} is missing`,
+          );
         }
         try {
-          if ((await fh.stat()).size > j.length) await fh.truncate(j.length);
+          if ((await fh.stat()).size > it.length) await fh.truncate(it.length);
           await fh.sync();
         } finally {
           await fh.close();
         }
-        j.move = true;
+        moving.push({ tmp, obj });
       } catch (err) {
-        throw ioError("commit shard", j.obj, err);
+        throw ioError("commit shard", obj, err);
       }
     });
-    const moving = jobs.filter((j) => j.move);
-    const dirs = [...new Set(moving.map((j) => dirname(j.obj)))];
-    // 2. into place, 3. one fsync per directory that received objects
+    // 2. temp files into place, 3. one fsync per directory that received objects
     try {
-      await eachLimited(dirs, FS_PARALLEL, (d) => mkdir(d, { recursive: true }).then(() => undefined));
       await eachLimited(moving, FS_PARALLEL, (j) => rename(j.tmp, j.obj));
       await eachLimited(dirs, FS_PARALLEL, (d) => fsyncPath(d));
     } catch (err) {
@@ -406,17 +449,26 @@ export class MemoryShardStore implements ShardStore {
     this.temps.set(key, next);
   }
 
-  async writeTemps(files: { key: string; bytes: Uint8Array }[]): Promise<void> {
-    for (const f of files) {
-      parts(f.key, 3, "write shard batch");
-      this.temps.set(f.key, f.bytes.slice());
-    }
+  async writePack(key: string, bytes: Uint8Array): Promise<void> {
+    parts(key, 3, "write shard batch");
+    this.temps.set(key, bytes.slice());
   }
 
-  async promoteMany(items: { key: string; objectKey: string; length: number }[]): Promise<void> {
+  async promoteMany(items: PromoteItem[]): Promise<void> {
     for (const it of items) {
-      await this.truncateTemp(it.key, it.length);
-      await this.promote(it.key, it.objectKey);
+      if ("key" in it) {
+        await this.truncateTemp(it.key, it.length);
+        await this.promote(it.key, it.objectKey);
+        continue;
+      }
+      parts(it.objectKey, 2, "commit shard");
+      const pack = this.temps.get(it.pack);
+      if (!pack)
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "commit shard" },
+          `uploaded batch data ${it.pack} is missing`,
+        );
+      if (!this.objects.has(it.objectKey)) this.objects.set(it.objectKey, pack.slice(it.offset, it.offset + it.length));
     }
   }
 
