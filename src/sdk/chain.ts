@@ -341,7 +341,7 @@ export class ChainClient {
         const limit = expired
           ? `the chain finalized blocks ${Math.round(expiryMs / 1000)} s past its creation without it`
           : `within ${Math.round(elapsed / 1000)} s (${queries} queries)`;
-        throw new CodedError<SdkErrorCode>(
+        throw new CodedError(
           { code: "verify_failed", op: "verify transaction" },
           `${hash} not confirmed by any sharder ${limit}${behind ? `; ${behind}` : ""}${why ? `; ${why}` : ""}`,
         );
