@@ -32,6 +32,11 @@ function route(method: HttpMethod, base: string, ownerOnly: boolean): RouteDef {
 export const FileRoutes = {
   /** Body: shard bytes. Query: connection_id, path, offset (multiple of CHUNK_SIZE). → ChunkReply */
   chunk: route("POST", "/v1/file/chunk", true),
+  /**
+   * Body: binary batch of whole small files (new or replaced), see {@link encodeBatch}: each file's FileMeta and its
+   * whole shard, recorded as one change each, all or none. → BatchReply
+   */
+  batch: route("POST", "/v1/file/batch", true),
   /** Query: connection_id, path. → UploadStatus */
   uploadStatus: route("GET", "/v1/file/uploadstatus", true),
   /** Body: UploadRequest (new file). → ChangeReply */
@@ -274,6 +279,90 @@ export function decodeDownload(bytes: Uint8Array): { header: DownloadHeader; pro
   let off = 4 + hlen;
   for (let i = 0; i < pl; i++, off += HASH_BYTES) proof.push(bytes.subarray(off, off + HASH_BYTES));
   return { header, proof, blocks: bytes.subarray(off) };
+}
+
+/** Most files one batch request may carry. */
+export const MAX_BATCH_FILES = 256;
+/** Most shard bytes one batch request may carry (the header comes on top). */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/** Largest batch header, bytes of JSON. */
+export const MAX_BATCH_HEADER_BYTES = 2 * 1024 * 1024;
+
+/** One file of a batch: the change (as the single upload sends it) and where its shard lies in the data. */
+export interface BatchFile {
+  path: string;
+  /** `upload` (new file) or `update` (replace it). */
+  op: "upload" | "update";
+  file: FileMeta;
+  /** Byte offset of the shard in the batch's data section. */
+  offset: number;
+  /** Bytes of the shard (= `file.shard_size`). */
+  length: number;
+}
+
+/** The JSON header of a batch request. */
+export interface BatchHeader {
+  connection_id: string;
+  files: BatchFile[];
+}
+
+export interface BatchReply {
+  connection_id: string;
+  /** Files of the batch now part of the connection (including ones an earlier send of it recorded). */
+  files: number;
+  /** Changes recorded on the connection so far. */
+  changes: number;
+}
+
+/**
+ * A batch request body: 4-byte big-endian header length, the header JSON ({@link BatchHeader}, each file's
+ * `offset`/`length` filled in here), then the shards one after another.
+ */
+export function encodeBatch(
+  connectionId: string,
+  files: Omit<BatchFile, "offset" | "length">[],
+  shards: Uint8Array[],
+): Uint8Array {
+  if (files.length !== shards.length)
+    throw new CodedError<StorageErrorCode>(
+      { code: "invalid_request", op: "encode batch" },
+      `${files.length} files but ${shards.length} shards`,
+    );
+  let off = 0;
+  const listed: BatchFile[] = files.map((f, k) => {
+    const length = (shards[k] as Uint8Array).length;
+    const e = { path: f.path, op: f.op, file: f.file, offset: off, length };
+    off += length;
+    return e;
+  });
+  const h = Buffer.from(JSON.stringify({ connection_id: connectionId, files: listed } satisfies BatchHeader), "utf8");
+  const out = new Uint8Array(4 + h.length + off);
+  new DataView(out.buffer).setUint32(0, h.length);
+  out.set(h, 4);
+  let at = 4 + h.length;
+  for (const s of shards) {
+    out.set(s, at);
+    at += s.length;
+  }
+  return out;
+}
+
+/**
+ * Split a batch request body into its header (as parsed JSON, to be checked by the receiver) and its data section.
+ * @throws CodedError `invalid_request`
+ */
+export function decodeBatch(bytes: Uint8Array): { header: unknown; data: Uint8Array } {
+  const fail = (why: string) => new CodedError<StorageErrorCode>({ code: "invalid_request", op: "read batch" }, why);
+  if (bytes.length < 4) throw fail("batch body shorter than its length prefix");
+  const hlen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
+  if (hlen > MAX_BATCH_HEADER_BYTES || 4 + hlen > bytes.length) throw fail("batch header length beyond the body");
+  let header: unknown;
+  try {
+    header = JSON.parse(Buffer.from(bytes.subarray(4, 4 + hlen)).toString("utf8"));
+  } catch {
+    throw fail("batch header is not JSON");
+  }
+  return { header, data: bytes.subarray(4 + hlen) };
 }
 
 export type { Entry };

@@ -215,6 +215,75 @@ describe("files: faults", () => {
     }
   });
 
+  it("uploads a directory of small files in batches with a blobber down, and resumes one interrupted between batches", async () => {
+    // 12 files of about 1 MiB (shards under 512 KiB; one is empty): batches of at most 4 MiB per blobber hold the
+    // first 9 files, then 3
+    const bytes = Array.from({ length: 12 }, (_, i) => new Uint8Array(randomBytes(i === 3 ? 0 : 1024 * 1024 - i * 1000)));
+    const srcs = bytes.map((b, i) => ({ localPath: localFile(b), remotePath: `/smalldir/sub${i % 2}/f${i}` }));
+    const second = new Set(srcs.slice(9).map((x) => x.remotePath));
+    const progressDir = join(tmp, "progress-batches");
+    await net.stop(1);
+    try {
+      // first run: the client dies while sending the second batch, after the first reached every live blobber
+      const files = net.files({ progressDir, timeoutMs: 20_000 });
+      let settled = 0;
+      let firstSettled: () => void = () => {};
+      const first = new Promise<void>((ok) => {
+        firstSettled = ok;
+      });
+      let chunks = 0;
+      for (const c of files.clients) {
+        const batch = c.batch.bind(c);
+        c.batch = async (...args: Parameters<typeof c.batch>) => {
+          if (args[1].some((f) => second.has(f.path))) {
+            await first;
+            await new Promise((r) => setImmediate(r));
+            throw new Error("client killed");
+          }
+          try {
+            return await batch(...args);
+          } finally {
+            if (++settled === 4) firstSettled();
+          }
+        };
+        c.chunk = async () => {
+          chunks++;
+          throw new Error("small files go in batches");
+        };
+      }
+      await assert.rejects(files.upload(srcs));
+      assert.equal(chunks, 0);
+      assert.equal(readdirSync(progressDir).length, 1, "progress file kept");
+      // second run: only the batch not finalized is sent again
+      const files2 = net.files({ progressDir, timeoutMs: 20_000 });
+      const sent: number[] = [];
+      for (const c of files2.clients) {
+        const batch = c.batch.bind(c);
+        c.batch = async (...args: Parameters<typeof c.batch>) => {
+          sent.push(args[1].length);
+          return batch(...args);
+        };
+      }
+      const res = await files2.upload(srcs);
+      assert.deepEqual(
+        res.map((r) => r.size),
+        bytes.map((b) => b.length),
+      );
+      assert.deepEqual(sent, [3, 3, 3, 3], "the second batch (3 files) to every blobber (one of them down)");
+      assert.equal(readdirSync(progressDir).length, 0, "progress file removed after the commit");
+      for (const i of [0, 3, 11]) {
+        const dst = out();
+        await files2.download({ remotePath: `/smalldir/sub${i % 2}/f${i}`, localPath: dst });
+        assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes[i], `file ${i} byte-exact`);
+      }
+    } finally {
+      await net.start(1);
+    }
+    const again = net.files();
+    assert.deepEqual(await again.repair(), [1]);
+    assert.equal((await again.divergent()).inSync.length, 4);
+  });
+
   it("a slow blobber does not stall an upload", async () => {
     const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE));
     (net.blobbers[3] as TestBlobber).delayMs = 20_000;
@@ -314,6 +383,24 @@ describe("files: refusals", () => {
       (e) => e instanceof CodedError && /expired/.test(e.message),
     );
     net.allocation.expiration_date = Math.floor(Date.now() / 1000) + 86400;
+  });
+
+  it("refuses a whole directory upload when one file is refused, leaving nothing visible", async () => {
+    const files = net.files();
+    await files.upload([{ localPath: localFile(new Uint8Array(randomBytes(100))), remotePath: "/dir/exists" }]);
+    const srcs = ["a", "b", "exists", "c"].map((name) => ({
+      localPath: localFile(new Uint8Array(randomBytes(3000))),
+      remotePath: `/dir/${name}`,
+    }));
+    await assert.rejects(
+      files.upload(srcs),
+      (e: unknown) => e instanceof CodedError && e.code === "duplicate_file" && e.message.includes("/dir/exists"),
+    );
+    assert.deepEqual(
+      (await files.list("/dir")).list.map((x) => x.name),
+      ["exists"],
+    );
+    assert.equal((await files.divergent()).inSync.length, 4);
   });
 
   it("refuses path traversal", async () => {

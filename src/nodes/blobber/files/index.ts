@@ -24,4 +24,4 @@ export {
 } from "./service.js";
 export { createFileServiceFrom as createFileService } from "./service-factory.js";
 export { createSettlementLoop, type SettlementChain, type SettlementOptions } from "./settlement.js";
-export { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
+export { FsShardStore, MemoryShardStore, type PromoteItem, type ShardStore } from "./store.js";

@@ -94,6 +94,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   app.addHook("onClose", async () => service.flushReads());
 
   add(FileRoutes.chunk, (a, c, q, body) => service.chunk(a, c, q, body));
+  add(FileRoutes.batch, (a, c, _q, body) => service.batch(a, c, body));
   add(FileRoutes.uploadStatus, (a, c, q) => service.uploadStatus(a, c, q));
   add(FileRoutes.upload, (a, c, _q, body) => {
     const b = jsonBody(body, "upload");

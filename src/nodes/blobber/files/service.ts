@@ -18,6 +18,7 @@ import { sha3 } from "../../../core/hash.js";
 import {
   allocationRoot,
   applyChanges,
+  type BatchReply,
   BLOCK_SIZE,
   blobberShare,
   CHUNK_SIZE,
@@ -28,16 +29,20 @@ import {
   checkChange,
   type DirListing,
   type DownloadHeader,
+  decodeBatch,
   type Effect,
   EMPTY_ROOT,
   emptyDir,
   encodeDownload,
   type FileMeta,
+  fileHash,
   type LatestState,
   type Listings,
   type ListReply,
   leavesOf,
   lookupHash,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_FILES,
   type MetaReply,
   merkleLevels,
   merkleRoot,
@@ -66,7 +71,7 @@ import {
 import type { Clock } from "../../clock.js";
 import type { KV, KVTxn } from "../../kv.js";
 import type { Logger } from "../../logger.js";
-import type { ShardStore } from "./store.js";
+import type { PromoteItem, ShardStore } from "./store.js";
 
 /** The minimal view of an allocation the file service needs (the blobber's allocation cache provides it). */
 export interface AllocationView {
@@ -179,6 +184,9 @@ interface ConnRecord {
 interface ChunkRecord {
   len: number;
   leaves: string;
+  /** A file sent whole in a batch: the batch's temp data (`pk…` under the connection) and the shard's offset in it. */
+  pack?: string;
+  at?: number;
 }
 
 const K = {
@@ -208,8 +216,6 @@ const K = {
 const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
-/** Shards of one commit moved into place (fsync, rename, fsync of the directory) at once. */
-const PROMOTE_PARALLEL = 16;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
 const MARKER_WINDOW_S = 300;
 
@@ -351,11 +357,13 @@ export class FileService {
       throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
     const index = offset / CHUNK_SIZE;
     const ph = sha3(path);
+    if (this.staged.has(K.chunk(a.id, conn, ph, 0)) || this.kv.has(K.chunk(a.id, conn, ph, 0)))
+      throw storageError(StorageErrors.invalidChunk, op, `${path} was already sent whole in a batch on connection ${conn}`);
     if (!this.staged.has(K.conn(a.id, conn)) && !this.kv.has(K.conn(a.id, conn)))
       this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
     else this.openConn(a, caller, conn, op); // refuses another client's connection
-    const lenKey = `${a.id}/${conn}/${ph}:${index}`;
-    const prevLen = this.chunkLens.get(lenKey) ?? 0;
+    const tempKey = `${a.id}/${conn}/${ph}`;
+    const prevLen = this.chunkLens.get(tempKey)?.get(index) ?? 0;
     const cap = this.capacity(a);
     const used = this.state(a.id).used_size + this.pendingBytes(a.id);
     if (used - prevLen + body.length > cap)
@@ -364,23 +372,30 @@ export class FileService {
         op,
         `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
       );
-    const tempKey = `${a.id}/${conn}/${ph}`;
     await this.shards.writeTemp(tempKey, offset, body);
     await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(leavesOf(body)));
-    this.chunkLens.set(lenKey, body.length);
+    const lens = this.chunkLens.get(tempKey) ?? new Map<number, number>();
+    lens.set(index, body.length);
+    this.chunkLens.set(tempKey, lens);
     return { path, offset, length: body.length, received: (await this.received(a.id, conn, ph)).received };
   }
 
-  /** Lengths of chunks received by open connections (`alloc/conn/pathhash:index`), for the space check. */
-  private readonly chunkLens = new Map<string, number>();
+  /** Lengths of chunks received by open connections (`alloc/conn/pathhash` → chunk index → bytes), for the space check. */
+  private readonly chunkLens = new Map<string, Map<number, number>>();
 
   private pendingBytes(allocId: string): number {
     let n = 0;
-    for (const [k, v] of this.chunkLens) if (k.startsWith(`${allocId}/`)) n += v;
+    const prefix = `${allocId}/`;
+    for (const [k, lens] of this.chunkLens) if (k.startsWith(prefix)) for (const v of lens.values()) n += v;
     return n;
   }
 
   private async chunks(allocId: string, conn: string, ph: string): Promise<{ index: number; rec: ChunkRecord }[]> {
+    // a file sent whole in a batch has its one chunk record in the KV (written with its change)
+    const whole =
+      (this.staged.get(K.chunk(allocId, conn, ph, 0)) as ChunkRecord | undefined) ??
+      this.kv.getJson<ChunkRecord>(K.chunk(allocId, conn, ph, 0));
+    if (whole) return [{ index: 0, rec: whole }];
     const list = await this.shards.readChunkMetas(`${allocId}/${conn}/${ph}`);
     return list.map((c) => ({ index: c.index, rec: { len: c.len, leaves: Buffer.from(c.leaves).toString("hex") } }));
   }
@@ -405,6 +420,184 @@ export class FileService {
     const path = normalizePath(q.path, op);
     const r = await this.received(a.id, conn, sha3(path));
     return { connection_id: conn, path, ...r };
+  }
+
+  /**
+   * Receive a batch of whole small files (see `storage/api.ts encodeBatch`) and record one upload/update change per
+   * file: every file is checked as the chunk and upload routes check it (owner, path, file meta, its shard against
+   * this blobber's declared Merkle root, duplicates, the allocation's share), its shard written to its temp file, and
+   * all the changes recorded in one KV transaction under one lock acquisition. Any refused file refuses the whole
+   * batch (nothing recorded) with a coded error naming it. Sending the same batch again (a resumed upload) is
+   * accepted: files already recorded identically on the connection are skipped.
+   */
+  async batch(allocId: string, caller: Caller, body: Uint8Array): Promise<BatchReply> {
+    const op = "upload batch";
+    const a = await this.allocation(allocId, op, true);
+    this.requireOwner(a, caller, op);
+    let decoded: ReturnType<typeof decodeBatch>;
+    try {
+      decoded = decodeBatch(body);
+    } catch (err) {
+      throw storageError(StorageErrors.invalidRequest, op, (err as Error).message);
+    }
+    const h = decoded.header as { connection_id?: unknown; files?: unknown };
+    if (typeof h !== "object" || h === null || Array.isArray(h))
+      throw storageError(StorageErrors.invalidRequest, op, "batch header must be a JSON object");
+    const conn = this.connId(h.connection_id, op);
+    const list = h.files;
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_FILES)
+      throw storageError(StorageErrors.invalidRequest, op, `a batch holds 1 to ${MAX_BATCH_FILES} files`);
+    const data = decoded.data;
+    if (data.length > MAX_BATCH_BYTES)
+      throw storageError(
+        StorageErrors.invalidRequest,
+        op,
+        `a batch holds at most ${MAX_BATCH_BYTES} shard bytes, found ${data.length}`,
+      );
+    const mine = this.indexIn(a);
+    const total = a.data_shards + a.parity_shards;
+    type Item = {
+      change: Extract<Change, { op: "upload" | "update" }>;
+      ph: string;
+      bytes: Uint8Array;
+      leaves: string;
+      hash: string;
+    };
+    const items: Item[] = [];
+    const paths = new Set<string>();
+    let end = 0;
+    for (let k = 0; k < list.length; k++) {
+      const raw = list[k] as Record<string, unknown>;
+      const label = `batch file ${k} (${typeof raw?.path === "string" ? raw.path.slice(0, 300) : "no path"})`;
+      try {
+        if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+          throw storageError(StorageErrors.invalidRequest, op, "must be a JSON object");
+        if (raw.op !== "upload" && raw.op !== "update")
+          throw storageError(
+            StorageErrors.invalidRequest,
+            op,
+            `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`,
+          );
+        const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
+        const { offset, length } = raw;
+        if (offset !== end)
+          throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
+        if (length !== change.file.shard_size)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `length must be the shard size ${change.file.shard_size}, found ${length}`,
+          );
+        if (change.file.shard_size > CHUNK_SIZE)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `a batch carries shards of at most ${CHUNK_SIZE} bytes (larger files go in chunks)`,
+          );
+        if (end + length > data.length)
+          throw storageError(
+            StorageErrors.invalidChunk,
+            op,
+            `its shard [${end}, ${end + length}) is beyond the batch's ${data.length} bytes`,
+          );
+        if (paths.has(change.path))
+          throw storageError(StorageErrors.duplicateFile, op, `${change.path} appears twice in the batch`);
+        paths.add(change.path);
+        const bytes = data.subarray(end, end + length);
+        end += length;
+        const leaves = leavesOf(bytes);
+        const root = merkleRoot(leaves);
+        const declared = change.file.shard_roots[mine] as string;
+        if (root !== declared)
+          throw storageError(
+            StorageErrors.contentHashMismatch,
+            op,
+            `the shard received has Merkle root ${root}, the file meta declares ${declared} for this blobber`,
+          );
+        items.push({
+          change,
+          ph: sha3(change.path),
+          bytes,
+          leaves: Buffer.from(packHashes(leaves)).toString("hex"),
+          hash: fileHash(change.file),
+        });
+      } catch (err) {
+        throw namedError(err, op, label, k);
+      }
+    }
+    if (end !== data.length)
+      throw storageError(StorageErrors.invalidChunk, op, `the batch carries ${data.length - end} bytes beyond its files' shards`);
+
+    const { reply, durable } = await this.withLock(a.id, async () => {
+      const rec = this.openConn(a, caller, conn, op);
+      const fresh: Item[] = [];
+      for (const it of items) {
+        const pk = K.changedPath(a.id, conn, it.change.path);
+        const prev = (this.staged.get(pk) as unknown) ?? this.kv.getJson<unknown>(pk);
+        if (prev === undefined) {
+          fresh.push(it);
+          continue;
+        }
+        const same = prev as { op?: unknown; hash?: unknown };
+        if (same.op === it.change.op && same.hash === it.hash) continue; // sent before (resume)
+        throw storageError(StorageErrors.duplicateFile, op, `${it.change.path} is already part of connection ${conn}`, {
+          path: it.change.path,
+        });
+      }
+      if (fresh.length === 0)
+        return { reply: { connection_id: conn, files: items.length, changes: rec.changes }, durable: Promise.resolve() };
+      // the files must apply to the tree (and to the connection's earlier changes when they are not all uploads)
+      const changes = fresh.map((it) => it.change);
+      const uploadsOnly = rec.changes === 0 || rec.uploads_only === true;
+      if (uploadsOnly) applyChanges(this.loadListings(a.id, pathsNeeded(changes)), changes, op);
+      else {
+        this.flushStaged();
+        const all = [...this.connChanges(a.id, conn), ...changes];
+        applyChanges(this.loadListings(a.id, pathsNeeded(all)), all, op);
+      }
+      const cap = this.capacity(a);
+      let used = this.state(a.id).used_size + this.pendingBytes(a.id);
+      for (const it of fresh) {
+        for (const v of this.chunkLens.get(`${a.id}/${conn}/${it.ph}`)?.values() ?? []) used -= v;
+        used += it.bytes.length;
+        if (used > cap)
+          throw storageError(
+            StorageErrors.allocationFull,
+            op,
+            `Max size reached for the allocation with this blobber: ${it.change.path} brings it to ${used} bytes, beyond its share of ${cap}`,
+            { path: it.change.path },
+          );
+      }
+      // the shards in one temp file (named after the batch's first change number, unique on the connection)
+      const pack = `pk${String(rec.changes + 1).padStart(8, "0")}`;
+      const packBytes = new Uint8Array(fresh.reduce((t, it) => t + it.bytes.length, 0));
+      const at: number[] = [];
+      let off = 0;
+      for (const it of fresh) {
+        at.push(off);
+        packBytes.set(it.bytes, off);
+        off += it.bytes.length;
+      }
+      if (packBytes.length > 0) await this.shards.writePack(`${a.id}/${conn}/${pack}`, packBytes);
+      const entries: [string, unknown][] = [];
+      let n = rec.changes;
+      for (const [j, it] of fresh.entries()) {
+        n += 1;
+        this.chunkLens.delete(`${a.id}/${conn}/${it.ph}`);
+        if (it.bytes.length > 0) {
+          this.chunkLens.set(`${a.id}/${conn}/${it.ph}`, new Map([[0, it.bytes.length]]));
+          const cr: ChunkRecord = { len: it.bytes.length, leaves: it.leaves, pack, at: at[j] as number };
+          entries.push([K.chunk(a.id, conn, it.ph, 0), cr]);
+        }
+        entries.push([K.change(a.id, conn, n), it.change]);
+        entries.push([K.changedPath(a.id, conn, it.change.path), { op: it.change.op, hash: it.hash }]);
+      }
+      entries.push([K.conn(a.id, conn), { ...rec, changes: n, uploads_only: uploadsOnly }]);
+      const durable = this.stage(entries);
+      return { reply: { connection_id: conn, files: items.length, changes: n }, durable };
+    });
+    await durable;
+    return reply;
   }
 
   /** Record a change on a connection after checking it applies to the current tree. */
@@ -486,7 +679,7 @@ export class FileService {
     this.stagedWaiters = [];
     try {
       this.kv.transaction((tx) => {
-        for (const [k, v] of entries) tx.putJson(k, v);
+        for (const [k, v] of entries) putFast(tx, k, v);
       });
     } catch (err) {
       for (const w of waiters) w.fail(err);
@@ -549,12 +742,25 @@ export class FileService {
       .map((e) => JSON.parse(Buffer.from(e.value).toString("utf8")) as Change);
   }
 
-  private dropConnection(allocId: string, conn: string, tx?: KVTxn): void {
-    for (const k of [...this.chunkLens.keys()]) if (k.startsWith(`${allocId}/${conn}/`)) this.chunkLens.delete(k);
+  /**
+   * Remove a connection's records. `known`: its change count and changes (a commit has read them), so their keys
+   * are deleted directly instead of found by range scans.
+   */
+  private dropConnection(allocId: string, conn: string, tx?: KVTxn, known?: { count: number; changes: Change[] }): void {
+    const prefix = `${allocId}/${conn}/`;
+    for (const k of [...this.chunkLens.keys()]) if (k.startsWith(prefix)) this.chunkLens.delete(k);
     const run = (t: KVTxn) => {
-      for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
-      for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
-      for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
+      if (known && known.count === known.changes.length) {
+        for (let n = 1; n <= known.count; n++) t.delete(K.change(allocId, conn, n));
+        for (const c of known.changes) {
+          t.delete(K.changedPath(allocId, conn, c.path));
+          if (c.op === "upload" || c.op === "update") t.delete(K.chunk(allocId, conn, sha3(c.path), 0));
+        }
+      } else {
+        for (const e of t.range({ prefix: K.chunkPrefix(allocId, conn) })) t.delete(e.key);
+        for (const e of t.range({ prefix: K.changePrefix(allocId, conn) })) t.delete(e.key);
+        for (const e of t.range({ prefix: K.changedPathPrefix(allocId, conn) })) t.delete(e.key);
+      }
       t.delete(K.conn(allocId, conn));
     };
     if (tx) run(tx);
@@ -642,32 +848,29 @@ export class FileService {
       const mineIdx = this.indexIn(a);
       const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
       const leavesByRoot = new Map<string, string>();
-      // (many files of a batch at once: their fsyncs overlap instead of queueing one after another)
-      const promoteOne = async (u: (typeof uploads)[number]): Promise<void> => {
-        const root = u.file.shard_roots[mineIdx] as string;
-        if (u.file.shard_size === 0) return;
-        const ph = sha3(u.path);
-        if (!this.kv.has(K.leaves(a.id, root))) {
-          const list = await this.chunks(a.id, conn, ph);
-          leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
-        }
-        await this.shards.truncateTemp(`${a.id}/${conn}/${ph}`, u.file.shard_size);
-        await this.shards.promote(`${a.id}/${conn}/${ph}`, `${a.id}/${root}`);
-      };
-      // files sharing a shard root (same content) are promoted by one of them: the others find the object there
-      const byRoot = new Map<string, (typeof uploads)[number][]>();
+      // (every shard of the commit at once: their fsyncs overlap, one directory fsync per object directory)
+      const moves: PromoteItem[] = [];
       for (const u of uploads) {
         const root = u.file.shard_roots[mineIdx] as string;
-        byRoot.set(root, [...(byRoot.get(root) ?? []), u]);
+        if (u.file.shard_size === 0) continue;
+        // an object already referenced is on disk for good: its temp copy goes with the connection's temp data
+        if (leavesByRoot.has(root) || this.kv.has(K.obj(a.id, root))) continue;
+        const ph = sha3(u.path);
+        const list = await this.chunks(a.id, conn, ph);
+        leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
+        const whole = list.length === 1 ? list[0]?.rec : undefined;
+        moves.push(
+          whole?.pack !== undefined
+            ? {
+                pack: `${a.id}/${conn}/${whole.pack}`,
+                offset: whole.at ?? 0,
+                objectKey: `${a.id}/${root}`,
+                length: u.file.shard_size,
+              }
+            : { key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size },
+        );
       }
-      const groups = [...byRoot.values()];
-      let nextGroup = 0;
-      await Promise.all(
-        Array.from({ length: Math.min(PROMOTE_PARALLEL, groups.length) }, async () => {
-          while (nextGroup < groups.length)
-            for (const u of groups[nextGroup++] as (typeof uploads)[number][]) await promoteOne(u);
-        }),
-      );
+      await this.shards.promoteMany(moves);
 
       // then all metadata in one transaction
       const now = this.clock.now();
@@ -679,13 +882,14 @@ export class FileService {
           const n = (tx.getJson<number>(K.obj(a.id, root)) ?? 0) + delta;
           if (n <= 0) {
             tx.delete(K.obj(a.id, root));
-            tx.delete(K.leaves(a.id, root));
             unreferenced.push(root);
-          } else tx.putJson(K.obj(a.id, root), n);
+          } else putFast(tx, K.obj(a.id, root), n);
         };
         for (const e of result.effects) this.applyEffect(tx, a, e, mineIdx, now, ref, leavesByRoot);
+        // leaves go with the last reference, once every change is applied (a later change may take the object again)
+        for (const r of unreferenced) if (!tx.has(K.obj(a.id, r))) tx.delete(K.leaves(a.id, r));
         for (const d of result.removedDirs) tx.delete(K.dir(a.id, d));
-        for (const [d, l] of result.listings) tx.putJson(K.dir(a.id, d), l);
+        for (const [d, l] of result.listings) putFast(tx, K.dir(a.id, d), l);
         const next: AllocState = {
           content_root: result.contentRoot,
           used_size: result.rootSize,
@@ -694,7 +898,7 @@ export class FileService {
         };
         tx.putJson(K.state(a.id), next);
         tx.putJson(K.wm(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
-        this.dropConnection(a.id, conn, tx);
+        this.dropConnection(a.id, conn, tx, { count: rec.changes, changes });
       });
       for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
@@ -728,7 +932,7 @@ export class FileService {
           updated_at: now,
           num_of_updates: (old?.num_of_updates ?? 0) + 1,
         };
-        tx.putJson(K.file(a.id, e.path), f);
+        putFast(tx, K.file(a.id, e.path), f);
         break;
       }
       case "delete_tree": {
@@ -1200,6 +1404,28 @@ export class FileService {
     }
     return n;
   }
+}
+
+/**
+ * Write a JSON value with the runtime's encoder (values of the file service hold no bigint; one that does goes
+ * through the KV's exact encoder). Read back by `getJson` like any other.
+ */
+function putFast(tx: KVTxn, key: string, value: unknown): void {
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    tx.putJson(key, value);
+    return;
+  }
+  tx.put(key, Buffer.from(text, "utf8"));
+}
+
+/** A refusal of one file of a batch: its code kept, the file named (index and path in `detail`). */
+function namedError(err: unknown, op: string, label: string, index: number): CodedError {
+  if (err instanceof CodedError)
+    return new CodedError({ code: err.code, op, detail: { ...(err.detail ?? {}), file: index } }, `${label}: ${err.message}`);
+  return storageError(StorageErrors.invalidRequest, op, `${label}: ${(err as Error)?.message ?? String(err)}`, { file: index });
 }
 
 export { CodedError };

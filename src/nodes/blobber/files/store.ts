@@ -9,7 +9,7 @@
  * name, so no key can leave the store's directory.
  */
 
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 import type { NodeErrorCode } from "../../errors.js";
@@ -27,6 +27,19 @@ export interface ShardStore {
   readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
+  /**
+   * Write the shards of a batch of small files as one temp file `key` (`<alloc>/<connection>/<name>`, replaced if
+   * present): one file for many shards. No fsync (a commit makes each shard durable as its object).
+   */
+  writePack(key: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Put many shards of one commit into place: a temp file (`key`, cut to `length`) is made durable and renamed to
+   * its object, as {@link promote} does; a shard in a pack (`pack`, bytes `[offset, offset + length)`) is written as
+   * its object and made durable. The fsyncs run in parallel, then the renames, then one fsync per object directory
+   * that received any. An object left by a crash halfway is unreferenced (removed at start); an object already there
+   * has the same content (its name is its Merkle root).
+   */
+  promoteMany(items: PromoteItem[]): Promise<void>;
   /** Make temp file `key` durable and move it to object `objectKey` atomically; if the object already exists the temp file is dropped. A missing temp file is fine when the object exists (a commit retried after a crash). */
   promote(key: string, objectKey: string): Promise<void>;
   /** Drop every temp file under `prefix` (`<alloc>/<connection>`). */
@@ -40,6 +53,9 @@ export interface ShardStore {
   /** Object keys `<alloc>/<root>`. */
   listObjects(): Promise<string[]>;
 }
+
+/** One shard to put into place at a commit (see {@link ShardStore.promoteMany}). */
+export type PromoteItem = { objectKey: string; length: number } & ({ key: string } | { pack: string; offset: number });
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
 
@@ -94,6 +110,19 @@ function ioError(op: string, path: string, err: unknown): CodedError {
   );
 }
 
+/** Run `fn` over `items` with at most `limit` at once. */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+/** File system calls of a batch or a commit in flight at once (they queue in libuv's thread pool). */
+const FS_PARALLEL = 32;
+
 async function fsyncPath(path: string): Promise<void> {
   const fh = await open(path, "r");
   try {
@@ -105,6 +134,9 @@ async function fsyncPath(path: string): Promise<void> {
 
 /** Shards as files under `dir/tmp/<alloc>/<conn>/<pathhash>` and `dir/obj/<alloc>/<root[0:2]>/<root>`. */
 export class FsShardStore implements ShardStore {
+  /** Object directories known to exist (they are never removed). */
+  private readonly dirsMade = new Set<string>();
+
   private constructor(readonly dir: string) {}
 
   static async open(dir: string): Promise<FsShardStore> {
@@ -143,6 +175,114 @@ export class FsShardStore implements ShardStore {
     } catch (err) {
       throw ioError("write shard chunk", path, err);
     }
+  }
+
+  async writePack(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, bytes);
+    } catch (err) {
+      throw ioError("write shard batch", path, err);
+    }
+  }
+
+  async promoteMany(items: PromoteItem[]): Promise<void> {
+    const jobs = items.map((it) => ({ it, obj: this.objectPath(it.objectKey), tmp: "key" in it ? this.tempPath(it.key) : "" }));
+    const dirs = [...new Set(jobs.map((j) => dirname(j.obj)))];
+    const packs = new Map<string, Promise<Uint8Array>>();
+    const packBytes = (key: string): Promise<Uint8Array> => {
+      let p = packs.get(key);
+      if (!p) {
+        const path = this.tempPath(key);
+        p = readFile(path).then(
+          (b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+          (err) => {
+            if ((err as { code?: string }).code === "ENOENT")
+              throw new CodedError<NodeErrorCode>(
+                { code: "resource_not_found", op: "commit shard" },
+                `uploaded batch data ${key} is missing`,
+              );
+            throw ioError("commit shard", path, err);
+          },
+        );
+        packs.set(key, p);
+      }
+      return p;
+    };
+    const seen = new Set<string>();
+    const moving: { tmp: string; obj: string }[] = [];
+    const later: string[] = [];
+    try {
+      await eachLimited(
+        dirs.filter((d) => !this.dirsMade.has(d)),
+        FS_PARALLEL,
+        async (d) => {
+          await mkdir(d, { recursive: true });
+          this.dirsMade.add(d);
+        },
+      );
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    // 1. every shard durable: temp files cut to their length and fsynced, packed shards written as their objects
+    //    and fsynced (in parallel: the disk merges the flushes)
+    await eachLimited(jobs, FS_PARALLEL, async ({ it, obj, tmp }) => {
+      try {
+        if (seen.has(obj)) {
+          if (tmp) later.push(tmp); // same content as another shard of the commit
+          return;
+        }
+        seen.add(obj);
+        if ("pack" in it) {
+          const all = await packBytes(it.pack);
+          if (it.offset + it.length > all.length)
+            throw new CodedError<NodeErrorCode>(
+              { code: "store_corrupt", op: "commit shard" },
+              `batch data ${it.pack} holds ${all.length} bytes, the shard needs [${it.offset}, ${it.offset + it.length})`,
+            );
+          const fh = await open(obj, "w");
+          try {
+            const bytes = all.subarray(it.offset, it.offset + it.length);
+            let done = 0;
+            while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, done)).bytesWritten;
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          return;
+        }
+        let fh: Awaited<ReturnType<typeof open>>;
+        try {
+          fh = await open(tmp, "r+");
+        } catch (err) {
+          // no temp file: fine when the object is in place (a commit retried after a crash)
+          if ((err as { code?: string }).code !== "ENOENT") throw err;
+          if (await exists(obj)) return;
+          throw new CodedError<NodeErrorCode>(
+            { code: "resource_not_found", op: "commit shard" },
+            `uploaded data for ${it.objectKey} is missing`,
+          );
+        }
+        try {
+          if ((await fh.stat()).size > it.length) await fh.truncate(it.length);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        moving.push({ tmp, obj });
+      } catch (err) {
+        throw ioError("commit shard", obj, err);
+      }
+    });
+    // 2. temp files into place, 3. one fsync per directory that received objects
+    try {
+      await eachLimited(moving, FS_PARALLEL, (j) => rename(j.tmp, j.obj));
+      await eachLimited(dirs, FS_PARALLEL, (d) => fsyncPath(d));
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    await eachLimited(later, FS_PARALLEL, (p) => unlink(p).catch(() => {}));
   }
 
   async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
@@ -307,6 +447,29 @@ export class MemoryShardStore implements ShardStore {
     if (next !== cur) next.set(cur);
     next.set(bytes, offset);
     this.temps.set(key, next);
+  }
+
+  async writePack(key: string, bytes: Uint8Array): Promise<void> {
+    parts(key, 3, "write shard batch");
+    this.temps.set(key, bytes.slice());
+  }
+
+  async promoteMany(items: PromoteItem[]): Promise<void> {
+    for (const it of items) {
+      if ("key" in it) {
+        await this.truncateTemp(it.key, it.length);
+        await this.promote(it.key, it.objectKey);
+        continue;
+      }
+      parts(it.objectKey, 2, "commit shard");
+      const pack = this.temps.get(it.pack);
+      if (!pack)
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "commit shard" },
+          `uploaded batch data ${it.pack} is missing`,
+        );
+      if (!this.objects.has(it.objectKey)) this.objects.set(it.objectKey, pack.slice(it.offset, it.offset + it.length));
+    }
   }
 
   async truncateTemp(key: string, length: number): Promise<void> {

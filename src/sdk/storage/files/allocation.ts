@@ -27,6 +27,8 @@ import {
   type Listings,
   type ListReply,
   leavesOf,
+  MAX_BATCH_BYTES,
+  MAX_BATCH_FILES,
   type MetaReply,
   merkleRoot,
   normalizePath,
@@ -158,6 +160,16 @@ interface UploadProgress {
   files: { local: string; remote: string; size: number; mtime: number }[];
   /** Remote paths whose upload was finalized on the blobbers. */
   finalized: string[];
+}
+
+/** A small file read, coded and hashed, ready to go in a batch. */
+interface SmallFile {
+  path: string;
+  op: "upload" | "update";
+  file: FileMeta;
+  mimetype: string;
+  /** Its shard for each blobber. */
+  shards: Uint8Array[];
 }
 
 /** A per-blobber queue of chunk requests with a bounded number in flight. */
@@ -659,11 +671,37 @@ export class AllocationFiles {
         await one(k);
         if (this.totalShards - dead.size < this.dataShards) break;
       }
-      let next = 0;
-      const worker = async () => {
-        while (next < small.length && this.totalShards - dead.size >= this.dataShards) await one(small[next++] as number);
-      };
-      await Promise.all(Array.from({ length: Math.min(16, small.length) }, worker));
+      // small files whole, many per request (a file that grew past the limit meanwhile goes the chunked way)
+      if (small.length > 0 && this.totalShards - dead.size >= this.dataShards) {
+        const finalized = new Set(progress.finalized);
+        const grown = await this.uploadSmall(
+          small,
+          sizes,
+          sources,
+          conn,
+          dead,
+          progress,
+          async (ks, files) => {
+            for (const f of files) {
+              const k = ks[f.index] as number;
+              changes[k] = { op: f.op, path: f.path, file: f.file };
+              results[k] = { path: f.path, size: f.file.size, actual_hash: f.file.actual_hash, mimetype: f.mimetype };
+            }
+            const fresh = files.filter((f) => !finalized.has(f.path));
+            if (fresh.length === 0) return;
+            for (const f of fresh) {
+              finalized.add(f.path);
+              progress.finalized.push(f.path);
+            }
+            await this.saveProgress(progress, opts.progressKey, sources);
+          },
+          op,
+        );
+        for (const k of grown) {
+          await one(k);
+          if (this.totalShards - dead.size < this.dataShards) break;
+        }
+      }
     } catch (err) {
       if (isRefusal(err)) {
         await this.rollbackAll(
@@ -818,6 +856,138 @@ export class AllocationFiles {
       data_shards: d,
     };
     return { meta, mimetype };
+  }
+
+  /**
+   * Upload small files (at most one chunk group, `data × CHUNK_SIZE` bytes) whole, in batches of up to
+   * MAX_BATCH_FILES files or MAX_BATCH_BYTES shard bytes per blobber: one request per blobber per batch, two batches
+   * in flight. Each file is read once, erasure-coded and hashed; files already finalized by an earlier run (resume)
+   * are hashed again for their metadata but not sent. A blobber whose request fails is dropped from the upload (as a
+   * failed lane is); a refusal is thrown once the batch's requests have all ended. `onBatch` gets each batch's
+   * files once at least `data` blobbers hold them. Returns the indexes of files that outgrew the limit (to be sent
+   * in chunks).
+   */
+  private async uploadSmall(
+    ks: number[],
+    sizes: number[],
+    sources: UploadSource[],
+    conn: string,
+    dead: Map<number, string>,
+    progress: UploadProgress,
+    onBatch: (ks: number[], files: (SmallFile & { index: number })[]) => Promise<void>,
+    op: string,
+  ): Promise<number[]> {
+    const d = this.dataShards;
+    const batches: number[][] = [];
+    let cur: number[] = [];
+    let bytes = 0;
+    for (const k of ks) {
+      const sb = shardSize(sizes[k] as number, d);
+      if (cur.length > 0 && (cur.length >= MAX_BATCH_FILES || bytes + sb > MAX_BATCH_BYTES)) {
+        batches.push(cur);
+        cur = [];
+        bytes = 0;
+      }
+      cur.push(k);
+      bytes += sb;
+    }
+    if (cur.length > 0) batches.push(cur);
+    const totalBytes = ks.reduce((t, k) => t + (sizes[k] as number), 0);
+    let doneBytes = 0;
+    const grown: number[] = [];
+    const live = () => this.totalShards - dead.size >= d;
+    const finalized = new Set(progress.finalized);
+    const send = async (batch: number[]): Promise<void> => {
+      const prepared: (SmallFile | undefined)[] = new Array(batch.length);
+      let at = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(16, batch.length) }, async () => {
+          while (at < batch.length) {
+            const j = at++;
+            const k = batch[j] as number;
+            const src = sources[k] as UploadSource;
+            prepared[j] = await this.encodeSmall(src, normalizePath(src.remotePath, op), op);
+          }
+        }),
+      );
+      const files: (SmallFile & { index: number })[] = [];
+      prepared.forEach((f, j) => {
+        if (f) files.push({ ...f, index: j });
+        else grown.push(batch[j] as number);
+      });
+      const toSend = files.filter((f) => !finalized.has(f.path));
+      let refusal: CodedError<StorageErrorCode> | undefined;
+      if (toSend.length > 0)
+        await Promise.all(
+          this.clients.map(async (c, i) => {
+            if (dead.has(i)) return;
+            try {
+              await c.batch(
+                conn,
+                toSend.map((f) => ({ path: f.path, op: f.op, file: f.file })),
+                toSend.map((f) => f.shards[i] as Uint8Array),
+                this.timeoutMs,
+              );
+            } catch (err) {
+              if (isRefusal(err)) {
+                refusal ??= err;
+                return;
+              }
+              if (dead.has(i)) return;
+              dead.set(i, errorMessage(err));
+              this.fail(i, errorMessage(err), op);
+            }
+          }),
+        );
+      const r = refusal as CodedError<StorageErrorCode> | undefined;
+      if (r)
+        throw new CodedError<SdkErrorCode>(
+          { code: r.code, op, ...(r.node ? { node: r.node } : {}), ...(r.remote ? { remote: r.remote } : {}) },
+          r.message,
+        );
+      if (!live()) throw firstError(dead, op, d);
+      await onBatch(batch, files);
+      doneBytes += files.reduce((t, f) => t + f.file.size, 0);
+      const last = files[files.length - 1];
+      if (last) this.o.onEvent?.({ kind: "progress", op: "upload", path: last.path, done: doneBytes, total: totalBytes });
+    };
+    let next = 0;
+    let failure: unknown;
+    await Promise.all(
+      Array.from({ length: Math.min(2, batches.length) }, async () => {
+        while (next < batches.length && failure === undefined && live()) {
+          try {
+            await send(batches[next++] as number[]);
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+      }),
+    );
+    if (failure !== undefined) throw failure;
+    return grown;
+  }
+
+  /** Read a small file whole, erasure-code and hash it; undefined when it is larger than one chunk group now. */
+  private async encodeSmall(src: UploadSource, remote: string, op: string): Promise<SmallFile | undefined> {
+    const d = this.dataShards;
+    const bytes = await readFile(src.localPath).catch((err) => {
+      throw new CodedError<SdkErrorCode>({ code: "local_file_error", op }, `cannot read ${src.localPath}: ${errorMessage(err)}`);
+    });
+    const size = bytes.length;
+    if (size > d * CHUNK_SIZE) return undefined;
+    const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const shards = size > 0 ? this.encodeGroup(data, size, 0) : Array.from({ length: this.totalShards }, () => new Uint8Array(0));
+    const mimetype = src.mimetype ?? mimeTypeOf(remote);
+    const file: FileMeta = {
+      size,
+      actual_hash: createHash("sha256").update(data).digest("hex"),
+      mimetype,
+      shard_size: shardSize(size, d),
+      shard_roots: shards.map((sh) => merkleRoot(leavesOf(sh))),
+      data_shards: d,
+    };
+    return { path: remote, op: src.update ? "update" : "upload", file, mimetype, shards };
   }
 
   /** Erasure-code one group of up to CHUNK_BLOCKS stripes (file bytes from `fileOffset`) into n shard chunks. */

@@ -6,10 +6,13 @@ import { randomBytes } from "node:crypto";
 import { parseJson, stringifyJson } from "../../../chain/json.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
+  type BatchFile,
+  type BatchReply,
   type ChangeReply,
   type ChunkReply,
   type CommitReply,
   type DownloadRequest,
+  encodeBatch,
   type FileMeta,
   FileRoutes,
   isStorageErrorCode,
@@ -138,6 +141,15 @@ export class BlobberClient {
 
   chunk(connectionId: string, path: string, offset: number, bytes: Uint8Array, timeoutMs?: number): Promise<ChunkReply> {
     return this.json(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, timeoutMs);
+  }
+  /** Send whole small files (their shards for this blobber, in order) as one request; all are recorded or none. */
+  batch(
+    connectionId: string,
+    files: Omit<BatchFile, "offset" | "length">[],
+    shards: Uint8Array[],
+    timeoutMs?: number,
+  ): Promise<BatchReply> {
+    return this.json(FileRoutes.batch, "upload batch", undefined, encodeBatch(connectionId, files, shards), timeoutMs);
   }
   uploadStatus(connectionId: string, path: string): Promise<UploadStatus> {
     return this.json(FileRoutes.uploadStatus, "upload status", { connection_id: connectionId, path });

@@ -23,8 +23,12 @@ import {
   allocationRoot,
   applyChanges,
   BLOCK_SIZE,
+  type Change,
+  decodeDownload,
   emptyDir,
+  encodeBatch,
   type FileMeta,
+  FileRoutes,
   leavesOf,
   merkleRoot,
   type ReadMarker,
@@ -150,8 +154,122 @@ async function put(r: Rig, path: string, bytes: Uint8Array, prev = ""): Promise<
   return wm;
 }
 
+/** A batch entry and shard for `bytes` at `path` (1 data shard: the shard is the file). */
+function batchFile(path: string, bytes: Uint8Array): { path: string; op: "upload"; file: FileMeta } {
+  return { path, op: "upload", file: metaOf(bytes) };
+}
+
+/** Sign a marker for committing `changes` on top of the blobber's current state and commit `conn`. */
+async function commitChanges(r: Rig, conn: string, changes: Change[]): Promise<void> {
+  const c = r.client();
+  const rp = await c.referencePath([...new Set(changes.map((ch) => ch.path))]);
+  const res = applyChanges(new Map(Object.entries(rp.listings)), changes);
+  const ts = Math.floor(r.clock.now() / 1000);
+  await c.commit(
+    conn,
+    signWriteMarker(r.owner, {
+      allocation_root: allocationRoot(res.contentRoot, ts),
+      prev_allocation_root: rp.latest_write_marker?.allocation_root ?? "",
+      allocation_id: r.alloc.id,
+      size: res.sizeDelta,
+      blobber_id: r.blobberId,
+      timestamp: ts,
+    }),
+  );
+}
+
 describe("blobber file API", () => {
   before(async () => initCrypto());
+
+  it("takes many small files in one batch request, all visible byte-exact after the commit, and a resent batch once", async () => {
+    const r = await rig();
+    const c = r.client();
+    const conn = "batch0000001";
+    const sizes = Array.from({ length: 120 }, (_, i) => (i === 7 ? 0 : 1 + ((i * 977) % 5000)));
+    const bytes = sizes.map((n) => new Uint8Array(randomBytes(n)));
+    const files = bytes.map((b, i) => batchFile(`/small/d${i % 3}/f${i}.bin`, b));
+    const reply = await c.batch(conn, files, bytes);
+    assert.deepEqual(reply, { connection_id: conn, files: 120, changes: 120 });
+    // sent again (a resumed upload): accepted, nothing recorded twice
+    assert.deepEqual(await c.batch(conn, files, bytes), { connection_id: conn, files: 120, changes: 120 });
+    // the same path with other content is a duplicate
+    const other = new Uint8Array(randomBytes(10));
+    await assert.rejects(c.batch(conn, [batchFile("/small/d0/f0.bin", other)], [other]), code("duplicate_file"));
+    // a file sent whole in a batch takes no chunks
+    await assert.rejects(c.chunk(conn, "/small/d0/f0.bin", 0, other), code("invalid_chunk"));
+    assert.equal((await c.list("/")).list.length, 0, "nothing visible before the commit");
+    await commitChanges(r, conn, files);
+    assert.equal((await c.list("/small/d1")).list.length, 40);
+    let counter = 0;
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i] as Uint8Array;
+      if (b.length === 0) {
+        assert.equal((await c.meta(`/small/d${i % 3}/f${i}.bin`)).size, 0);
+        continue;
+      }
+      counter += 1;
+      const rm = signReadMarker(r.owner, {
+        blobber_id: r.blobberId,
+        allocation_id: r.alloc.id,
+        owner_id: r.owner.clientId,
+        timestamp: NOW / 1000,
+        counter,
+      });
+      const got = decodeDownload(
+        await c.download({ path: `/small/d${i % 3}/f${i}.bin`, start_block: 0, num_blocks: 1, read_marker: rm }),
+      );
+      assert.deepEqual(new Uint8Array(got.blocks), b, `file ${i} byte-exact`);
+    }
+  });
+
+  it("refuses a whole batch when one file is bad, naming it, and leaves nothing recorded", async () => {
+    const r = await rig(64 * 1024);
+    const c = r.client();
+    const good = Array.from({ length: 5 }, () => new Uint8Array(randomBytes(1000)));
+    const goodFiles = good.map((b, i) => batchFile(`/ok/f${i}`, b));
+    const bad = new Uint8Array(randomBytes(1000));
+    const cases: { file: ReturnType<typeof batchFile>; shard: Uint8Array; code: string }[] = [
+      // the declared root is not the shard's
+      {
+        file: { ...batchFile("/ok/wrong-root", bad), file: metaOf(new Uint8Array(1000)) },
+        shard: bad,
+        code: "content_hash_mismatch",
+      },
+      { file: batchFile("/ok/../../etc/passwd", bad), shard: bad, code: "invalid_path" },
+      { file: batchFile("relative", bad), shard: bad, code: "invalid_path" },
+      // the files before it fit in the 64 KiB share, this one does not
+      { file: batchFile("/ok/too-big", new Uint8Array(63_000)), shard: new Uint8Array(63_000), code: "max_allocation_size" },
+      { file: batchFile("/ok/f1", bad), shard: bad, code: "duplicate_file" },
+    ];
+    for (const [k, bc] of cases.entries()) {
+      const conn = `refuse0000${k}`;
+      await assert.rejects(
+        c.batch(
+          conn,
+          [...goodFiles.slice(0, 3), bc.file, ...goodFiles.slice(3)],
+          [...good.slice(0, 3), bc.shard, ...good.slice(3)],
+        ),
+        (e: unknown) =>
+          e instanceof CodedError &&
+          e.code === bc.code &&
+          e.message.includes(bc.code === "duplicate_file" ? "/ok/f1" : bc.file.path),
+        `${bc.file.path}: ${bc.code}`,
+      );
+      for (const p of ["/ok/f0", "/ok/f4"]) assert.equal((await c.uploadStatus(conn, p)).received, 0, `${p} not received`);
+      await assert.rejects(commitChanges(r, conn, goodFiles), code("invalid_connection"), "no change was recorded");
+    }
+    assert.equal((await c.list("/")).list.length, 0, "nothing visible");
+    // the body must match the files it lists
+    const body = encodeBatch("refuse99999", goodFiles, good);
+    await assert.rejects(
+      c.raw(FileRoutes.batch, "upload batch", {}, body.subarray(0, body.length - 1)),
+      (e: unknown) => e instanceof CodedError && e.code === "invalid_chunk" && e.message.includes("/ok/f4"),
+    );
+    // and a good batch still goes through
+    await c.batch("refuse99999", goodFiles, good);
+    await commitChanges(r, "refuse99999", goodFiles);
+    assert.equal((await c.list("/ok")).list.length, 5);
+  });
 
   it("refuses unauthenticated, replayed, tampered and stale requests", async () => {
     const r = await rig();
