@@ -194,5 +194,7 @@ function storageBench(): Promise<void> {
   });
 }
 
-await main();
-await storageBench();
+// BENCH_ONLY=chain or BENCH_ONLY=storage runs one part
+const only = process.env.BENCH_ONLY;
+if (only !== "storage") await main();
+if (only !== "chain") await storageBench();

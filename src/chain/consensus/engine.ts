@@ -1013,7 +1013,13 @@ export class ConsensusEngine {
     }
     path.reverse();
     for (const p of path) p.finalized = true;
-    this.out.push({ kind: "finalized", blocks: path.map((p) => this.withTickets(p.block)) });
+    const blocks = path.map((p) => this.withTickets(p.block));
+    this.out.push({ kind: "finalized", blocks });
+    try {
+      this.logic.finalized?.(blocks);
+    } catch (err) {
+      this.log("error", `BlockLogic.finalized failed: ${errorMessage(err)}`, { ...ref(middle) });
+    }
     this.counts.finalized += path.length;
     for (const p of path) this.undetermined.push({ round: p.block.round, hash: p.block.hash, ext: this.descendantMiners(p) });
     if (this.undetermined.length > MAX_UNDETERMINED) this.undetermined.splice(0, this.undetermined.length - MAX_UNDETERMINED);

@@ -124,6 +124,8 @@ export class MinerNode {
     };
     const logic: BlockLogic = {
       hasWork: () => this.pool.size > 0,
+      // indexed at once: a proposal or check later in the same engine step must see these transactions
+      finalized: (blocks) => this.recordFinalized(blocks),
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
       validate: (block, parent) => {
         const failures = verifyBlockContent(block, parent, {
@@ -400,8 +402,7 @@ export class MinerNode {
           this.pushToSharders(a.block);
           break;
         case "finalized":
-          this.opts.store.finalize(a.blocks);
-          for (const b of a.blocks) for (const t of b.transactions) this.unpool(t.hash);
+          // already recorded by the `finalized` hook, in the engine step that finalized them
           this.expirePool();
           this.maybePrune();
           break;
@@ -411,6 +412,16 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /**
+   * Record newly finalized blocks in the store (block files, round and transaction index) and drop their
+   * transactions from the pool, at the moment the engine finalizes them. The transaction index then agrees
+   * with the engine's latest finalized block whenever `onChain` reads it.
+   */
+  private recordFinalized(blocks: Block[]): void {
+    this.opts.store.finalize(blocks);
+    for (const b of blocks) for (const t of b.transactions) this.unpool(t.hash);
   }
 
   /** Log block hooks that failed while executing a block of `round` (their changes were rolled back). */
