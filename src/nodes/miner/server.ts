@@ -103,7 +103,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   });
   // peers' messages (authenticated) may carry a block with its ancestors: a larger limit than the public API's
   app.post("/v1/_n2n/consensus", { bodyLimit: 64 * 1024 * 1024 }, async (req) => {
-    miner.receive(req.body);
+    await miner.receive(req.body);
     return { ok: true };
   });
   app.get("/v1/block/get", async (req, reply) => {
