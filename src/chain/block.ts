@@ -1,16 +1,16 @@
 /**
  * Blocks: the reference block hash, the Merkle roots over transaction hashes and receipts (`txn_output_hash`),
  * block summaries, and transaction confirmations with their Merkle paths (what sharders serve and what clients
- * verify). The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
+ * verify). The wire codec lives in `codec/block.ts`; its JSON object form is re-exported here for the nodes.
  */
 
 import { sha3 } from "../core/hash.js";
-import { decodeBlock, encodeBlock } from "./codec.js";
+import { decodeBlock, encodeBlock } from "./codec/block.js";
 import { merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
 import { outputHash, transactionHash } from "./transaction.js";
 import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
 
-export { blockFromJson, blockToJson, confirmationFromJson, confirmationToJson } from "./codec.js";
+export { blockFromJson, blockToJson } from "./codec/block.js";
 
 /** The receipt of an executed transaction: its `txn_output_hash` (computed from the output when absent). */
 export function receiptHash(t: Transaction): string {

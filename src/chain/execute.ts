@@ -15,10 +15,12 @@
  * total) or the contract's own address; only the miner, storage and interest-pool contracts may mint. After
  * every transaction the net change of all balances must equal what was minted.
  */
+
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { clientIdOf, getScheme } from "../core/schemes.js";
-import { stringifyExactJson } from "./codec.js";
+import { stringifyExactJson } from "./codec/exact-json.js";
+import type { ChainErrorCode } from "./errors.js";
 import { StateView } from "./state.js";
 import { outputHash, smartContractCall } from "./transaction.js";
 import { type NodeDb, Trie } from "./trie.js";
@@ -168,8 +170,8 @@ export interface TxnResult {
 /** Errors that are about this node (its store), not about the transaction: they must never become a result. */
 const NODE_ERRORS = new Set(["state_node_missing", "state_node_corrupt"]);
 
-function fail(code: string, msg: string): never {
-  throw new CodedError({ code, op: "execute transaction" }, msg);
+function fail(code: ChainErrorCode, msg: string): never {
+  throw new CodedError<ChainErrorCode>({ code, op: "execute transaction" }, msg);
 }
 
 function reason(err: unknown): string {

@@ -3,10 +3,12 @@
  * `initial_state.yaml`: `initialStates: [{id, tokens}]`, tokens in SAS; the faucet contract's balance is what
  * `pour` hands out). Every node computes the same block and state from the same files.
  */
+
 import { MAX_SAS } from "../core/amount.js";
 import { CodedError } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import { computeBlockHash } from "./block.js";
+import type { ChainErrorCode } from "./errors.js";
 import { StateView } from "./state.js";
 import { MapNodeDb, type NodeDb, Trie } from "./trie.js";
 import type { Block, MagicBlock } from "./types.js";
@@ -20,7 +22,7 @@ export interface InitialState {
 
 function badState(source: string, field: string, expected: string, found: unknown): never {
   const shown = found === undefined ? "nothing" : typeof found === "string" ? JSON.stringify(found.slice(0, 70)) : String(found);
-  throw new CodedError(
+  throw new CodedError<ChainErrorCode>(
     { code: "config_invalid", op: "load initial states" },
     `${source}: field "${field}": expected ${expected}, found ${shown}`,
   );

@@ -9,18 +9,22 @@
  * polynomial (group key = its first point, a miner's share key = the polynomial at its party id); with the
  * reference's DKG every miner dealt its own polynomial and the keys are the sums over all dealers.
  */
+
 import { publicKeyFromHerumiString } from "../core/bls.js";
 import { CodedError } from "../core/errors.js";
 import { sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex } from "../core/hex.js";
 import { clientIdOf } from "../core/schemes.js";
 import { aggregateSharePublicKey, groupPublicKeyOf, sharePublicKey } from "../core/threshold.js";
-import { decodeMagicBlock, describeJson, goJsonString, magicBlockFromJson } from "./codec.js";
+import { goJsonString } from "./codec/exact-json.js";
+import { decodeMagicBlock, magicBlockFromJson } from "./codec/magicblock.js";
+import { describeJson } from "./codec/reader.js";
 import type { MinerInfo } from "./consensus/types.js";
+import type { ChainErrorCode } from "./errors.js";
 import type { MagicBlock, MagicNode } from "./types.js";
 
 function bad(source: string, field: string, expected: string, found: unknown): never {
-  throw new CodedError(
+  throw new CodedError<ChainErrorCode>(
     { code: "invalid_magic_block", op: "load magic block" },
     `${source}: field "${field}": expected ${expected}, found ${describeJson(found)}`,
   );

@@ -7,11 +7,12 @@
 
 import { CodedError } from "../core/errors.js";
 import type { Membership, MinerInfo } from "./consensus/types.js";
+import type { ChainErrorCode } from "./errors.js";
 import { checkMagicBlock, groupPublicKey, minersOf } from "./magicblock.js";
 import type { MagicBlock } from "./types.js";
 
 function refuse(mb: MagicBlock, why: string): never {
-  throw new CodedError(
+  throw new CodedError<ChainErrorCode>(
     { code: "invalid_magic_block", op: "add magic block" },
     `magic block ${mb.magic_block_number} (${mb.hash}): ${why}`,
   );

@@ -9,10 +9,12 @@
  * Trie keys: accounts under `acct:<client id>`, contract nodes under `node:<key>` (contracts choose keys such as
  * `<sc address><client id>`), the total supply under `meta:total_supply`.
  */
+
 import { MAX_SAS } from "../core/amount.js";
 import { CodedError } from "../core/errors.js";
 import { fromHex, isHash, toHex } from "../core/hex.js";
-import { parseExactJson, stringifyExactJson } from "./codec.js";
+import { parseExactJson, stringifyExactJson } from "./codec/exact-json.js";
+import type { ChainErrorCode } from "./errors.js";
 import type { Trie } from "./trie.js";
 import type { AccountState } from "./types.js";
 
@@ -25,8 +27,8 @@ export const SUPPLY_KEY = "meta:total_supply";
 
 const ZERO_HASH = "0".repeat(64);
 
-function stateError(code: string, msg: string): never {
-  throw new CodedError({ code, op: "update state" }, msg);
+function stateError(code: ChainErrorCode, msg: string): never {
+  throw new CodedError<ChainErrorCode>({ code, op: "update state" }, msg);
 }
 
 /** The reference binary encoding of an account: txn hash (32) || round (int64 LE) || balance (int64 LE). */
@@ -45,13 +47,19 @@ export function encodeAccount(a: AccountState): Uint8Array {
 /** Decode `encodeAccount` bytes (`state_node_corrupt` when they are not 48 bytes or the balance is negative). */
 export function decodeAccount(b: Uint8Array): AccountState {
   if (b.length !== 48)
-    throw new CodedError({ code: "state_node_corrupt", op: "read state" }, `account value has ${b.length} bytes, 48 expected`);
+    throw new CodedError<ChainErrorCode>(
+      { code: "state_node_corrupt", op: "read state" },
+      `account value has ${b.length} bytes, 48 expected`,
+    );
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const txn = toHex(b.subarray(0, 32));
   const round = view.getBigInt64(32, true);
   const balance = view.getBigInt64(40, true);
   if (balance < 0n || round < 0n)
-    throw new CodedError({ code: "state_node_corrupt", op: "read state" }, "account value has a negative round or balance");
+    throw new CodedError<ChainErrorCode>(
+      { code: "state_node_corrupt", op: "read state" },
+      "account value has a negative round or balance",
+    );
   return { txn: txn === ZERO_HASH ? "" : txn, round: Number(round), balance };
 }
 
@@ -122,7 +130,7 @@ export class StateView {
     if (amount === 0n) return;
     const fb = this.balance(from);
     if (fb < amount)
-      throw new CodedError(
+      throw new CodedError<ChainErrorCode>(
         { code: "insufficient_balance", op: "transfer" },
         `insufficient balance: ${from} has ${fb} SAS, the transfer needs ${amount} SAS`,
       );

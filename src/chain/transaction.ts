@@ -9,16 +9,20 @@
  * `creation_date:client_id:to_client_id:value:fee:type:chain_id:sha3(data)` (see `transactionHashData`), so
  * the signature covers every field that changes a transaction's effect. The reference preimage stays
  * available as `referenceTransactionHash` (for reading reference vectors), never for verification.
- * The wire codec lives in `codec.ts` and is re-exported here under the names callers already use.
+ * The wire codec lives in `codec/transaction.ts`; its JSON object form is re-exported here for the nodes.
  */
+
 import { CodedError } from "../core/errors.js";
 import { EMPTY_HASH, sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
-import { confirmationFromJson, decodeTransaction, encodeTransaction, parseExactJson } from "./codec.js";
+import { confirmationFromJson } from "./codec/confirmation.js";
+import { parseExactJson } from "./codec/exact-json.js";
+import { decodeTransaction, encodeTransaction } from "./codec/transaction.js";
+import type { ChainErrorCode } from "./errors.js";
 import { type Confirmation, type Transaction, TxnType } from "./types.js";
 
-export { transactionFromJson, transactionToJson } from "./codec.js";
+export { transactionFromJson, transactionToJson } from "./codec/transaction.js";
 
 /** Reference limit of `transaction_data` in bytes (`transaction.payload.max_size`). */
 export const MAX_TXN_PAYLOAD = 98_304;
@@ -149,8 +153,8 @@ export interface AdmissionContext {
   minFee?: bigint;
 }
 
-function refuse(code: string, msg: string): never {
-  throw new CodedError({ code, op: "put transaction" }, msg);
+function refuse(code: ChainErrorCode, msg: string): never {
+  throw new CodedError<ChainErrorCode>({ code, op: "put transaction" }, msg);
 }
 
 function shorten(s: string): string {

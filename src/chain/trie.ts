@@ -22,9 +22,11 @@
  * node layer to persist in one store transaction. Reading a node the store does not have throws
  * `state_node_missing`; a stored node whose bytes do not hash to its key throws `state_node_corrupt`.
  */
+
 import { CodedError } from "../core/errors.js";
 import { sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex, toHex } from "../core/hex.js";
+import type { ChainErrorCode } from "./errors.js";
 
 /**
  * Read access to stored trie nodes: hash (hex) → encoded node. A string value is the node's bytes as a
@@ -60,7 +62,7 @@ const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder("utf-8", { fatal: true });
 
 function corrupt(hash: string, why: string): never {
-  throw new CodedError({ code: "state_node_corrupt", op: "read state" }, `state node ${hash} is corrupt: ${why}`);
+  throw new CodedError<ChainErrorCode>({ code: "state_node_corrupt", op: "read state" }, `state node ${hash} is corrupt: ${why}`);
 }
 
 function nibbleAt(path: string, i: number): number {
@@ -262,7 +264,7 @@ export class Trie {
     if (hit) return hit;
     const bytes = this.raw(hash);
     if (bytes === undefined)
-      throw new CodedError(
+      throw new CodedError<ChainErrorCode>(
         { code: "state_node_missing", op: "read state", detail: { hash } },
         `state node ${hash} is missing from the node store (reading state at root ${typeof this.rootRef === "string" ? this.rootRef : "(uncommitted)"})`,
       );
@@ -467,7 +469,7 @@ export class Trie {
 }
 
 function badProof(why: string): never {
-  throw new CodedError({ code: "invalid_proof", op: "verify state proof" }, why);
+  throw new CodedError<ChainErrorCode>({ code: "invalid_proof", op: "verify state proof" }, why);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Wire and state types of the chain. JSON field names follow the reference (snake_case) because clients
  * see them. Amounts are SAS (1 ZCN = 10^10 SAS). In memory they are `bigint`; on the wire they are JSON
- * numbers (the reference int64), converted at the codec edge (see `chain/codec.ts`).
+ * numbers (the reference int64), converted at the codec edge (see `chain/codec/`).
  */
 
 /** Transaction types (reference `transaction_type`). */

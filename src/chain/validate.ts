@@ -5,18 +5,20 @@
  * back with the verdict and the node persists them only once the block is accepted. Miners (proposals,
  * votes) and sharders (pushed and fetched blocks) call it alike.
  */
+
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { fromHex, isHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import { computeBlockHash, encodeBlockJson } from "./block.js";
+import type { ChainErrorCode } from "./errors.js";
 import type { BlockExecution } from "./execute.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "./transaction.js";
 import type { NodeDb } from "./trie.js";
 import type { Block, Transaction } from "./types.js";
 
 function reject(msg: string): never {
-  throw new CodedError({ code: "invalid_block", op: "verify block" }, msg);
+  throw new CodedError<ChainErrorCode>({ code: "invalid_block", op: "verify block" }, msg);
 }
 
 /**

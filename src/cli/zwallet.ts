@@ -126,7 +126,7 @@ export function buildZwallet(io: CliIo): Command {
         if (typeof opts.desc !== "string") throw new CliExit("Error: Description flag is missing");
         if (!sdk.isHash(opts.to_client_id))
           throw new CliExit(
-            `Error: invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`,
+            `Send tokens failed. invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`,
           );
         const value = tokensFlag(opts.tokens, "tokens");
         const fee = tokensFlag(String(opts.fee), "fee");
@@ -149,7 +149,9 @@ export function buildZwallet(io: CliIo): Command {
       action(io, async (ctx, opts) => {
         if (typeof opts.hash !== "string" || opts.hash === "") throw new CliExit("Error: hash flag is missing");
         if (!sdk.isHash(opts.hash))
-          throw new CliExit(`Error: invalid 'hash' flag: expected a 64-character hex transaction hash, found "${opts.hash}"`);
+          throw new CliExit(
+            `\nVerification failed. invalid 'hash' flag: expected a 64-character hex transaction hash, found "${opts.hash}"\n`,
+          );
         const chain = await ctx.chain();
         const cfg = ctx.requireConfig().config;
         let found: sdk.Confirmation | undefined;

@@ -12,12 +12,14 @@
  * Deliberate difference from the 2021 reference: the limit checks and their messages use the amount actually
  * poured (the reference checked `pour_amount` and printed `transaction_value`).
  */
+
 import { stringifyExactJson } from "../chain/codec.js";
 import type { StateView } from "../chain/state.js";
 import { ScAddress } from "../chain/types.js";
 import { formatDuration, HOUR, SECOND } from "../core/duration.js";
 import { CodedError } from "../core/errors.js";
 import type { ContractContext, SmartContract } from "./context.js";
+import type { FaucetErrorCode } from "./errors.js";
 
 /** The faucet's address. */
 export const FAUCET_ADDRESS = ScAddress.faucet;
@@ -89,7 +91,7 @@ export function goTimeJson(sec: number): string {
 }
 
 function corrupt(what: string): never {
-  throw new CodedError({ code: "internal_error", op: "faucet" }, `faucet ${what} is corrupt`);
+  throw new CodedError<FaucetErrorCode>({ code: "internal_error", op: "faucet" }, `faucet ${what} is corrupt`);
 }
 
 function big(v: unknown, what: string): bigint {
@@ -146,7 +148,7 @@ function globalJson(g: FaucetGlobal): Record<string, unknown> {
 }
 
 function invalid(msg: string): never {
-  throw new CodedError({ code: "invalid_request", op: "faucet" }, msg);
+  throw new CodedError<FaucetErrorCode>({ code: "invalid_request", op: "faucet" }, msg);
 }
 
 /** Seconds elapsed since `start` reached the period `ns`. */
@@ -155,7 +157,10 @@ function elapsed(now: number, start: number, ns: bigint): boolean {
 }
 
 function notFound(...msgs: string[]): never {
-  throw new CodedError({ code: "resource_not_found", op: "faucet rest" }, `${msgs.join(": ")}: value not present`);
+  throw new CodedError<FaucetErrorCode>(
+    { code: "resource_not_found", op: "faucet rest" },
+    `${msgs.join(": ")}: value not present`,
+  );
 }
 
 /** Go's `Duration.String()` of the time left in a period that started at `start` (negative when over). */
@@ -217,7 +222,7 @@ export function createFaucetContract(config: FaucetConfig = DEFAULT_FAUCET_CONFI
     const client = ctx.txn.client_id;
     const v = ctx.txn.transaction_value;
     if (ctx.state.balance(client) < v)
-      throw new CodedError({ code: "broke", op: "faucet" }, "it seems you're broke and can't transfer money");
+      throw new CodedError<FaucetErrorCode>({ code: "broke", op: "faucet" }, "it seems you're broke and can't transfer money");
     ctx.state.transfer(client, FAUCET_ADDRESS, v);
     ctx.state.putNode(GLOBAL_KEY, globalJson(g));
     return stringifyExactJson({ from: client, to: FAUCET_ADDRESS, amount: v });
@@ -225,9 +230,12 @@ export function createFaucetContract(config: FaucetConfig = DEFAULT_FAUCET_CONFI
 
   const updateLimits = (ctx: ContractContext, g: FaucetGlobal, input: unknown): string => {
     if (ctx.txn.client_id !== owner)
-      throw new CodedError({ code: "unauthorized_access", op: "faucet" }, "only the owner can update the limits");
+      throw new CodedError<FaucetErrorCode>(
+        { code: "unauthorized_access", op: "faucet" },
+        "only the owner can update the limits",
+      );
     const badInput = (): never => {
-      throw new CodedError({ code: "bad_request", op: "faucet" }, "limit request not formated correctly");
+      throw new CodedError<FaucetErrorCode>({ code: "bad_request", op: "faucet" }, "limit request not formated correctly");
     };
     if (typeof input !== "object" || input === null || Array.isArray(input)) badInput();
     const o = input as Record<string, unknown>;
@@ -257,7 +265,7 @@ export function createFaucetContract(config: FaucetConfig = DEFAULT_FAUCET_CONFI
         case "updateLimits":
           return updateLimits(ctx, g, input);
         default:
-          throw new CodedError(
+          throw new CodedError<FaucetErrorCode>(
             { code: "failed execution", op: "faucet" },
             `no function with that name ("${fn.slice(0, 40)}"; the faucet has pour, refill, updateLimits)`,
           );
@@ -294,7 +302,7 @@ export function createFaucetContract(config: FaucetConfig = DEFAULT_FAUCET_CONFI
           return limits;
         }
         default:
-          throw new CodedError(
+          throw new CodedError<FaucetErrorCode>(
             { code: "resource_not_found", op: "faucet rest" },
             `the faucet has no endpoint "${path.slice(0, 40)}" (${restPoints.join(", ")})`,
           );

@@ -3,12 +3,14 @@
  * object, or a string holding one, as the reference SDKs send either), typed field access with errors that
  * name the field, and the reference token-pool transfer response.
  */
+
 import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
 import { CodedError } from "../core/errors.js";
+import type { ContractErrorCode } from "./errors.js";
 
 /** A refusal with the reference code (the chain records it as `<code>: <message>`). */
-export function refuse(code: string, message: string, op = "smart contract"): never {
-  throw new CodedError({ code, op }, message);
+export function refuse(code: ContractErrorCode, message: string, op = "smart contract"): never {
+  throw new CodedError<ContractErrorCode>({ code, op }, message);
 }
 
 /** The call input as an object: objects as given, strings parsed as JSON; `undefined` when it is neither. */

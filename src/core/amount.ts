@@ -2,6 +2,7 @@
  * Token amounts. State and wire values are `bigint` SAS (1 ZCN = 10^10 SAS); floats appear only when
  * printing, exactly as the reference tools print (`1.000 ZCN`, `800.000 mZCN`, `12 SAS`).
  */
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 
 /** SAS per ZCN. */
@@ -65,7 +66,7 @@ const DECIMAL = /^(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:[eE]([+-]?\d+))?$/;
 export function parseZcn(text: string, what = "tokens"): bigint {
   const s = text.trim();
   const fail = (why: string): never => {
-    throw new CodedError({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": ${why}`);
+    throw new CodedError<CoreErrorCode>({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": ${why}`);
   };
   if (s === "") fail("expected a number of tokens, found nothing");
   if (s.startsWith("-")) fail("amount must not be negative");
@@ -92,21 +93,24 @@ export function parseZcn(text: string, what = "tokens"): bigint {
 /** Parse a non-negative integer count of SAS (wire/JSON input). */
 export function parseSas(text: string, what = "amount"): bigint {
   if (!/^\d+$/.test(text.trim())) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_amount", op: `parse ${what}` },
       `invalid ${what} "${text}": expected a non-negative integer number of SAS`,
     );
   }
   const v = BigInt(text.trim());
   if (v > MAX_SAS)
-    throw new CodedError({ code: "invalid_amount", op: `parse ${what}` }, `invalid ${what} "${text}": exceeds int64`);
+    throw new CodedError<CoreErrorCode>(
+      { code: "invalid_amount", op: `parse ${what}` },
+      `invalid ${what} "${text}": exceeds int64`,
+    );
   return v;
 }
 
 /** Convert a float number of tokens from a config file (e.g. `read_price: 0.01`) to SAS, rounding to the nearest SAS. */
 export function zcnNumberToSas(value: number, what = "amount"): bigint {
   if (!Number.isFinite(value) || value < 0) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_amount", op: `convert ${what}` },
       `invalid ${what} ${value}: expected a non-negative number of tokens`,
     );

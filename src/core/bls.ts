@@ -6,9 +6,11 @@
  *
  * Compatibility with the Go nodes and SDK is checked against reference vectors in `test/vectors/`.
  */
+
 import { randomBytes } from "node:crypto";
 import type * as B from "bls-wasm";
 import bls from "bls-wasm";
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 import { fromHex, isHex, toHex } from "./hex.js";
 import { BLS_SEED_PASSPHRASE, mnemonicSeed } from "./mnemonic.js";
@@ -26,7 +28,7 @@ export function initBls(): Promise<void> {
       },
       (err: unknown) => {
         ready = undefined;
-        throw new CodedError(
+        throw new CodedError<CoreErrorCode>(
           { code: "crypto_init_failed", op: "load BLS module" },
           `cannot load bls-wasm: ${(err as Error).message ?? String(err)}`,
           { cause: err },
@@ -40,7 +42,10 @@ export function initBls(): Promise<void> {
 /** The bls-wasm module, after `initBls()`. Throws `crypto_not_initialized` before. */
 export function blsLib(): typeof bls {
   if (!initialized)
-    throw new CodedError({ code: "crypto_not_initialized", op: "bls" }, "BLS is not initialized: await initCrypto() first");
+    throw new CodedError<CoreErrorCode>(
+      { code: "crypto_not_initialized", op: "bls" },
+      "BLS is not initialized: await initCrypto() first",
+    );
   return bls;
 }
 
@@ -67,14 +72,14 @@ export function frBytesFromRandom(bytes32: Uint8Array): Uint8Array {
 export function blsSecretKey(hex: string): B.SecretKey {
   const sk = new (blsLib().SecretKey)();
   if (!isHex(hex) || hex.length !== 64)
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_private_key", op: "load bls key" },
       `private key is not 64 hex characters (found ${describeHex(hex)})`,
     );
   try {
     sk.deserializeHexStr(hex);
   } catch {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_private_key", op: "load bls key" },
       "private key is not a valid BN254 Fr element (it must be below the group order)",
     );
@@ -125,7 +130,7 @@ function parseSignature(hex: string): B.Signature | undefined {
 /** Raw bytes of a hex hash to sign; throws `invalid_hash` (naming `op`) when it is not hex. */
 export function hashBytesToSign(hashHex: string, op: string): Uint8Array {
   if (!isHex(hashHex) || hashHex.length === 0) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_hash", op },
       `cannot sign "${hashHex.slice(0, 16)}${hashHex.length > 16 ? "…" : ""}": not a hex hash`,
     );
@@ -199,7 +204,7 @@ function convert<T>(op: string, what: string, input: string, f: () => T): T {
     return f();
   } catch (err) {
     if (err instanceof CodedError) throw err;
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_key_string", op },
       `"${input.slice(0, 24)}${input.length > 24 ? "…" : ""}" is not ${what}`,
     );
@@ -236,7 +241,10 @@ export function publicKeyFromHerumiString(s: string): string {
 export function publicKeyToHerumiString(publicKey: string): string {
   const pk = parsePublicKey(publicKey);
   if (!pk)
-    throw new CodedError({ code: "invalid_public_key", op: "format herumi G2 string" }, "public key is not a 128-hex G2 point");
+    throw new CodedError<CoreErrorCode>(
+      { code: "invalid_public_key", op: "format herumi G2 string" },
+      "public key is not a 128-hex G2 point",
+    );
   return pk.getStr(16);
 }
 
@@ -253,7 +261,10 @@ export function signatureFromHerumiString(s: string): string {
 export function signatureToHerumiString(signature: string): string {
   const sig = parseSignature(signature);
   if (!sig)
-    throw new CodedError({ code: "invalid_signature", op: "format herumi G1 string" }, "signature is not a 64-hex G1 point");
+    throw new CodedError<CoreErrorCode>(
+      { code: "invalid_signature", op: "format herumi G1 string" },
+      "signature is not a 64-hex G1 point",
+    );
   return sig.getStr(16);
 }
 

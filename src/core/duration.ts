@@ -2,6 +2,7 @@
  * Go `time.Duration` semantics: durations are int64 nanoseconds; strings such as `744h`, `1m`, `1h30m`,
  * `2h0m0s`, `1.5s`, `300ms` are parsed as Go's `time.ParseDuration` and printed as `Duration.String()`.
  */
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 
 export const NANOSECOND = 1n;
@@ -25,7 +26,7 @@ const UNITS: Record<string, bigint> = {
 };
 
 function bad(text: string, why: string, what: string): never {
-  throw new CodedError(
+  throw new CodedError<CoreErrorCode>(
     { code: "invalid_duration", op: `parse ${what}` },
     `invalid duration "${text}" for ${what}: ${why} (examples: 744h, 1h30m, 2m0s, 500ms)`,
   );

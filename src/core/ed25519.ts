@@ -4,7 +4,9 @@
  * bytes (64 hex); private key in Go's 64-byte form, seed || public key (128 hex); signatures (64 bytes, 128
  * hex) over the raw bytes of the hex hash. A bare 32-byte seed (64 hex) is also accepted as a private key.
  */
+
 import { createPrivateKey, createPublicKey, sign as edSign, verify as edVerify, type KeyObject, randomBytes } from "node:crypto";
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 import { fromHex, isHex, toHex } from "./hex.js";
 import { ED25519_SEED_PASSPHRASE, mnemonicSeed } from "./mnemonic.js";
@@ -30,14 +32,14 @@ function keyPairFromSeed(seed: Uint8Array): KeyPair {
 /** The 32-byte seed of a private key; a 128-hex key must end with its own public key (Go signs with it). */
 function seedOf(privateKey: string, op: string): Uint8Array {
   if (!isHex(privateKey) || (privateKey.length !== 128 && privateKey.length !== 64)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_private_key", op },
       `private key is not 128 (or 64) hex characters (found ${privateKey.length} characters${isHex(privateKey) ? "" : ", not all lower-case hex"})`,
     );
   }
   const seed = fromHex(privateKey.slice(0, 64));
   if (privateKey.length === 128 && toHex(publicKeyOfSeed(seed)) !== privateKey.slice(64)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_private_key", op },
       "private key is inconsistent: its second half is not the public key of its seed",
     );
@@ -68,7 +70,7 @@ export const ed25519: SignatureScheme = {
   },
   sign(privateKey: string, hashHex: string): string {
     if (!isHex(hashHex) || hashHex.length === 0) {
-      throw new CodedError(
+      throw new CodedError<CoreErrorCode>(
         { code: "invalid_hash", op: "ed25519 sign" },
         `cannot sign "${hashHex.slice(0, 16)}${hashHex.length > 16 ? "…" : ""}": not a hex hash`,
       );

@@ -3,8 +3,10 @@
  * field, what was expected and what was found:
  * `config.yaml: field "min_submit": expected an integer between 1 and 100, found "fifty"`.
  */
+
 import { parse as parseYamlText } from "yaml";
 import { parseDuration } from "./duration.js";
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 
 /** Short human rendering of a found value. */
@@ -24,11 +26,13 @@ export function parseYaml(text: string, file: string, opts: { intAsBigInt?: bool
     doc = parseYamlText(text, { prettyErrors: true, intAsBigInt: opts.intAsBigInt ?? false });
   } catch (err) {
     const msg = (err as Error).message.split("\n")[0] ?? String(err);
-    throw new CodedError({ code: "config_invalid", op: "parse config" }, `${file}: not valid YAML: ${msg}`, { cause: err });
+    throw new CodedError<CoreErrorCode>({ code: "config_invalid", op: "parse config" }, `${file}: not valid YAML: ${msg}`, {
+      cause: err,
+    });
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== "object" || Array.isArray(doc)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "config_invalid", op: "parse config" },
       `${file}: expected a mapping of fields at the top level, found ${describeValue(doc)}`,
     );
@@ -54,7 +58,7 @@ export class FieldReader {
 
   /** Throw the standard error for a field. */
   fail(field: string, expected: string, found: unknown): never {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "config_invalid", op: "load config" },
       `${this.file}: field "${this.path(field)}": expected ${expected}, found ${describeValue(found)}`,
     );

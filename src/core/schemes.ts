@@ -1,6 +1,8 @@
 /** The signature schemes by name, their one-time initialization, and client ids. */
+
 import { bls0chain, blsParse, initBls } from "./bls.js";
 import { ed25519 } from "./ed25519.js";
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 import { sha3Bytes } from "./hash.js";
 import { fromHex, isHex, toHex } from "./hex.js";
@@ -20,7 +22,7 @@ export const SCHEME_NAMES: readonly SchemeName[] = ["bls0chain", "ed25519"];
 export function getScheme(name: string): SignatureScheme {
   const s = Object.hasOwn(SCHEMES, name) ? SCHEMES[name as SchemeName] : undefined;
   if (!s) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "unknown_signature_scheme", op: "select signature scheme" },
       `invalid/unsupported signature scheme "${name}" (supported: ${SCHEME_NAMES.join(", ")})`,
     );
@@ -31,7 +33,7 @@ export function getScheme(name: string): SignatureScheme {
 /** client_id = SHA3-256 of the raw public-key bytes, lower-case hex (node ids are computed the same way). */
 export function clientIdOf(publicKeyHex: string): string {
   if (!isHex(publicKeyHex) || publicKeyHex.length === 0) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_public_key", op: "compute client id" },
       `public key "${publicKeyHex.slice(0, 16)}${publicKeyHex.length > 16 ? "…" : ""}" is not lower-case hex`,
     );

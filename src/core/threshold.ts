@@ -15,7 +15,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type * as B from "bls-wasm";
 import { bls0chain, blsLib, blsParse, blsSecretKey, hashBytesToSign } from "./bls.js";
-import { CodedError } from "./errors.js";
+import { CodedError, type CoreErrorCode } from "./errors.js";
 
 /** One participant's key share. */
 export interface KeyShare {
@@ -54,7 +54,7 @@ const PARTY_ID_RE = /^[0-9a-f]{31,}$/;
  */
 export function partyIdOf(id: string): string {
   if (!PARTY_ID_RE.test(id)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_party_id", op: "compute threshold party id" },
       `participant id "${id.slice(0, 40)}" is not a hex miner id (at least 31 lower-case hex characters)`,
     );
@@ -68,8 +68,8 @@ function blsId(id: string): B.Id {
   return x;
 }
 
-function fail(code: string, op: string, message: string): never {
-  throw new CodedError({ code, op }, message);
+function fail(code: CoreErrorCode, op: string, message: string): never {
+  throw new CodedError<CoreErrorCode>({ code, op }, message);
 }
 
 function parsePk(hex: string, op: string, what: string): B.PublicKey {

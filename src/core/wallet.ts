@@ -6,6 +6,7 @@
  *
  * Secrets (private keys, the mnemonic) never appear in error messages.
  */
+import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 import { isHash, isHex } from "./hex.js";
 import { generateMnemonic, isValidMnemonic, normalizeMnemonic } from "./mnemonic.js";
@@ -50,7 +51,7 @@ export function goTimeString(t: Date): string {
 }
 
 function invalidMnemonic(op: string): CodedError {
-  return new CodedError(
+  return new CodedError<CoreErrorCode>(
     { code: "invalid_mnemonic", op },
     "Invalid mnemonic: not a valid English BIP39 phrase (check the words and their order)",
   );
@@ -112,7 +113,7 @@ function shown(v: unknown): string {
  */
 export function parseWallet(text: string, source: string): WalletFile {
   const fail = (field: string, expected: string, found: string): never => {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_wallet", op: "read wallet", detail: { source, field } },
       `${source}: field "${field}": expected ${expected}, found ${found}`,
     );
@@ -123,13 +124,13 @@ export function parseWallet(text: string, source: string): WalletFile {
   } catch (err) {
     // V8's message quotes the text around the error, which may be a secret: report the position only
     const pos = /position (\d+)/.exec((err as Error).message)?.[1];
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_wallet", op: "read wallet", detail: { source } },
       `${source}: not valid JSON${pos === undefined ? "" : ` (syntax error at character ${pos})`}`,
     );
   }
   if (typeof j !== "object" || j === null || Array.isArray(j)) {
-    throw new CodedError(
+    throw new CodedError<CoreErrorCode>(
       { code: "invalid_wallet", op: "read wallet", detail: { source } },
       `${source}: expected a JSON object with client_id, client_key and keys, found ${kindOf(j)}`,
     );
@@ -202,13 +203,13 @@ export function checkWalletKeys(w: WalletFile, scheme: SignatureScheme, source: 
     try {
       derived = scheme.publicKeyOf(k.private_key);
     } catch (err) {
-      throw new CodedError(
+      throw new CodedError<CoreErrorCode>(
         { code: "invalid_wallet", op: "read wallet", detail: { source, field: `keys[${i}].private_key` } },
         `${source}: field "keys[${i}].private_key": expected a private key of scheme ${scheme.name}, found one that does not load (${(err as Error).message})`,
       );
     }
     if (derived !== k.public_key) {
-      throw new CodedError(
+      throw new CodedError<CoreErrorCode>(
         { code: "invalid_wallet", op: "read wallet", detail: { source, field: `keys[${i}].public_key` } },
         `${source}: field "keys[${i}].public_key": expected the public key of keys[${i}].private_key (scheme ${scheme.name}), found a different key`,
       );

@@ -5,9 +5,11 @@
  * ready `config.yaml` for the CLIs and prints what to do next. Ctrl-C stops everything; the next run
  * resumes the same chain.
  */
+
 import { existsSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import { ChainRoutes, routeUrl } from "../chain/api.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
 import { type Clock, SystemClock } from "../nodes/clock.js";
 import * as sdk from "../sdk/index.js";
@@ -39,7 +41,7 @@ async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: nu
   let round = 0;
   while (clock.now() < deadline) {
     try {
-      const res = await fetch(`${sharderUrl}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(routeUrl(sharderUrl, ChainRoutes.latestFinalized), { signal: AbortSignal.timeout(2000) });
       if (res.ok) {
         round = ((await res.json()) as { round: number }).round;
         if (round >= minRound) return round;
@@ -110,10 +112,10 @@ export async function main(argv: string[]): Promise<void> {
     running.push(bw);
     await waitReady(bw, "/", 20_000);
     for (const s of layout.sharders) running.push(startNode(s, logDir));
-    for (const n of running.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of running.slice(1)) await waitReady(n, ChainRoutes.whoami.path, 30_000);
     const firstMiner = running.length;
     for (const m of layout.miners) running.push(startNode(m, logDir));
-    for (const n of running.slice(firstMiner)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of running.slice(firstMiner)) await waitReady(n, ChainRoutes.whoami.path, 30_000);
     // blobbers and validators start while the chain finalizes its first blocks: they retry registration
     const providers = layout.providers ?? [];
     const firstProvider = running.length;

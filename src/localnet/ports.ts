@@ -4,9 +4,11 @@
  * is chosen below the kernel's ephemeral range (32768–60999 on Linux), where outgoing client sockets never
  * land, and every port the layout uses is checked free before the base is returned.
  */
+
 import { createServer } from "node:net";
 import { CodedError } from "../core/errors.js";
 import { systemRandom } from "../sdk/index.js";
+import type { LocalnetErrorCode } from "./errors.js";
 
 /** Lowest and highest port a base may be chosen from (inclusive lower, exclusive upper). */
 export const PORT_FLOOR = 10_000;
@@ -39,7 +41,7 @@ export function parsePortRange(text: string): [number, number] {
   const lo = Number(m?.[1]);
   const hi = Number(m?.[2]);
   if (!m || lo < 1024 || hi > 65535 || hi <= lo)
-    throw new CodedError(
+    throw new CodedError<LocalnetErrorCode>(
       { code: "invalid_argument", op: "choose ports" },
       `port range must be "lo-hi" with 1024 ≤ lo < hi ≤ 65535, found "${text}"`,
     );
@@ -56,7 +58,7 @@ export async function findFreeBase(opts: FreeBaseOptions): Promise<number> {
   const [lo, hi] = opts.range ?? (env ? parsePortRange(env) : [PORT_FLOOR, EPHEMERAL_START - 1]);
   const span = Math.max(...opts.offsets) + 1;
   if (hi - lo + 1 < span)
-    throw new CodedError(
+    throw new CodedError<LocalnetErrorCode>(
       { code: "ports_unavailable", op: "choose ports" },
       `range ${lo}-${hi} is smaller than the ${span} ports the layout spans`,
     );
@@ -73,7 +75,7 @@ export async function findFreeBase(opts: FreeBaseOptions): Promise<number> {
     }
     if (ok) return base;
   }
-  throw new CodedError(
+  throw new CodedError<LocalnetErrorCode>(
     { code: "ports_unavailable", op: "choose ports" },
     `no base in ${lo}-${hi} with ports ${opts.offsets.join(",")} free on ${host} after ${attempts} tries`,
   );

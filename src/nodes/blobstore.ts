@@ -7,10 +7,12 @@
  * Keys: 1–200 characters of `A-Z a-z 0-9 . _ -`, not starting with `.` — so a key is always a plain file name
  * (no `/`, no `..`, no hidden files) and can never escape the store's directory.
  */
+
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { CodedError } from "../core/errors.js";
+import type { NodeErrorCode } from "./errors.js";
 
 /** A store of immutable-by-convention byte blobs. */
 export interface BlobStore {
@@ -35,7 +37,7 @@ const TMP_PREFIX = ".tmp-";
 /** Check a blob key. @throws CodedError `blob_invalid_key` */
 export function checkBlobKey(key: unknown, op: string): string {
   if (typeof key !== "string" || !KEY_RE.test(key)) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "blob_invalid_key", op },
       `invalid blob key ${JSON.stringify(typeof key === "string" ? key.slice(0, 60) : key)} (1-200 characters of A-Z a-z 0-9 . _ -, not starting with ".")`,
     );
@@ -45,7 +47,7 @@ export function checkBlobKey(key: unknown, op: string): string {
 
 function checkPrefix(prefix: unknown, op: string): string {
   if (typeof prefix !== "string" || !PREFIX_RE.test(prefix)) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "blob_invalid_key", op },
       `invalid key prefix ${JSON.stringify(prefix)} (characters A-Z a-z 0-9 . _ - only)`,
     );
@@ -55,7 +57,10 @@ function checkPrefix(prefix: unknown, op: string): string {
 
 function checkBytes(bytes: unknown, key: string, op: string): Uint8Array {
   if (!(bytes instanceof Uint8Array))
-    throw new CodedError({ code: "blob_invalid_value", op }, `the blob for "${key}" must be a Uint8Array, found ${typeof bytes}`);
+    throw new CodedError<NodeErrorCode>(
+      { code: "blob_invalid_value", op },
+      `the blob for "${key}" must be a Uint8Array, found ${typeof bytes}`,
+    );
   return bytes;
 }
 
@@ -79,7 +84,7 @@ export class FsBlobStore implements BlobStore {
     this.shardChars = opts.shardChars ?? 2;
     this.sync = opts.sync ?? true;
     if (!Number.isInteger(this.shardChars) || this.shardChars < 1 || this.shardChars > 8) {
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "blob_invalid_options", op: "open blob store" },
         `shardChars must be an integer from 1 to 8, found ${opts.shardChars}`,
       );
@@ -224,7 +229,7 @@ export class FsBlobStore implements BlobStore {
     } catch (err) {
       if (err instanceof CodedError) throw err;
       const e = err as { code?: string; message?: string };
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "blob_io_failed", op, detail: { path, errno: e.code } },
         `${path}: ${e.message ?? String(err)}`,
         { cause: err },

@@ -2,7 +2,9 @@
  * The time edge. Nodes read time and wait only through a `Clock`: `SystemClock` in production, `ManualClock` in
  * tests, where `advance(ms)` fires due timers in a fixed order so a whole network steps deterministically.
  */
+
 import { CodedError } from "../core/errors.js";
+import type { NodeErrorCode } from "./errors.js";
 
 /** Wall time and timers. */
 export interface Clock {
@@ -19,7 +21,7 @@ export interface Clock {
 
 /** The error `sleep` rejects with when its signal aborts. */
 export function abortedError(op: string, reason: unknown): CodedError {
-  return new CodedError({ code: "aborted", op }, "aborted", { cause: reason });
+  return new CodedError<NodeErrorCode>({ code: "aborted", op }, "aborted", { cause: reason });
 }
 
 /** Whether `err` is the `aborted` error of a cancelled wait. */
@@ -158,16 +160,25 @@ export class ManualClock implements Clock {
    */
   async advance(ms: number): Promise<number> {
     if (!(ms >= 0) || !Number.isFinite(ms))
-      throw new CodedError({ code: "clock_misuse", op: "advance clock" }, `step must be a finite number >= 0, found ${ms}`);
+      throw new CodedError<NodeErrorCode>(
+        { code: "clock_misuse", op: "advance clock" },
+        `step must be a finite number >= 0, found ${ms}`,
+      );
     return this.advanceTo(this.time + ms);
   }
 
   /** Like {@link advance}, to an absolute time (not before now). */
   async advanceTo(target: number): Promise<number> {
     if (this.advancing)
-      throw new CodedError({ code: "clock_misuse", op: "advance clock" }, "another advance is still running (await it first)");
+      throw new CodedError<NodeErrorCode>(
+        { code: "clock_misuse", op: "advance clock" },
+        "another advance is still running (await it first)",
+      );
     if (target < this.time)
-      throw new CodedError({ code: "clock_misuse", op: "advance clock" }, `cannot go back from ${this.time} to ${target}`);
+      throw new CodedError<NodeErrorCode>(
+        { code: "clock_misuse", op: "advance clock" },
+        `cannot go back from ${this.time} to ${target}`,
+      );
     this.advancing = true;
     let fired = 0;
     try {
@@ -176,7 +187,7 @@ export class ManualClock implements Clock {
         const t = this.next();
         if (t === undefined || t.due > target) break;
         if (++fired > this.maxTimers) {
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "clock_runaway", op: "advance clock" },
             `more than ${this.maxTimers} timers fired in one advance (a timer keeps re-arming itself?)`,
           );

@@ -11,11 +11,13 @@
  */
 
 import type { AddressInfo } from "node:net";
-import Fastify, { type FastifyInstance, type FastifyReply, LogController } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
+import type { ChainRoute } from "../chain/api.js";
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
+import type { NodeErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
 
 /** The app type node servers use. */
@@ -123,7 +125,7 @@ export function createServer(opts: ServerOptions): NodeApp {
       done(null, parseJson(text));
     } catch (err) {
       done(
-        new CodedError(
+        new CodedError<NodeErrorCode>(
           { code: "invalid_request", op: "read request body" },
           `request body is not valid JSON: ${errorMessage(err)}`,
         ),
@@ -134,6 +136,12 @@ export function createServer(opts: ServerOptions): NodeApp {
   app.addContentTypeParser("application/octet-stream", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
   app.setReplySerializer((payload) => stringifyJson(payload));
+
+  const routes: { method: string; path: string }[] = [];
+  ROUTES.set(app, routes);
+  app.addHook("onRoute", (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) if (m !== "HEAD") routes.push({ method: m, path: r.url });
+  });
 
   const limiter = opts.rateLimit ? new RateLimiter(opts.rateLimit) : undefined;
   app.addHook("onRequest", async (req, reply) => {
@@ -186,6 +194,28 @@ export function createServer(opts: ServerOptions): NodeApp {
   return app;
 }
 
+const ROUTES = new WeakMap<NodeApp, { method: string; path: string }[]>();
+
+/** The routes registered on an app made by {@link createServer} (HEAD twins of GET routes left out). */
+export function registeredRoutes(app: NodeApp): { method: string; path: string }[] {
+  return [...(ROUTES.get(app) ?? [])];
+}
+
+/** Register a declared chain route (`chain/api.ts`) with its handler; `bodyLimit` overrides the app's. */
+export function serve(
+  app: NodeApp,
+  r: ChainRoute,
+  handler: RouteHandlerMethod,
+  opts: { bodyLimit?: number; path?: string } = {},
+): void {
+  app.route({
+    method: r.method,
+    url: opts.path ?? r.path,
+    handler,
+    ...(opts.bodyLimit === undefined ? {} : { bodyLimit: opts.bodyLimit }),
+  });
+}
+
 /** Send `value` as JSON (exact int64) with `status` (default 200). */
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
   return reply.code(status).header("content-type", "application/json; charset=utf-8").send(stringifyJson(value));
@@ -193,7 +223,7 @@ export function sendJson(reply: FastifyReply, value: unknown, status = 200): Fas
 
 function invalid(name: string, what: string, found: unknown): CodedError {
   const shown = found === undefined ? "nothing" : JSON.stringify(String(found).slice(0, 70));
-  return new CodedError(
+  return new CodedError<NodeErrorCode>(
     { code: "invalid_request", op: "read query" },
     `query parameter "${name}" must be ${what}, found ${shown}`,
   );
@@ -272,9 +302,13 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
     const code = (err as { code?: string }).code;
     const why =
       code === "EADDRINUSE" ? "the port is already in use" : code === "EACCES" ? "permission denied" : errorMessage(err);
-    throw new CodedError({ code: "listen_failed", op: "start HTTP server" }, `cannot listen on ${host}:${port}: ${why}`, {
-      cause: err,
-    });
+    throw new CodedError<NodeErrorCode>(
+      { code: "listen_failed", op: "start HTTP server" },
+      `cannot listen on ${host}:${port}: ${why}`,
+      {
+        cause: err,
+      },
+    );
   }
   const addr = app.server.address() as AddressInfo;
   const shownHost = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;

@@ -23,8 +23,10 @@
  * Commits block the event loop for one fdatasync (well under a millisecond on the project machine's ext4, a few
  * milliseconds on slow disks): group the writes of one state change into one `transaction()`.
  */
+
 import { open, type RootDatabase } from "lmdb";
 import { CodedError } from "../core/errors.js";
+import type { NodeErrorCode } from "./errors.js";
 import {
   checkRange,
   checkValue,
@@ -71,7 +73,7 @@ export class LmdbKV extends KVBase implements KV {
         noSync: !this.sync,
       });
     } catch (err) {
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "kv_open_failed", op: "open kv" },
         `cannot open the lmdb store at ${path}: ${(err as Error).message}`,
         { cause: err },

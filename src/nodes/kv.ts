@@ -18,6 +18,7 @@
 
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError } from "../core/errors.js";
+import type { NodeErrorCode } from "./errors.js";
 
 /** Largest key, in UTF-8 bytes (lmdb's limit at the default page size). */
 export const MAX_KEY_BYTES = 1978;
@@ -94,17 +95,20 @@ const decoder = new TextDecoder("utf-8", { fatal: false });
 /** UTF-8 bytes of `key` after checking it is a valid key. @throws CodedError `kv_invalid_key` */
 export function encodeKey(key: string, op: string): Uint8Array {
   if (typeof key !== "string" || key.length === 0) {
-    throw new CodedError({ code: "kv_invalid_key", op }, `a key must be a non-empty string, found ${JSON.stringify(key)}`);
+    throw new CodedError<NodeErrorCode>(
+      { code: "kv_invalid_key", op },
+      `a key must be a non-empty string, found ${JSON.stringify(key)}`,
+    );
   }
   if (LONE_SURROGATE.test(key)) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "kv_invalid_key", op },
       `key ${JSON.stringify(key.slice(0, 40))} is not well-formed Unicode (lone surrogate)`,
     );
   }
   const bytes = encoder.encode(key);
   if (bytes.length > MAX_KEY_BYTES) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "kv_invalid_key", op },
       `key "${key.slice(0, 40)}…" is ${bytes.length} bytes, the limit is ${MAX_KEY_BYTES}`,
     );
@@ -115,7 +119,10 @@ export function encodeKey(key: string, op: string): Uint8Array {
 /** Check that `value` is bytes. @throws CodedError `kv_invalid_value` */
 export function checkValue(value: unknown, key: string, op: string): Uint8Array {
   if (!(value instanceof Uint8Array)) {
-    throw new CodedError({ code: "kv_invalid_value", op }, `the value for "${key}" must be a Uint8Array, found ${typeof value}`);
+    throw new CodedError<NodeErrorCode>(
+      { code: "kv_invalid_value", op },
+      `the value for "${key}" must be a Uint8Array, found ${typeof value}`,
+    );
   }
   return value;
 }
@@ -140,7 +147,7 @@ export function bytesToJson<T>(value: Uint8Array, key: string): T {
   try {
     return parseJson(decoder.decode(value)) as T;
   } catch (err) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "kv_corrupt_value", op: "kv getJson" },
       `value at "${key}" is not valid JSON: ${(err as Error).message}`,
       { cause: err },
@@ -176,14 +183,14 @@ export function checkRange(range: KVRange): void {
     ["end", range.end],
   ] as const) {
     if (v !== undefined && (typeof v !== "string" || LONE_SURROGATE.test(v))) {
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "kv_invalid_range", op: "kv range" },
         `${name} must be a well-formed string, found ${JSON.stringify(v)}`,
       );
     }
   }
   if (range.limit !== undefined && (!Number.isInteger(range.limit) || range.limit < 0)) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "kv_invalid_range", op: "kv range" },
       `limit must be a non-negative integer, found ${range.limit}`,
     );
@@ -193,22 +200,22 @@ export function checkRange(range: KVRange): void {
 /** The errors both implementations throw for misuse, so their messages match. */
 export const kvErrors = {
   closed(op: string): CodedError {
-    return new CodedError({ code: "kv_closed", op }, "the store is closed");
+    return new CodedError<NodeErrorCode>({ code: "kv_closed", op }, "the store is closed");
   },
   inTransaction(op: string): CodedError {
-    return new CodedError(
+    return new CodedError<NodeErrorCode>(
       { code: "kv_in_transaction", op },
       "not allowed while a transaction is running (use the transaction's own methods)",
     );
   },
   finished(op: string): CodedError {
-    return new CodedError(
+    return new CodedError<NodeErrorCode>(
       { code: "kv_txn_finished", op },
       "the transaction has already finished; write through the store or a new transaction",
     );
   },
   asyncTransaction(): CodedError {
-    return new CodedError(
+    return new CodedError<NodeErrorCode>(
       { code: "kv_async_transaction", op: "kv transaction" },
       "the function returned a promise; transactions must be synchronous (the transaction was rolled back)",
     );

@@ -7,9 +7,11 @@
  * run (scheduled or triggered) ended. A task that throws is logged and the loop carries on; nothing a task does
  * can reject a promise the caller did not ask for.
  */
+
 import { CodedError, errorMessage } from "../core/errors.js";
 import type { Clock } from "./clock.js";
 import { isAborted } from "./clock.js";
+import type { NodeErrorCode } from "./errors.js";
 import { type Logger, silentLogger } from "./logger.js";
 
 /** Options of {@link Loop}. */
@@ -65,7 +67,7 @@ export class Loop {
 
   constructor(opts: LoopOptions) {
     if (!Number.isFinite(opts.intervalMs) || opts.intervalMs < 0) {
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "loop_invalid_options", op: `create loop ${opts.name}` },
         `intervalMs must be a finite number >= 0, found ${opts.intervalMs}`,
       );
@@ -197,6 +199,6 @@ export class Loop {
   }
 
   private stoppedError(): CodedError {
-    return new CodedError({ code: "loop_stopped", op: `loop ${this.name}` }, `loop ${this.name} is stopped`);
+    return new CodedError<NodeErrorCode>({ code: "loop_stopped", op: `loop ${this.name}` }, `loop ${this.name} is stopped`);
   }
 }

@@ -15,12 +15,14 @@ import {
   makeResponse,
   preflight,
   type Transport,
+  type TransportErrorCode,
   type TransportRequest,
   type TransportResponse,
   transportError,
   transportReason,
 } from "../sdk/index.js";
 import { type Clock, isAborted, SystemClock } from "./clock.js";
+import type { NodeErrorCode } from "./errors.js";
 import type { NodeApp } from "./http.js";
 
 /** What happens to requests on a faulty link. */
@@ -65,7 +67,7 @@ export class MemoryTransport implements Transport {
   register(hostPort: string, app: NodeApp): void {
     const key = normalizeHost(hostPort);
     if (this.apps.has(key))
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "listen_failed", op: "register app" },
         `cannot listen on ${key}: the address is already in use`,
       );
@@ -135,7 +137,7 @@ export class MemoryTransport implements Transport {
 
   private async send(req: TransportRequest, source: string): Promise<TransportResponse> {
     const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
-    const fail = (code: string, cause?: unknown): CodedError =>
+    const fail = (code: TransportErrorCode, cause?: unknown): CodedError =>
       transportError(req, code, transportReason(code, timeoutMs), cause);
     const url = preflight(req, this.closed, timeoutMs);
     const target = normalizeHost(url.host);

@@ -2,6 +2,7 @@
  * Boot one node process from its node.yaml: read keys, genesis and settings from files, open the real edges
  * (lmdb, undici, system clock, pino), build the role with its factory, listen, start; returns a stop function.
  */
+
 import { join } from "node:path";
 import { parseInitialStates } from "../chain/genesis.js";
 import { parseMagicBlock } from "../chain/magicblock.js";
@@ -15,6 +16,7 @@ import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
+import type { NodeErrorCode } from "./errors.js";
 import { listen } from "./http.js";
 import { LmdbKV } from "./kv-lmdb.js";
 import { createLogger, type LogLevel } from "./logger.js";
@@ -32,7 +34,7 @@ const REGISTRATION = { healthCheckMs: HEALTH_CHECK_MS, intervalMs: 5_000 };
 export async function runNode(role: string, configPath: string): Promise<() => Promise<void>> {
   const cfg: NodeConfig = loadNodeConfig(configPath);
   if (cfg.role !== role)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start node" },
       `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
     );
@@ -107,7 +109,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
 function nodeKeys(cfg: NodeConfig): NodeKeys {
   const keys = loadKeysFile(cfg.keysFile as string);
   if (getScheme("bls0chain").publicKeyOf(keys.private_key) !== keys.public_key)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start node" },
       `${cfg.keysFile}: the private key does not match the public key`,
     );
@@ -124,7 +126,7 @@ function nodeKeys(cfg: NodeConfig): NodeKeys {
 function readShare(cfg: NodeConfig): string {
   const dkg = JSON.parse(readConfigText(cfg.dkgFile as string, "dkg file")) as { secret_share?: string };
   if (typeof dkg.secret_share !== "string")
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "start miner" },
       `${cfg.dkgFile}: field "secret_share": expected the threshold key share in hex`,
     );

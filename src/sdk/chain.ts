@@ -4,6 +4,7 @@
  * sharders. Every failure names the operation, the nodes involved and each node's reason.
  */
 
+import { ChainRoutes as R, routePath, routeUrl } from "../chain/api.js";
 import { blockHashOf, verifyConfirmation } from "../chain/block.js";
 import { parseJson } from "../chain/json.js";
 import { encodeTransactionJson, parseConfirmationJson, signTransaction } from "../chain/transaction.js";
@@ -13,7 +14,8 @@ import { CodedError, errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
 import { systemNow, systemRandom, systemSleep } from "./ambient.js";
-import { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+import type { SdkErrorCode } from "./errors.js";
+import { agree, describeFailures, isNotFound, type NodeResult, remoteOf, replyError, requestAll } from "./multi.js";
 import type { Transport } from "./transport.js";
 
 /** Miner and sharder base URLs. */
@@ -137,19 +139,19 @@ export class ChainClient {
     let miners = o?.miners ?? [];
     let sharders = o?.sharders ?? [];
     if (miners.length === 0 || sharders.length === 0) {
-      const url = joinUrl(this.opts.blockWorker, "/network");
+      const url = routeUrl(this.opts.blockWorker, R.network);
       let res: Awaited<ReturnType<Transport["request"]>>;
       try {
         res = await this.opts.transport.request({ method: "GET", url, timeoutMs: 10_000 });
       } catch (err) {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
           `block worker unreachable: ${errorMessage(err)}`,
           { cause: err },
         );
       }
       if (res.status !== 200) {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_unreachable", op: "discover network", node: this.opts.blockWorker },
           `block worker ${url} answered HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`,
         );
@@ -158,14 +160,14 @@ export class ChainClient {
       try {
         j = res.json();
       } catch {
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
           `block worker ${url} returned invalid JSON`,
         );
       }
       const list = (v: unknown, what: string): string[] => {
         if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
-          throw new CodedError(
+          throw new CodedError<SdkErrorCode>(
             { code: "network_invalid", op: "discover network", node: this.opts.blockWorker },
             `block worker ${url}: "${what}" is not a list of URLs`,
           );
@@ -176,12 +178,12 @@ export class ChainClient {
       if (sharders.length === 0) sharders = list(j.sharders, "sharders");
     }
     if (miners.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
         "the network has no miners",
       );
     if (sharders.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "network_empty", op: "discover network", node: this.opts.blockWorker },
         "the network has no sharders",
       );
@@ -193,11 +195,11 @@ export class ChainClient {
   async registerClient(wallet: Pick<WalletFile, "client_id" | "client_key">): Promise<void> {
     const { miners } = await this.network();
     const body = JSON.stringify({ id: wallet.client_id, public_key: wallet.client_key });
-    const results = await requestAll(this.opts.transport, miners, "/v1/client/put", { method: "POST", body });
+    const results = await requestAll(this.opts.transport, miners, routePath(R.clientPut), { method: R.clientPut.method, body });
     const ok = results.filter((r) => r.status === 200).length;
     const need = quorumOf(miners.length, 25);
     if (ok < need) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "register_failed", op: "register wallet" },
         `Register consensus not met: ${ok} of ${miners.length} miners accepted, ${need} needed; ${describeFailures(results)}`,
       );
@@ -208,7 +210,7 @@ export class ChainClient {
   /** Build and sign a transaction from the wallet (creation date = now, in seconds). */
   buildTransaction(wallet: WalletFile, req: TxnRequest): Transaction {
     const key = wallet.keys[0];
-    if (!key) throw new CodedError({ code: "invalid_wallet", op: "sign transaction" }, "the wallet has no keys");
+    if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign transaction" }, "the wallet has no keys");
     const txn: Transaction = {
       hash: "",
       version: "1.0",
@@ -231,16 +233,16 @@ export class ChainClient {
     const { miners } = await this.network();
     const count = Math.min(miners.length, quorumOf(miners.length, this.opts.minSubmit ?? 50));
     const chosen = shuffled(miners, this.random).slice(0, count);
-    const results = await requestAll(this.opts.transport, chosen, "/v1/transaction/put", {
-      method: "POST",
+    const results = await requestAll(this.opts.transport, chosen, routePath(R.transactionPut), {
+      method: R.transactionPut.method,
       body: encodeTransactionJson(txn),
     });
     const ok = results.filter((r) => r.status === 200).length;
     if (ok < quorumOf(chosen.length, 25)) {
       const failed = results.filter((r) => r.status !== 200);
       const last = failed[failed.length - 1];
-      throw new CodedError(
-        { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url } : {}) },
+      throw new CodedError<SdkErrorCode>(
+        { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url, remote: remoteOf(last) } : {}) },
         `${last?.error ?? "no miner accepted it"}${failed.length > 1 ? ` (all: ${describeFailures(results)})` : ""}`,
       );
     }
@@ -253,7 +255,7 @@ export class ChainClient {
     timeoutMs = 10_000,
   ): Promise<{ confirmation?: Confirmation; lfbCreation: number; lfbRounds: Map<string, number>; results: NodeResult[] }> {
     const { sharders } = await this.network();
-    const results = await requestAll(this.opts.transport, sharders, `/v1/transaction/get/confirmation?hash=${hash}&content=lfb`, {
+    const results = await requestAll(this.opts.transport, sharders, routePath(R.confirmation, {}, { hash, content: "lfb" }), {
       timeoutMs,
     });
     const votes = new Map<string, { n: number; c: Confirmation }>();
@@ -290,7 +292,7 @@ export class ChainClient {
 
   /** Latest finalized round of each node that answers (`/v1/block/get/latest_finalized`), by URL. */
   async latestFinalizedRounds(urls: string[], timeoutMs = 5000): Promise<{ rounds: Map<string, number>; results: NodeResult[] }> {
-    const results = await requestAll(this.opts.transport, urls, "/v1/block/get/latest_finalized", { timeoutMs });
+    const results = await requestAll(this.opts.transport, urls, routePath(R.latestFinalized), { timeoutMs });
     const rounds = new Map<string, number>();
     for (const r of results) {
       if (r.status !== 200) continue;
@@ -369,14 +371,14 @@ export class ChainClient {
           : `within ${Math.round(elapsed / 1000)} s (${queries} queries)`;
         if (found && chain) {
           const c = found.confirmation;
-          throw new CodedError(
+          throw new CodedError<SdkErrorCode>(
             { code: "verify_failed", op: "verify transaction" },
             `${hash} is in block ${c.block_hash} (round ${c.round}), but only ${chain.blocks} of the ${need} finalized blocks confirmation_chain_length asks for extend it ${limit}${chain.problem ? `; ${chain.problem}` : ""}`,
           );
         }
         const why = describeFailures(q?.results ?? []);
         const behind = await this.sharderLag(q?.lfbRounds ?? new Map());
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "verify_failed", op: "verify transaction" },
           `${hash} not confirmed by any sharder ${limit}${behind ? `; ${behind}` : ""}${why ? `; ${why}` : ""}`,
         );
@@ -396,7 +398,7 @@ export class ChainClient {
     const { sharders } = await this.network();
     while (chain.blocks < need) {
       const round = chain.round + 1;
-      const results = await requestAll(this.opts.transport, sharders, `/v1/block/get?round=${round}&content=header`, {
+      const results = await requestAll(this.opts.transport, sharders, routePath(R.blockGet, {}, { round, content: "header" }), {
         timeoutMs,
       });
       const votes = new Map<string, number>();
@@ -488,7 +490,7 @@ export class ChainClient {
     await this.submit(txn);
     const res = await this.confirm(txn.hash, txn.creation_date);
     if (res.status !== TxnStatus.success) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "txn_failed", op: "execute transaction", node: res.confirmation.miner_id },
         `transaction ${txn.hash} failed: ${res.output}`,
       );
@@ -511,8 +513,12 @@ export class ChainClient {
     const ok = results.filter((r) => r.status === 200);
     if (ok.length === 0) {
       const answered = results.filter((r) => r.status >= 400 && r.status < 500);
-      if (answered.length >= need && answered.every((r) => r.error === answered[0]?.error)) {
-        throw new CodedError({ code: "query_failed", op, node: answered[0]?.url ?? "" }, answered[0]?.error ?? "request refused");
+      const first = answered[0];
+      if (first && answered.length >= need && answered.every((r) => r.error === first.error)) {
+        throw new CodedError<SdkErrorCode>(
+          { code: "query_failed", op, node: first.url, remote: remoteOf(first) },
+          first.error ?? "request refused",
+        );
       }
     }
     return parseJson(agree(results, need, op)) as T;
@@ -526,51 +532,50 @@ export class ChainClient {
   async getBalance(clientId: string): Promise<Balance | undefined> {
     const { fresh, stale } = await this.freshSharders();
     if (fresh.length === 0)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "sharders_behind", op: "get balance" },
         `no sharder is up to date, a balance would be stale: ${stale}`,
       );
     if (stale) this.log(`get balance: skipping sharders behind the network: ${stale}`);
     try {
       const j = await this.sharderJson<{ balance: number | bigint; round: number; txn: string }>(
-        `/v1/client/get/balance?client_id=${clientId}`,
+        routePath(R.balance, {}, { client_id: clientId }),
         "get balance",
         fresh,
       );
       return { balance: BigInt(j.balance), round: j.round, txn: j.txn };
     } catch (err) {
-      if (err instanceof CodedError && err.code === "query_failed" && /value not present/.test(err.message)) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
   /** Smart-contract REST endpoint answered by the sharders (`/v1/screst/<address>/<endpoint>`). */
   async scRest<T = unknown>(address: string, endpoint: string, params: Record<string, string> = {}): Promise<T> {
-    const qs = new URLSearchParams(params).toString();
-    return this.sharderJson<T>(`/v1/screst/${address}/${endpoint.replace(/^\//, "")}${qs ? `?${qs}` : ""}`, `query ${endpoint}`);
+    return this.sharderJson<T>(scRestPath(address, endpoint, params), `query ${endpoint}`);
   }
 
   /** The latest finalized magic block, as the sharders agree on it. */
   async latestMagicBlock(): Promise<Record<string, unknown>> {
-    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(
-      "/v1/block/get/latest_finalized_magic_block",
-      "get magic block",
-    );
+    const j = await this.sharderJson<{ magic_block?: Record<string, unknown> }>(routePath(R.latestMagicBlock), "get magic block");
     if (!j.magic_block)
-      throw new CodedError({ code: "query_failed", op: "get magic block" }, "sharders returned a block without a magic block");
+      throw new CodedError<SdkErrorCode>(
+        { code: "query_failed", op: "get magic block" },
+        "sharders returned a block without a magic block",
+      );
     return j.magic_block;
   }
 
   /** Node id from `GET <url>/_nh/whoami` (`type,host,port,id,public_key`). */
   async whoami(url: string): Promise<string> {
-    const target = joinUrl(url, "/_nh/whoami");
+    const target = routeUrl(url, R.whoami);
     let text: string;
     try {
       const res = await this.opts.transport.request({ method: "GET", url: target, timeoutMs: 10_000 });
       if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${replyError({ status: res.status, body: res.text() })}`);
       text = res.text();
     } catch (err) {
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "id_not_found", op: "get node id", node: url },
         `ID not found: ${target}: ${errorMessage(err)}`,
         { cause: err },
@@ -578,12 +583,17 @@ export class ChainClient {
     }
     const id = text.trim().split(",")[3];
     if (!id || !/^[0-9a-f]{64}$/.test(id))
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "id_not_found", op: "get node id", node: url },
         `ID not found: ${target} answered "${text.slice(0, 80)}"`,
       );
     return id;
   }
+}
+
+/** The path of a smart contract's REST view (`GET /v1/screst/<address>/<endpoint>?<params>`). */
+export function scRestPath(address: string, endpoint: string, params: Record<string, string> = {}): string {
+  return routePath(R.scRest, { address, endpoint: endpoint.replace(/^\//, "") }, params);
 }
 
 /** A chain client for a loaded config.yaml (+ network.yaml) and a wallet's signature scheme. */

@@ -2,11 +2,13 @@
  * The client's configuration files in the configuration directory (default `$HOME/.zcn`): `config.yaml`
  * (required for network commands) and the optional `network.yaml` that overrides discovery.
  */
+
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { CodedError } from "../core/errors.js";
 import { FieldReader, isHttpUrl, parseYaml } from "../core/fields.js";
+import type { SdkErrorCode } from "./errors.js";
 
 /** Chain id used when config.yaml does not name one (the reference's default chain id). */
 export const DEFAULT_CHAIN_ID = "0afc093ffb509f059c55478bc1a60351cef7b4e9c008a53a6cc8241ca8617dfe";
@@ -84,20 +86,24 @@ export function parseNetworkConfig(text: string, file: string): NetworkConfig {
   return net;
 }
 
-function readText(path: string, missingCode: string, what: string): string | undefined {
+function readText(path: string, missingCode: "config_missing" | "", what: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT") {
       if (missingCode === "") return undefined;
-      throw new CodedError({ code: missingCode, op: `read ${what}` }, `Can't read config: ${path} does not exist`, {
+      throw new CodedError<SdkErrorCode>({ code: missingCode, op: `read ${what}` }, `Can't read config: ${path} does not exist`, {
         cause: err,
       });
     }
-    throw new CodedError({ code: "config_unreadable", op: `read ${what}` }, `Can't read config: ${path}: ${e.message}`, {
-      cause: err,
-    });
+    throw new CodedError<SdkErrorCode>(
+      { code: "config_unreadable", op: `read ${what}` },
+      `Can't read config: ${path}: ${e.message}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 

@@ -12,6 +12,17 @@ import { CodedError } from "../core/errors.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 
 /** Default per-request deadline. */
+/** The codes every transport raises. */
+export type TransportErrorCode =
+  | "connection_refused"
+  | "timeout"
+  | "dns_failed"
+  | "connection_reset"
+  | "aborted"
+  | "response_too_large"
+  | "transport_closed"
+  | "request_failed";
+
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Default cap on a response body. */
@@ -29,7 +40,7 @@ export function makeResponse(status: number, headers: Record<string, string>, bo
 }
 
 /** The standard human reason for each transport error code. */
-export function transportReason(code: string, timeoutMs: number): string {
+export function transportReason(code: TransportErrorCode, timeoutMs: number): string {
   switch (code) {
     case "connection_refused":
       return "connection refused (is the node running?)";
@@ -55,10 +66,10 @@ export function transportReason(code: string, timeoutMs: number): string {
  */
 export function transportError(
   req: Pick<TransportRequest, "method" | "url">,
-  code: string,
+  code: TransportErrorCode,
   why: string,
   cause?: unknown,
-): CodedError {
+): CodedError<TransportErrorCode> {
   let node: string | undefined;
   try {
     node = new URL(req.url).host;
@@ -66,7 +77,7 @@ export function transportError(
     node = undefined;
   }
   const fields = node === undefined ? { code, op: `${req.method} ${req.url}` } : { code, op: `${req.method} ${req.url}`, node };
-  return new CodedError(fields, why, cause === undefined ? undefined : { cause });
+  return new CodedError<TransportErrorCode>(fields, why, cause === undefined ? undefined : { cause });
 }
 
 /**
@@ -85,7 +96,7 @@ export function preflight(req: TransportRequest, closed: boolean, timeoutMs: num
   }
 }
 
-function classify(err: unknown): string {
+function classify(err: unknown): TransportErrorCode {
   const e = err as { code?: string; cause?: { code?: string } } | null;
   const code = e?.code ?? e?.cause?.code ?? "";
   if (code === "ECONNREFUSED") return "connection_refused";
@@ -158,17 +169,30 @@ export class HttpTransport implements Transport {
         bodyTimeout: timeoutMs,
         signal,
       });
+      // a body of announced length is copied into one buffer as it arrives (no list of chunks to join: half the
+      // memory for large replies); otherwise the chunks are joined at the end
+      const announced = Number(res.headers["content-length"]);
+      let into =
+        Number.isSafeInteger(announced) && announced > 0 && announced <= this.maxResponseBytes
+          ? Buffer.allocUnsafe(announced)
+          : undefined;
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
-        size += (chunk as Buffer).length;
-        if (size > this.maxResponseBytes) {
+        const c = chunk as Buffer;
+        if (size + c.length > this.maxResponseBytes) {
           res.body.destroy();
           throw transportError(req, "response_too_large", `response body exceeds ${this.maxResponseBytes} bytes`);
         }
-        chunks.push(chunk as Buffer);
+        if (into && size + c.length <= into.length) c.copy(into, size);
+        else {
+          if (into) chunks.push(into.subarray(0, size)); // longer than announced: join the pieces instead
+          into = undefined;
+          chunks.push(c);
+        }
+        size += c.length;
       }
-      const buf = Buffer.concat(chunks, size);
+      const buf = into ? into.subarray(0, size) : Buffer.concat(chunks, size);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers))
         if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);

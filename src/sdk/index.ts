@@ -17,7 +17,7 @@ export {
   zcnNumberToSas,
 } from "../core/amount.js";
 export { durationMs, durationSeconds, formatDuration, parseDuration } from "../core/duration.js";
-export { CodedError, codedError, errorMessage } from "../core/errors.js";
+export { CodedError, codedError, type ErrorCode, errorMessage, type RemoteError, remoteCode } from "../core/errors.js";
 export { sha3 } from "../core/hash.js";
 export { isHash } from "../core/hex.js";
 export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
@@ -46,6 +46,7 @@ export {
   parseNetworkConfig,
   resolveConfigDir,
 } from "./configfiles.js";
+export { SDK_ERROR_CODES, type SdkErrorCode, sdkError } from "./errors.js";
 export { writeFileAtomic } from "./fsutil.js";
 export {
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -54,6 +55,7 @@ export {
   type HttpTransportOptions,
   makeResponse,
   preflight,
+  type TransportErrorCode,
   transportError,
   transportReason,
 } from "./http-transport.js";
@@ -76,7 +78,7 @@ export {
   sasOf,
   type UnlockOutcome,
 } from "./miner.js";
-export { agree, describeFailures, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+export { agree, describeFailures, isNotFound, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
 export * as storageFiles from "./storage/files/index.js";
 export * as storage from "./storage/index.js";
 export * from "./tokens/index.js";

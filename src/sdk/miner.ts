@@ -3,11 +3,13 @@
  * `MienrSCUnlock`, `MinerSCSettings`, `GetMinerSCNodeInfo`, `GetMinerSCNodePool`, `GetMinerSCUserInfo`,
  * `GetMinerSCConfig`, `GetMiners`, `GetSharders`). Amounts are SAS; views come from a quorum of sharders.
  */
+
 import { stringifyJson } from "../chain/json.js";
 import { ScAddress, TxnType } from "../chain/types.js";
 import { CodedError } from "../core/errors.js";
 import type { WalletFile } from "../core/wallet.js";
 import type { ChainClient, TxnResult } from "./chain.js";
+import type { SdkErrorCode } from "./errors.js";
 
 /** A node's registration as `/getMinerList`, `/getSharderList` and `/nodeStat` show it (`simple_miner`). */
 export interface MinerScSimpleNode {
@@ -138,7 +140,10 @@ export async function minerScNodes(chain: ChainClient, kind: "miner" | "sharder"
 export function sasOf(v: unknown): bigint {
   if (typeof v === "bigint") return v;
   if (typeof v === "number" && Number.isSafeInteger(v)) return BigInt(v);
-  throw new CodedError({ code: "invalid_response", op: "read amount" }, `expected an integer amount of SAS, found ${String(v)}`);
+  throw new CodedError<SdkErrorCode>(
+    { code: "invalid_response", op: "read amount" },
+    `expected an integer amount of SAS, found ${String(v)}`,
+  );
 }
 
 /** A float as Go's `%v` prints it (shortest digits; exponent form below 1e-4 and from 1e6 on: `5.55e-07`, `1e+06`). */

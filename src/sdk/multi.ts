@@ -1,23 +1,41 @@
 /** Fan-out requests to several nodes and agree on an answer, naming every node that failed and why. */
-import { CodedError, errorMessage } from "../core/errors.js";
+
+import { CodedError, errorMessage, type RemoteError } from "../core/errors.js";
+import type { SdkErrorCode } from "./errors.js";
 import type { HttpMethod, Transport, TransportResponse } from "./transport.js";
 
 export interface NodeResult {
   url: string;
   status: number; // 0 when the node could not be reached
   body: string;
+  /** Why this node failed: its `error` text, or the transport's reason. */
   error?: string;
+  /** The node's error `code` from its `{"code","error"}` body, when it sent one. */
+  code?: string;
+}
+
+/** A node's error reply as sent: the reference `{"code","error"}` body, else the raw body (or `HTTP <status>`). */
+export function remoteErrorOf(node: string, status: number, body: string): RemoteError {
+  try {
+    const j = JSON.parse(body) as { error?: unknown; code?: unknown };
+    if (typeof j.error === "string")
+      return typeof j.code === "string" ? { node, status, code: j.code, error: j.error } : { node, status, error: j.error };
+  } catch {
+    // not JSON
+  }
+  return { node, status, error: body.trim().length > 0 ? body.trim().slice(0, 500) : `HTTP ${status}` };
 }
 
 /** Error text of a node's reply: the reference `{"error": "..."}` body, else the raw body. */
 export function replyError(res: { status: number; body: string }): string {
-  try {
-    const j = JSON.parse(res.body) as { error?: unknown; code?: unknown };
-    if (typeof j.error === "string") return j.error;
-  } catch {
-    // not JSON
-  }
-  return res.body.trim().length > 0 ? res.body.trim().slice(0, 500) : `HTTP ${res.status}`;
+  return remoteErrorOf("", res.status, res.body).error;
+}
+
+/** The remote error of a failed result (its node, status, code and message). */
+export function remoteOf(r: NodeResult): RemoteError {
+  return r.code === undefined
+    ? { node: r.url, status: r.status, error: r.error ?? `HTTP ${r.status}` }
+    : { node: r.url, status: r.status, code: r.code, error: r.error ?? `HTTP ${r.status}` };
 }
 
 /** Send one request to each URL in parallel; never throws. */
@@ -43,13 +61,25 @@ export async function requestAll(
         const res: TransportResponse = await transport.request(req);
         const body = res.text();
         const out: NodeResult = { url: base, status: res.status, body };
-        if (res.status !== 200) out.error = replyError({ status: res.status, body });
+        if (res.status !== 200) {
+          const remote = remoteErrorOf(base, res.status, body);
+          out.error = remote.error;
+          if (remote.code !== undefined) out.code = remote.code;
+        }
         return out;
       } catch (err) {
         return { url: base, status: 0, body: "", error: errorMessage(err) };
       }
     }),
   );
+}
+
+/**
+ * Whether a failure means "no such thing" on the remote side: the node answered `resource_not_found` (the
+ * reference's `value not present`), or a local lookup did.
+ */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof CodedError && (err.code === "resource_not_found" || err.remote?.code === "resource_not_found");
 }
 
 export function joinUrl(base: string, path: string): string {
@@ -82,7 +112,7 @@ export function agree(results: NodeResult[], minAgree: number, op: string): stri
   if (best !== undefined && bestCount >= Math.max(1, minAgree)) return best;
   const ok = results.filter((r) => r.status === 200).length;
   const why = describeFailures(results);
-  throw new CodedError(
+  throw new CodedError<SdkErrorCode>(
     { code: "consensus_failed", op },
     `consensus not reached: ${bestCount} of ${results.length} nodes agree, ${Math.max(1, minAgree)} needed (${ok} answered)${why ? `; ${why}` : ""}`,
   );

@@ -1,8 +1,10 @@
 /** Reading and writing wallet.json: validated on read, written atomically with mode 0600. */
+
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { CodedError } from "../core/errors.js";
 import { parseWallet, serializeWallet, type WalletFile } from "../core/wallet.js";
+import type { SdkErrorCode } from "./errors.js";
 import { writeFileAtomic } from "./fsutil.js";
 
 /** Absolute wallet path: `--wallet` may be absolute or relative to the config directory. */
@@ -22,9 +24,13 @@ export function readWalletFile(path: string): WalletFile {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code === "ENOENT" ? "wallet_missing" : "wallet_unreadable";
-    throw new CodedError({ code, op: "read wallet" }, `cannot read wallet file ${path}: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new CodedError<SdkErrorCode>(
+      { code, op: "read wallet" },
+      `cannot read wallet file ${path}: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   return parseWallet(text, path);
 }

@@ -7,7 +7,9 @@
  * exactly the bytes received. Replies: JSON; errors `{"code","error"}`; the download reply is binary
  * (see {@link encodeDownload}).
  */
+
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
@@ -215,7 +217,8 @@ export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], bloc
 
 /** Split a download reply. @throws CodedError `invalid_download_reply` */
 export function decodeDownload(bytes: Uint8Array): { header: DownloadHeader; proof: Uint8Array[]; blocks: Uint8Array } {
-  const fail = (why: string) => new CodedError({ code: "invalid_download_reply", op: "read download reply" }, why);
+  const fail = (why: string) =>
+    new CodedError<StorageErrorCode>({ code: "invalid_download_reply", op: "read download reply" }, why);
   if (bytes.length < 4) throw fail("reply shorter than its length prefix");
   const hlen = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0);
   if (4 + hlen > bytes.length) throw fail("header length beyond the reply");

@@ -3,7 +3,7 @@
  * of these codes and a message naming the cause; blobbers answer it as `{"code","error"}` (HTTP 400, 404 for
  * `resource_not_found`).
  */
-import { CodedError } from "../core/errors.js";
+import { CodedError, type CoreErrorCode } from "../core/errors.js";
 
 export const StorageErrors = {
   /** Missing or malformed parameter or body. */
@@ -46,14 +46,48 @@ export const StorageErrors = {
   invalidFileMeta: "invalid_file_meta",
 } as const;
 
-export type StorageErrorCode = (typeof StorageErrors)[keyof typeof StorageErrors];
+/** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */
+export const STORAGE_ALGORITHM_ERROR_CODES = [
+  "rs_divide_by_zero",
+  "rs_singular_matrix",
+  "rs_invalid_shards",
+  "rs_shard_size",
+  "rs_too_few_shards",
+  "merkle_invalid_range",
+  "merkle_invalid_hashes",
+  "invalid_stripe",
+  "invalid_download_reply",
+] as const;
+
+/** Every storage code: the protocol's (what blobbers answer, reference spellings) and the algorithms'. */
+export type StorageErrorCode =
+  | (typeof StorageErrors)[keyof typeof StorageErrors]
+  | (typeof STORAGE_ALGORITHM_ERROR_CODES)[number]
+  | CoreErrorCode;
+
+/** The codes a blobber answers, as a list (the sdk keeps a blobber's code when it is one of these). */
+export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = [
+  ...Object.values(StorageErrors),
+  ...STORAGE_ALGORITHM_ERROR_CODES,
+];
+
+/** Whether a code a blobber sent is one of the storage catalogue's. */
+export function isStorageErrorCode(code: string): code is StorageErrorCode {
+  return (STORAGE_ERROR_CODES as readonly string[]).includes(code);
+}
+
+declare module "../core/errors.js" {
+  interface ErrorCatalogue {
+    storage: StorageErrorCode;
+  }
+}
 
 /** Shorthand: a storage CodedError. */
 export function storageError(
-  code: StorageErrorCode | string,
+  code: StorageErrorCode,
   op: string,
   message: string,
   detail?: Record<string, unknown>,
-): CodedError {
-  return new CodedError(detail ? { code, op, detail } : { code, op }, message);
+): CodedError<StorageErrorCode> {
+  return new CodedError<StorageErrorCode>(detail ? { code, op, detail } : { code, op }, message);
 }

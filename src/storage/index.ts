@@ -7,4 +7,5 @@ export * from "./markers.js";
 export * from "./merkle.js";
 export * from "./paths.js";
 export * from "./reedsolomon.js";
+export * from "./reedsolomon-simd.js";
 export * from "./reftree.js";

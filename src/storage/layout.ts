@@ -9,7 +9,9 @@
  *
  * Uploads move `CHUNK_BLOCKS` blocks per shard per request (1 MiB), several requests in flight per blobber.
  */
+
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 import { BLOCK_SIZE } from "./merkle.js";
 
 export { BLOCK_SIZE };
@@ -62,7 +64,7 @@ export function stripeRange(fileSize: number, dataShards: number, from: number, 
  */
 export function splitStripe(bytes: Uint8Array, dataShards: number): Uint8Array[] {
   if (bytes.length > stripeBytes(dataShards))
-    throw new CodedError(
+    throw new CodedError<StorageErrorCode>(
       { code: "invalid_stripe", op: "split stripe" },
       `a stripe holds at most ${stripeBytes(dataShards)} bytes, found ${bytes.length}`,
     );

@@ -18,7 +18,7 @@ import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { isHash, isHex } from "../core/hex.js";
 import { clientIdOf, clientVerifier } from "../core/schemes.js";
-import { StorageErrors } from "./errors.js";
+import { type StorageErrorCode, StorageErrors } from "./errors.js";
 
 /** Who signs: a wallet's client id, public key and signing function over a hex hash. */
 export interface Signer {
@@ -89,18 +89,18 @@ export function signReadMarker(
   return { ...body, signature: signer.sign(readMarkerHash(body)) };
 }
 
-function bad(code: string, op: string, msg: string): CodedError {
-  return new CodedError({ code, op }, msg);
+function bad(code: StorageErrorCode, op: string, msg: string): CodedError {
+  return new CodedError<StorageErrorCode>({ code, op }, msg);
 }
 
-function int(v: unknown, name: string, code: string, op: string, min = 0): number {
+function int(v: unknown, name: string, code: StorageErrorCode, op: string, min = 0): number {
   const n = typeof v === "bigint" ? Number(v) : v;
   if (typeof n !== "number" || !Number.isSafeInteger(n) || n < min)
     throw bad(code, op, `${name} must be an integer ≥ ${min}, found ${JSON.stringify(String(v)).slice(0, 40)}`);
   return n;
 }
 
-function hashField(v: unknown, name: string, code: string, op: string, allowEmpty = false): string {
+function hashField(v: unknown, name: string, code: StorageErrorCode, op: string, allowEmpty = false): string {
   if (allowEmpty && v === "") return "";
   if (typeof v !== "string" || !isHash(v))
     throw bad(code, op, `${name} must be a 64-character hex hash, found ${JSON.stringify(v)?.slice(0, 80)}`);
@@ -149,7 +149,7 @@ export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMark
   };
 }
 
-function safeJson(text: string, code: string, op: string): unknown {
+function safeJson(text: string, code: StorageErrorCode, op: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {

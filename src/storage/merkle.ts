@@ -8,8 +8,10 @@
  * Proofs: a single-leaf proof (challenges) and a contiguous-range proof (downloads verify every block of a range
  * with one proof). Both are lists of sibling hashes in bottom-up order; verification recomputes the root.
  */
+
 import { createHash } from "node:crypto";
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 
 /** Bytes per Merkle leaf block of a shard: 64 KiB. */
 export const BLOCK_SIZE = 64 * 1024;
@@ -64,15 +66,33 @@ export function merkleRoot(leaves: Uint8Array[]): string {
  * @throws CodedError `merkle_invalid_range`
  */
 export function rangeProof(leaves: Uint8Array[], start: number, end: number): Uint8Array[] {
-  checkRange(leaves.length, start, end, "merkle range proof");
-  const proof: Uint8Array[] = [];
+  return rangeProofFromLevels(merkleLevels(leaves), start, end);
+}
+
+/**
+ * Every level of the tree over `leaves`, leaves first and the root last: built once, it answers any number of
+ * {@link rangeProofFromLevels} without hashing again (a blobber serving many ranges of one shard keeps it).
+ */
+export function merkleLevels(leaves: Uint8Array[]): Uint8Array[][] {
+  const levels = [leaves];
   let level = leaves;
+  while (level.length > 1) {
+    level = nextLevel(level);
+    levels.push(level);
+  }
+  return levels;
+}
+
+/** {@link rangeProof} from the levels of {@link merkleLevels}. @throws CodedError `merkle_invalid_range` */
+export function rangeProofFromLevels(levels: Uint8Array[][], start: number, end: number): Uint8Array[] {
+  checkRange((levels[0] ?? []).length, start, end, "merkle range proof");
+  const proof: Uint8Array[] = [];
   let lo = start;
   let hi = end - 1;
-  while (level.length > 1) {
+  for (let l = 0; l < levels.length - 1; l++) {
+    const level = levels[l] as Uint8Array[];
     if (lo % 2 === 1) proof.push(level[lo - 1] as Uint8Array);
     if (hi % 2 === 0 && hi + 1 < level.length) proof.push(level[hi + 1] as Uint8Array);
-    level = nextLevel(level);
     lo = Math.floor(lo / 2);
     hi = Math.floor(hi / 2);
   }
@@ -140,7 +160,7 @@ export function verifyLeaf(rootHex: string, total: number, index: number, leaf: 
 
 function checkRange(total: number, start: number, end: number, op: string): void {
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end <= start || end > total)
-    throw new CodedError(
+    throw new CodedError<StorageErrorCode>(
       { code: "merkle_invalid_range", op },
       `block range [${start}, ${end}) is not inside a tree of ${total} leaves`,
     );
@@ -156,7 +176,7 @@ export function packHashes(hashes: Uint8Array[]): Uint8Array {
 /** Split a buffer of 32-byte hashes. @throws CodedError `merkle_invalid_hashes` */
 export function unpackHashes(bytes: Uint8Array): Uint8Array[] {
   if (bytes.length % HASH_BYTES !== 0)
-    throw new CodedError(
+    throw new CodedError<StorageErrorCode>(
       { code: "merkle_invalid_hashes", op: "read hashes" },
       `${bytes.length} bytes is not a whole number of ${HASH_BYTES}-byte hashes`,
     );

@@ -8,7 +8,9 @@
  * Pure: no I/O. Multiplication goes through a 64 KiB product table (one row per coefficient) so the inner loop is a
  * table lookup and an xor.
  */
+
 import { CodedError } from "../core/errors.js";
+import type { StorageErrorCode } from "./errors.js";
 
 const EXP = new Uint8Array(510);
 const LOG = new Uint8Array(256);
@@ -35,7 +37,8 @@ export function galMul(a: number, b: number): number {
 
 /** a/b in GF(2^8). @throws CodedError `rs_divide_by_zero` */
 export function galDiv(a: number, b: number): number {
-  if (b === 0) throw new CodedError({ code: "rs_divide_by_zero", op: "reed-solomon" }, "division by zero in GF(2^8)");
+  if (b === 0)
+    throw new CodedError<StorageErrorCode>({ code: "rs_divide_by_zero", op: "reed-solomon" }, "division by zero in GF(2^8)");
   if (a === 0) return 0;
   return EXP[((LOG[a] as number) - (LOG[b] as number) + 255) % 255] as number;
 }
@@ -75,7 +78,8 @@ function invert(m: Matrix): Matrix {
   for (let col = 0; col < n; col++) {
     let pivot = col;
     while (pivot < n && (work[pivot] as Uint8Array)[col] === 0) pivot++;
-    if (pivot === n) throw new CodedError({ code: "rs_singular_matrix", op: "reed-solomon" }, "matrix is singular");
+    if (pivot === n)
+      throw new CodedError<StorageErrorCode>({ code: "rs_singular_matrix", op: "reed-solomon" }, "matrix is singular");
     if (pivot !== col) {
       const t = work[col] as Uint8Array;
       work[col] = work[pivot] as Uint8Array;
@@ -116,7 +120,7 @@ export class ReedSolomon implements ErasureCoder {
       parityShards < 0 ||
       dataShards + parityShards > MAX_TOTAL_SHARDS
     ) {
-      throw new CodedError(
+      throw new CodedError<StorageErrorCode>(
         { code: "rs_invalid_shards", op: "reed-solomon" },
         `need data ≥ 1, parity ≥ 0 and data+parity ≤ ${MAX_TOTAL_SHARDS}, found data ${dataShards} parity ${parityShards}`,
       );
@@ -140,7 +144,7 @@ export class ReedSolomon implements ErasureCoder {
    */
   encode(data: Uint8Array[], out?: Uint8Array[]): Uint8Array[] {
     if (data.length !== this.dataShards)
-      throw new CodedError(
+      throw new CodedError<StorageErrorCode>(
         { code: "rs_invalid_shards", op: "reed-solomon encode" },
         `expected ${this.dataShards} data shards, found ${data.length}`,
       );
@@ -152,31 +156,32 @@ export class ReedSolomon implements ErasureCoder {
         o = new Uint8Array(len);
         parity[p] = o;
       } else if (o.length !== len) {
-        throw new CodedError(
+        throw new CodedError<StorageErrorCode>(
           { code: "rs_shard_size", op: "reed-solomon encode" },
           `parity buffer ${p} has ${o.length} bytes, shards have ${len}`,
         );
       } else o.fill(0);
-      mulAddRows(this.matrix[this.dataShards + p] as Uint8Array, data, o, len);
     }
+    this.mulRows(this.matrix.slice(this.dataShards), data, parity, len);
     return parity;
   }
 
   /**
    * Fill in the missing shards (`undefined` entries) from any `dataShards` present ones, all of one length.
-   * Returns the complete shard list (present entries are the same objects).
+   * Returns the complete shard list (present entries are the same objects); with `dataOnly` the missing parity
+   * shards are left out (a reader needs only the data).
    * @throws CodedError `rs_too_few_shards` when fewer than `dataShards` are present
    */
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[] {
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly = false): Uint8Array[] {
     if (shards.length !== this.totalShards)
-      throw new CodedError(
+      throw new CodedError<StorageErrorCode>(
         { code: "rs_invalid_shards", op: "reed-solomon reconstruct" },
         `expected ${this.totalShards} shard slots, found ${shards.length}`,
       );
     const present: number[] = [];
     for (let i = 0; i < shards.length; i++) if (shards[i]) present.push(i);
     if (present.length < this.dataShards)
-      throw new CodedError(
+      throw new CodedError<StorageErrorCode>(
         { code: "rs_too_few_shards", op: "reed-solomon reconstruct" },
         `${present.length} of ${this.totalShards} shards present, at least ${this.dataShards} needed`,
       );
@@ -196,22 +201,39 @@ export class ReedSolomon implements ErasureCoder {
         this.inverses.set(key, inv);
       }
       const inputs = use.map((i) => shards[i] as Uint8Array);
+      const rows: Uint8Array[] = [];
+      const outs: Uint8Array[] = [];
       for (let d = 0; d < this.dataShards; d++) {
         if (shards[d]) continue;
         const o = new Uint8Array(len);
-        mulAddRows(inv[d] as Uint8Array, inputs, o, len);
+        rows.push(inv[d] as Uint8Array);
+        outs.push(o);
         out[d] = o;
       }
+      this.mulRows(rows, inputs, outs, len);
     }
+    if (dataOnly) return out;
     const data = out.slice(0, this.dataShards);
+    const rows: Uint8Array[] = [];
+    const outs: Uint8Array[] = [];
     for (let p = 0; p < this.parityShards; p++) {
       const idx = this.dataShards + p;
       if (shards[idx]) continue;
       const o = new Uint8Array(len);
-      mulAddRows(this.matrix[idx] as Uint8Array, data, o, len);
+      rows.push(this.matrix[idx] as Uint8Array);
+      outs.push(o);
       out[idx] = o;
     }
+    this.mulRows(rows, data, outs, len);
     return out;
+  }
+
+  /**
+   * `outs[r] ^= Σ_j rows[r][j]·inputs[j]` over the first `len` bytes (the outputs start zeroed). The one place
+   * the field arithmetic runs: a subclass may do it faster with the same results.
+   */
+  protected mulRows(rows: Uint8Array[], inputs: Uint8Array[], outs: Uint8Array[], len: number): void {
+    for (let r = 0; r < rows.length; r++) mulAddRows(rows[r] as Uint8Array, inputs, outs[r] as Uint8Array, len);
   }
 
   /** Whether the parity shards match the data shards. */
@@ -231,7 +253,10 @@ function sameLength(shards: Uint8Array[], op: string): number {
   const len = (shards[0] as Uint8Array).length;
   for (const s of shards)
     if (!(s instanceof Uint8Array) || s.length !== len)
-      throw new CodedError({ code: "rs_shard_size", op }, `shards must all have ${len} bytes, found one of ${s?.length}`);
+      throw new CodedError<StorageErrorCode>(
+        { code: "rs_shard_size", op },
+        `shards must all have ${len} bytes, found one of ${s?.length}`,
+      );
   return len;
 }
 
@@ -307,5 +332,6 @@ export interface ErasureCoder {
   readonly dataShards: number;
   readonly parityShards: number;
   encode(data: Uint8Array[]): Uint8Array[];
-  reconstruct(shards: (Uint8Array | undefined)[]): Uint8Array[];
+  /** Missing shards rebuilt; with `dataOnly` only the data shards are guaranteed present. */
+  reconstruct(shards: (Uint8Array | undefined)[], dataOnly?: boolean): Uint8Array[];
 }

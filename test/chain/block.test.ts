@@ -14,14 +14,9 @@ import {
   txnMerkleRoot,
   verifyConfirmation,
 } from "../../src/chain/block.js";
-import {
-  blockFromJson,
-  confirmationFromJson,
-  confirmationToJson,
-  decodeBlock,
-  decodeConfirmation,
-  stringifyExactJson,
-} from "../../src/chain/codec.js";
+import { blockFromJson, decodeBlock } from "../../src/chain/codec/block.js";
+import { confirmationFromJson, confirmationToJson, decodeConfirmation } from "../../src/chain/codec/confirmation.js";
+import { stringifyExactJson } from "../../src/chain/codec/exact-json.js";
 import { merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
 import { outputHash, referenceTransactionHash, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, it } from "node:test";
-import { parseExactJson } from "../../src/chain/codec.js";
+import { parseExactJson } from "../../src/chain/codec/exact-json.js";
 import { merklePath, merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
 import type { MerklePath } from "../../src/chain/types.js";
 import { sha3 } from "../../src/core/hash.js";

@@ -2,13 +2,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { before, describe, it } from "node:test";
-import {
-  decodeTransaction,
-  encodeTransaction,
-  parseExactJson,
-  stringifyExactJson,
-  transactionFromJson,
-} from "../../src/chain/codec.js";
+import { parseExactJson, stringifyExactJson } from "../../src/chain/codec/exact-json.js";
+import { decodeTransaction, encodeTransaction, transactionFromJson } from "../../src/chain/codec/transaction.js";
 import {
   clientIdOfKey,
   decodeTransactionJson,

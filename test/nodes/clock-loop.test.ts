@@ -249,7 +249,7 @@ describe("Loop", () => {
       logger,
       task: () => {
         n++;
-        if (n % 2 === 1) throw new CodedError({ code: "boom" }, `failure ${n}`);
+        if (n % 2 === 1) throw new CodedError({ code: "internal_error" }, `failure ${n}`);
       },
     });
     loop.start();
@@ -262,8 +262,8 @@ describe("Loop", () => {
     assert.match(String(errors[0]?.msg), /loop flaky: run failed: failure 1/);
     const r = await loop.trigger();
     assert.equal(r.ok, false);
-    assert.ok(hasCode("boom")(r.error));
-    assert.ok(hasCode("boom")(loop.lastError));
+    assert.ok(hasCode("internal_error")(r.error));
+    assert.ok(hasCode("internal_error")(loop.lastError));
     await loop.stop();
   });
 

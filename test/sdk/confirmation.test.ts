@@ -4,7 +4,8 @@
 // rises by one a second from round 10; the transaction is in round 12; round 14 timed out (no block).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { blockSummary, computeBlockHash, confirmationOf, confirmationToJson } from "../../src/chain/block.js";
+import { blockSummary, computeBlockHash, confirmationOf } from "../../src/chain/block.js";
+import { confirmationToJson } from "../../src/chain/codec.js";
 import { stringifyJson } from "../../src/chain/json.js";
 import { outputHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { galExp, galMul, ReedSolomon } from "../../src/storage/reedsolomon.js";
+import { SimdReedSolomon, simdAvailable } from "../../src/storage/reedsolomon-simd.js";
 
 const VECTORS = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../test/vectors/reedsolomon.json"), "utf8")) as {
   cases: { data_shards: number; parity_shards: number; shard_bytes: number; data: string; parity: string[] }[];
@@ -43,12 +44,35 @@ describe("reed-solomon", () => {
   it("matches the committed vectors (independent WASM implementation)", () => {
     assert.ok(VECTORS.cases.length >= 5);
     for (const c of VECTORS.cases) {
-      const rs = new ReedSolomon(c.data_shards, c.parity_shards);
-      const all = Buffer.from(c.data, "hex");
-      const data = [];
-      for (let i = 0; i < c.data_shards; i++) data.push(new Uint8Array(all.subarray(i * c.shard_bytes, (i + 1) * c.shard_bytes)));
-      const parity = rs.encode(data).map((p) => Buffer.from(p).toString("hex"));
-      assert.deepEqual(parity, c.parity, `${c.data_shards}+${c.parity_shards}`);
+      for (const rs of [new ReedSolomon(c.data_shards, c.parity_shards), new SimdReedSolomon(c.data_shards, c.parity_shards)]) {
+        const all = Buffer.from(c.data, "hex");
+        const data = [];
+        for (let i = 0; i < c.data_shards; i++)
+          data.push(new Uint8Array(all.subarray(i * c.shard_bytes, (i + 1) * c.shard_bytes)));
+        const parity = rs.encode(data).map((p) => Buffer.from(p).toString("hex"));
+        assert.deepEqual(parity, c.parity, `${rs.constructor.name} ${c.data_shards}+${c.parity_shards}`);
+      }
+    }
+  });
+
+  it("the WebAssembly SIMD coder runs here and gives the TypeScript coder's bytes for every length and layout", () => {
+    assert.equal(simdAvailable(), true, "Node 20 runs WebAssembly SIMD");
+    for (const [d, p] of [
+      [2, 2],
+      [4, 2],
+      [10, 4],
+      [1, 3],
+    ] as const) {
+      const ts = new ReedSolomon(d, p);
+      const simd = new SimdReedSolomon(d, p);
+      for (const len of [0, 1, 15, 16, 63, 64, 65, 1000, 65536 + 7]) {
+        const data = Array.from({ length: d }, () => new Uint8Array(randomBytes(len)));
+        const parity = simd.encode(data);
+        assert.deepEqual(parity, ts.encode(data), `encode ${d}+${p} of ${len} bytes`);
+        const all = [...data, ...parity];
+        const partial: (Uint8Array | undefined)[] = all.map((s, i) => (i < p ? undefined : s));
+        assert.deepEqual(simd.reconstruct(partial), all, `reconstruct ${d}+${p} of ${len} bytes`);
+      }
     }
   });
 

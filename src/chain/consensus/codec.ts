@@ -1,6 +1,8 @@
 /** The wire form of the consensus messages miners exchange (`POST /v1/_n2n/consensus`, field `msg`). */
+
 import { CodedError } from "../../core/errors.js";
 import { blockFromJson, blockToJson } from "../block.js";
+import type { ChainErrorCode } from "../errors.js";
 import type { ConsensusMessage } from "./types.js";
 
 /** The round a consensus message is about (undefined for block requests). */
@@ -30,7 +32,7 @@ export function encodeConsensusMessage(msg: ConsensusMessage): unknown {
 export function decodeConsensusMessage(v: unknown): ConsensusMessage {
   const m = v as Record<string, unknown>;
   const bad = (why: string): never => {
-    throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+    throw new CodedError<ChainErrorCode>({ code: "invalid_request", op: "receive consensus message" }, why);
   };
   if (typeof m !== "object" || m === null || typeof m.type !== "string") bad("message has no type");
   switch (m.type) {

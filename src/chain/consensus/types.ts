@@ -203,6 +203,31 @@ export type Action =
   | { kind: "finalized"; blocks: Block[] }
   | { kind: "log"; level: LogLevel; msg: string; data?: Record<string, unknown> };
 
+/** Constructor options of `ConsensusEngine`. */
+export interface ConsensusEngineOptions {
+  /** This miner (its id; the rest of its entry comes from the membership of each round). */
+  self: MinerInfo;
+  /** All miners of the magic block (including `self`); set indexes must be 0..n-1. Ignored with `membership`. */
+  miners: MinerInfo[];
+  /** Beacon threshold: shares needed to recover a round's group signature. Ignored with `membership`. */
+  T: number;
+  /**
+   * The miners in force at each round (the magic block in force). Absent: `miners` and `T` for every round.
+   * With it, this miner takes part (shares, proposals, votes) only in rounds whose set includes it.
+   */
+  membership?: (round: number) => Membership;
+  chainId: string;
+  /** Genesis block: round 0, notarized and finalized by definition. */
+  genesis: Block;
+  crypto: ConsensusCrypto;
+  logic: BlockLogic;
+  config: ConsensusConfig;
+  /** State persisted before a restart. */
+  restored?: RestoredState;
+  /** Finalized blocks older than the in-memory window, from the node's store (answers `get_block`). */
+  lookupFinalized?: (hash: string) => Block | undefined;
+}
+
 /** Position of a block in this miner's view. */
 export interface BlockRef {
   hash: string;

@@ -48,7 +48,7 @@ async function ensureReadPool(ctx: CliContext, chain: sdk.ChainClient, wallet: s
     await sdk.storage.getReadPoolStat(chain, wallet.client_id);
     return;
   } catch (err) {
-    if (!(err instanceof sdk.CodedError && /value not present/.test(err.message))) throw err;
+    if (!sdk.isNotFound(err)) throw err;
   }
   ctx.println("Creating related read pool for storage smart-contract...");
   await orFail("Failed to create read pool: ", () => sdk.storage.createReadPool(chain, wallet));

@@ -37,7 +37,7 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
         try {
           pools = (await get(chain, wallet.client_id)).pools ?? [];
         } catch (err) {
-          if (kind === "write" && err instanceof sdk.CodedError && /value not present/.test(err.message)) pools = [];
+          if (kind === "write" && sdk.isNotFound(err)) pools = [];
           else throw new CliExit(`Failed to get ${kind} pool info: ${sdk.errorMessage(err)}`);
         }
         if (pools.length === 0) {

@@ -9,10 +9,12 @@
  * minted to the owner at unlock together with the principal. The reference minted it at lock time and only
  * refused new locks once `total_minted` had already reached `max_mint`.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { formatDuration, parseDuration, SECOND } from "../../core/duration.js";
 import { CodedError } from "../../core/errors.js";
 import type { ContractContext, SmartContract } from "../context.js";
+import type { InterestErrorCode } from "../errors.js";
 import { inputObject, refuse, strField, transferResponse, truncate } from "../input.js";
 import { DEFAULT_INTEREST_CONFIG, INTEREST_ADDRESS, type InterestConfig, YEAR } from "./config.js";
 import {
@@ -228,7 +230,7 @@ export function createInterestContract(config: InterestConfig = DEFAULT_INTEREST
           const client = params.client_id ?? "";
           const pools = readPools(state, client);
           if (pools.length === 0)
-            throw new CodedError(
+            throw new CodedError<InterestErrorCode>(
               { code: "resource_not_found", op: "interest rest" },
               `can't find user node (client ${client} has no locked tokens)`,
             );
@@ -236,7 +238,7 @@ export function createInterestContract(config: InterestConfig = DEFAULT_INTEREST
           return { stats: poolStats(pools, now) };
         }
         default:
-          throw new CodedError(
+          throw new CodedError<InterestErrorCode>(
             { code: "resource_not_found", op: "interest rest" },
             `the interest pool has no endpoint "${path.slice(0, 40)}" (${restPoints.join(", ")})`,
           );

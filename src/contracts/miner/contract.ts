@@ -20,9 +20,11 @@
  * `max_stake` bound is checked the right way round (`max_stake > SC max_stake` is refused); a stake must also be
  * within the contract's bounds; an empty settings update is refused.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { CodedError } from "../../core/errors.js";
 import type { BlockHookContext, ContractContext, ContractState, SmartContract } from "../context.js";
+import type { MinerScErrorCode } from "../errors.js";
 import { contributeMpk, dkgAfterBlock, dkgWait, sharderKeep, shareSignsOrShares } from "./dkg.js";
 import { MINER_REST_POINTS, minerRest } from "./rest.js";
 import {
@@ -65,11 +67,11 @@ export const MINER_FEE_EXEMPT: ReadonlySet<string> = new Set([
   "sharder_keep",
 ]);
 
-function refuse(code: string, msg: string): never {
-  throw new CodedError({ code, op: "miner sc" }, msg);
+function refuse(code: MinerScErrorCode, msg: string): never {
+  throw new CodedError<MinerScErrorCode>({ code, op: "miner sc" }, msg);
 }
 
-function input(v: unknown, code: string): Record<string, unknown> {
+function input(v: unknown, code: MinerScErrorCode): Record<string, unknown> {
   if (typeof v === "string") {
     try {
       v = JSON.parse(v);
@@ -95,7 +97,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
   // ---- registration -------------------------------------------------------------------------------------
 
   const checkSettings = (
-    code: string,
+    code: MinerScErrorCode,
     g: MinerGlobal,
     s: { service_charge: number; number_of_delegates: number; min_stake: bigint; max_stake: bigint },
   ): void => {
@@ -112,7 +114,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
   };
 
   const addNode = (ctx: ContractContext, kind: NodeKind, raw: unknown): string => {
-    const code = `add_${kind}_failed`;
+    const code = `add_${kind}_failed` as const;
     const o = input(raw, code);
     const sn = simpleNodeFrom(o, kind);
     if (sn.public_key === "" || sn.id === "") refuse(code, "PublicKey or the ID is empty. Cannot proceed");
@@ -142,7 +144,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
   };
 
   const healthCheck = (ctx: ContractContext, kind: NodeKind): string => {
-    const code = `${kind}_health_check_failed`;
+    const code = `${kind}_health_check_failed` as const;
     const mn = readNode(ctx.state, ctx.txn.client_id);
     if (!mn || mn.node.node_type !== kind) refuse(code, `can't get the ${kind} ${ctx.txn.client_id}: not registered`);
     mn.node.last_health_check = ctx.now;
@@ -447,7 +449,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
         case "sharder_keep":
           return sharderKeep(ctx);
         default:
-          throw new CodedError(
+          throw new CodedError<MinerScErrorCode>(
             { code: "failed execution", op: "miner sc" },
             `no function with that name ("${fn.slice(0, 40)}"; the miner SC has add_miner, add_sharder, miner_health_check, sharder_health_check, update_settings, addToDelegatePool, deleteFromDelegatePool, contributeMpk, shareSignsOrShares, wait, sharder_keep)`,
           );

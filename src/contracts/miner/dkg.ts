@@ -38,6 +38,7 @@ import { CodedError } from "../../core/errors.js";
 import { sha3 } from "../../core/hash.js";
 import { publicKeyOfShare, sharePublicKey } from "../../core/threshold.js";
 import type { BlockHookContext, ContractContext, ContractState } from "../context.js";
+import type { MinerScErrorCode } from "../errors.js";
 import {
   MAGIC_BLOCK_KEY,
   MINER_ADDRESS,
@@ -104,11 +105,11 @@ export function readDkg(state: Pick<ContractState, "getNode">): DkgState | undef
   return state.getNode<DkgState>(DKG_KEY);
 }
 
-function refuse(code: string, msg: string): never {
-  throw new CodedError({ code, op: "miner sc dkg" }, msg);
+function refuse(code: MinerScErrorCode, msg: string): never {
+  throw new CodedError<MinerScErrorCode>({ code, op: "miner sc dkg" }, msg);
 }
 
-function obj(v: unknown, code: string): Record<string, unknown> {
+function obj(v: unknown, code: MinerScErrorCode): Record<string, unknown> {
   if (typeof v === "string") {
     try {
       v = JSON.parse(v);
@@ -120,7 +121,7 @@ function obj(v: unknown, code: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-function inPhase(ctx: ContractContext, code: string, phase: number): DkgState {
+function inPhase(ctx: ContractContext, code: MinerScErrorCode, phase: number): DkgState {
   const d = readDkg(ctx.state);
   if (!d) refuse(code, "no view change in progress");
   if (d.phase !== phase)

@@ -1,6 +1,8 @@
 /** REST views of the miner contract (reference `minersc/handler.go`), answered by sharders at `/v1/screst/<miner SC>/…`. */
+
 import type { StateView } from "../../chain/state.js";
 import { CodedError } from "../../core/errors.js";
+import type { MinerScErrorCode } from "../errors.js";
 import { readDkg } from "./dkg.js";
 import {
   globalFromConfig,
@@ -35,7 +37,7 @@ export const MINER_REST_POINTS = [
 ] as const;
 
 function notFound(msg: string): never {
-  throw new CodedError({ code: "resource_not_found", op: "miner sc rest" }, msg);
+  throw new CodedError<MinerScErrorCode>({ code: "resource_not_found", op: "miner sc rest" }, msg);
 }
 
 type View = Pick<StateView, "getNode">;
@@ -157,7 +159,7 @@ export function minerRest(state: View, endpoint: string, params: Record<string, 
       };
     }
     default:
-      throw new CodedError(
+      throw new CodedError<MinerScErrorCode>(
         { code: "resource_not_found", op: "miner sc rest" },
         `the miner SC has no endpoint "${path.slice(0, 40)}" (${MINER_REST_POINTS.join(", ")})`,
       );

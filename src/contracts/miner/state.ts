@@ -12,6 +12,7 @@ import { type MagicBlock, ScAddress } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import { sha3 } from "../../core/hash.js";
 import type { ContractState } from "../context.js";
+import type { MinerScErrorCode } from "../errors.js";
 
 /** The miner contract's address. */
 export const MINER_ADDRESS = ScAddress.miner;
@@ -201,7 +202,7 @@ export const userKey = (id: string): string => `${MINER_ADDRESS}:user:${id}`;
 type Reader = Pick<ContractState, "getNode">;
 
 function corrupt(what: string): never {
-  throw new CodedError({ code: "internal_error", op: "miner sc" }, `miner SC ${what} is corrupt`);
+  throw new CodedError<MinerScErrorCode>({ code: "internal_error", op: "miner sc" }, `miner SC ${what} is corrupt`);
 }
 
 function big(v: unknown, what: string): bigint {

@@ -8,6 +8,7 @@
  * public key. Proposals expire (a week by default, or the wallet's `exp_time` seconds); every vote prunes
  * the oldest expired proposal.
  */
+
 import { transferHash } from "../../chain/execute.js";
 import { blsParse } from "../../core/bls.js";
 import { CodedError } from "../../core/errors.js";
@@ -15,6 +16,7 @@ import { isHash } from "../../core/hex.js";
 import { clientIdOf, getScheme } from "../../core/schemes.js";
 import { partyIdOf, recoverSignature } from "../../core/threshold.js";
 import type { ContractContext, SmartContract } from "../context.js";
+import type { MultisigErrorCode } from "../errors.js";
 import { inputObject, intField, refuse, strField } from "../input.js";
 import {
   DEFAULT_EXPIRY_SEC,
@@ -287,7 +289,7 @@ export function createMultisigContract(): SmartContract {
     rest(state, endpoint, params) {
       const path = endpoint.replace(/^\/+/, "");
       const notFound = (m: string): never => {
-        throw new CodedError({ code: "resource_not_found", op: "multisig rest" }, m);
+        throw new CodedError<MultisigErrorCode>({ code: "resource_not_found", op: "multisig rest" }, m);
       };
       switch (path) {
         case "getWallet":

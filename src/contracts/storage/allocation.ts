@@ -12,11 +12,13 @@
  *
  * Min lock demand per blobber = write_price × size / GB × min_lock_demand × (expiration − now) / time_unit.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { MAX_SAS } from "../../core/amount.js";
 import { SECOND } from "../../core/duration.js";
 import { sha3 } from "../../core/hash.js";
 import type { ContractContext, ContractState } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import { isHealthy } from "./blobbers.js";
 import { type StorageConfig, seconds } from "./config.js";
 import { Input, refuse } from "./errors.js";
@@ -73,7 +75,7 @@ function range(i: Input, k: string): PriceRange {
 
 /** Parse and check a new allocation request (reference `newAllocationRequest` + `validate`). */
 export function readAllocationRequest(
-  code: string,
+  code: StorageScErrorCode,
   input: unknown,
   conf: StorageConfig,
   now: number,
@@ -135,7 +137,7 @@ export function writeCost(writePrice: bigint, size: bigint, restNs: bigint, time
 
 /** Choose the blobbers of a new allocation, or refuse naming why too few qualify. */
 export function selectBlobbers(
-  code: string,
+  code: StorageScErrorCode,
   state: NodeReader,
   conf: StorageConfig,
   r: NewAllocationRequest,

@@ -4,9 +4,11 @@
  * blobber's delegate wallet), `blobber_health_check` (the blobber itself), `add_validator`. A blobber whose
  * last health check is older than `blobber_health_time` is not offered for new allocations.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import type { ContractContext } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import { ensureStakePool, readSettings } from "./stakepool.js";
@@ -26,7 +28,7 @@ import {
 } from "./state.js";
 
 /** Parse and check a blobber's terms (reference `Terms.validate`). */
-export function readTerms(code: string, i: Input, conf: StorageConfig): Terms {
+export function readTerms(code: StorageScErrorCode, i: Input, conf: StorageConfig): Terms {
   const t: Terms = {
     read_price: i.int("read_price"),
     write_price: i.int("write_price"),
@@ -53,7 +55,7 @@ export function readTerms(code: string, i: Input, conf: StorageConfig): Terms {
   return t;
 }
 
-function readUrl(code: string, i: Input): string {
+function readUrl(code: StorageScErrorCode, i: Input): string {
   const url = i.has("url") ? i.str("url") : i.str("base_url", "");
   if (url === "") refuse(code, "missing url: the blobber's base URL (http://host:port)");
   if (!/^https?:\/\/[^\s/]+/.test(url)) refuse(code, `invalid url "${url.slice(0, 80)}": expected http(s)://host:port`);
@@ -61,7 +63,7 @@ function readUrl(code: string, i: Input): string {
 }
 
 /** Parse a `StorageNode` input for blobber `id`. */
-function readBlobber(code: string, input: unknown, conf: StorageConfig, id: string, publicKey: string): StorageNode {
+function readBlobber(code: StorageScErrorCode, input: unknown, conf: StorageConfig, id: string, publicKey: string): StorageNode {
   const i = Input.of(input, code);
   const given = i.str("id", "");
   if (given !== "" && given !== id) refuse(code, `blobber id ${given} is not the sender ${id}: a blobber registers itself`);

@@ -3,33 +3,35 @@
  * is the reference's per-function code (`add_blobber_failed`, `allocation_creation_failed`, ...) and whose
  * message names the cause; the transaction's output becomes `<code>: <message>`.
  */
+
 import { CodedError } from "../../core/errors.js";
+import type { StorageScErrorCode } from "../errors.js";
 
 /** Throw the refusal `code: msg` of storage function `op`. */
-export function refuse(code: string, msg: string): never {
-  throw new CodedError({ code, op: "storage" }, msg);
+export function refuse(code: StorageScErrorCode, msg: string): never {
+  throw new CodedError<StorageScErrorCode>({ code, op: "storage" }, msg);
 }
 
 /** A view's "not found" (`resource_not_found`). */
 export function notFound(msg: string): never {
-  throw new CodedError({ code: "resource_not_found", op: "storage rest" }, msg);
+  throw new CodedError<StorageScErrorCode>({ code: "resource_not_found", op: "storage rest" }, msg);
 }
 
 /** A view's bad parameter (`invalid_request`). */
 export function badParam(msg: string): never {
-  throw new CodedError({ code: "invalid_request", op: "storage rest" }, msg);
+  throw new CodedError<StorageScErrorCode>({ code: "invalid_request", op: "storage rest" }, msg);
 }
 
 /** Typed reads of a JSON input object; every failure names the field and what was expected. */
 export class Input {
   constructor(
     private readonly o: Record<string, unknown>,
-    private readonly code: string,
+    private readonly code: StorageScErrorCode,
     private readonly path = "",
   ) {}
 
   /** Parse `v` as an object input (`{}` when null/undefined) for function code `code`. */
-  static of(v: unknown, code: string, what = "input"): Input {
+  static of(v: unknown, code: StorageScErrorCode, what = "input"): Input {
     if (v === undefined || v === null || v === "") return new Input({}, code);
     if (typeof v === "string") {
       try {

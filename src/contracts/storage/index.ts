@@ -19,8 +19,10 @@
  * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sender = the blobber
  * - `read_redeem {read_marker}` — sender = the blobber
  */
+
 import { CodedError } from "../../core/errors.js";
 import type { SmartContract } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import { cancelAllocation, finalizeAllocation, newAllocationRequest, updateAllocationRequest } from "./allocation.js";
 import { addBlobber, addValidator, blobberHealthCheck, updateBlobberSettings } from "./blobbers.js";
 import { DEFAULT_STORAGE_CONFIG, type StorageConfig } from "./config.js";
@@ -72,7 +74,7 @@ export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CO
     execute(ctx, fn, input) {
       const f = Object.hasOwn(FUNCTIONS, fn) ? FUNCTIONS[fn] : undefined;
       if (!f)
-        throw new CodedError(
+        throw new CodedError<StorageScErrorCode>(
           { code: "failed execution", op: "storage" },
           `no function with that name ("${fn.slice(0, 40)}"; the storage contract has ${STORAGE_FUNCTIONS.join(", ")})`,
         );

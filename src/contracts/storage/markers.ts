@@ -15,6 +15,7 @@
  * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
  * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
@@ -24,6 +25,7 @@ import {
   verifyClientSignature,
 } from "../../storage/markers.js";
 import type { ContractContext } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import { writeCost } from "./allocation.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
@@ -63,7 +65,7 @@ export function verifySignature(publicKey: string, hash: string, signature: stri
   return verifyClientSignature(publicKey, hash, signature);
 }
 
-function readWriteMarker(code: string, i: Input): WriteMarker {
+function readWriteMarker(code: StorageScErrorCode, i: Input): WriteMarker {
   return {
     allocation_root: i.str("allocation_root"),
     prev_allocation_root: i.str("prev_allocation_root", ""),
@@ -150,7 +152,7 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   });
 }
 
-function readReadMarker(code: string, i: Input): ReadMarker {
+function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
   const rm: ReadMarker = {
     client_id: i.str("client_id"),
     client_public_key: i.str("client_public_key"),

@@ -5,9 +5,11 @@
  * the lock names it), each with an expiry after which the client may unlock what is left. The challenge pool
  * of an allocation holds what writes moved out of the write pool until the blobbers earn it.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import type { ContractContext } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import {
@@ -124,7 +126,7 @@ export function poolsStat(pools: ClientPools | undefined, now: number): Record<s
 }
 
 function lockRequest(
-  code: string,
+  code: StorageScErrorCode,
   ctx: ContractContext,
   input: unknown,
   lim: { min_lock: bigint; min_lock_period?: bigint; max_lock_period?: bigint },
@@ -205,7 +207,7 @@ export function writePoolUnlock(ctx: ContractContext, input: unknown): string {
 }
 
 function unlockEntry(
-  code: string,
+  code: StorageScErrorCode,
   ctx: ContractContext,
   pools: ClientPools,
   input: unknown,

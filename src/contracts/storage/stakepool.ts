@@ -6,9 +6,11 @@
  * offers expire or their allocations are finalized. Interests (`interest_rate` per `interest_interval`) are
  * minted to delegates, bounded by `max_mint`.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import type { ContractContext, ContractState } from "../context.js";
+import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import {
@@ -28,7 +30,7 @@ import {
 } from "./state.js";
 
 /** Parse and check stake pool settings (reference `stakePoolSettings.validate`). */
-export function readSettings(code: string, i: Input, conf: StorageConfig, providerId: string): StakePoolSettings {
+export function readSettings(code: StorageScErrorCode, i: Input, conf: StorageConfig, providerId: string): StakePoolSettings {
   const s: StakePoolSettings = {
     delegate_wallet: i.str("delegate_wallet", "") || providerId,
     min_stake: i.int("min_stake", conf.min_stake),
@@ -164,7 +166,7 @@ export function payInterests(state: ContractState, conf: StorageConfig, sp: Stak
 }
 
 /** The provider stake pool an input names (`blobber_id`, or `validator_id`). */
-function poolOf(code: string, state: NodeReader, i: Input): StakePool {
+function poolOf(code: StorageScErrorCode, state: NodeReader, i: Input): StakePool {
   const id = i.has("blobber_id") ? i.str("blobber_id") : i.has("validator_id") ? i.str("validator_id") : "";
   if (id === "") refuse(code, "missing blobber_id: the provider to stake on");
   const sp = getStakePool(state, id);

@@ -1,7 +1,9 @@
 /** Vesting-pool configuration (reference `sc.yaml` `smart_contracts.vestingsc`). */
+
 import { ScAddress } from "../../chain/types.js";
 import { HOUR, MINUTE, SECOND } from "../../core/duration.js";
 import { CodedError } from "../../core/errors.js";
+import type { VestingErrorCode } from "../errors.js";
 
 /** The vesting contract's address. */
 export const VESTING_ADDRESS = ScAddress.vesting;
@@ -29,7 +31,7 @@ export const DEFAULT_VESTING_CONFIG: Readonly<VestingConfig> = Object.freeze({
 /** The reference's configuration checks; `invalid_config` naming the field. */
 export function validateVestingConfig(c: VestingConfig): VestingConfig {
   const bad = (msg: string): never => {
-    throw new CodedError({ code: "invalid_config", op: "vesting config" }, msg);
+    throw new CodedError<VestingErrorCode>({ code: "invalid_config", op: "vesting config" }, msg);
   };
   if (c.min_lock <= 0n) bad("invalid min_lock (<= 0)");
   if (c.min_duration < SECOND) bad("invalid min_duration (< 1s)");

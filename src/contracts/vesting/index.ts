@@ -13,10 +13,12 @@
  *
  * Deliberate differences: destination ids must be 64-hex client ids and distinct; amounts must be positive.
  */
+
 import { stringifyExactJson } from "../../chain/codec.js";
 import { CodedError } from "../../core/errors.js";
 import { isHash } from "../../core/hex.js";
 import type { ContractContext, SmartContract } from "../context.js";
+import type { VestingErrorCode } from "../errors.js";
 import { inputObject, intField, refuse, strField, transferResponse } from "../input.js";
 import { DEFAULT_VESTING_CONFIG, VESTING_ADDRESS, type VestingConfig, validateVestingConfig } from "./config.js";
 import {
@@ -73,7 +75,7 @@ export function poolInfo(p: VestingPool, nowSec: number): Record<string, unknown
 export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CONFIG): SmartContract {
   const conf = validateVestingConfig({ ...config });
 
-  const poolRequest = (code: string, input: unknown): string => {
+  const poolRequest = (code: VestingErrorCode, input: unknown): string => {
     const o = inputObject(input);
     if (!o) refuse(code, 'invalid request: expected {"pool_id":"<pool id>"}');
     const id = strField(o, "pool_id");
@@ -82,7 +84,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     return id;
   };
 
-  const getPool = (ctx: ContractContext, code: string, id: string): VestingPool =>
+  const getPool = (ctx: ContractContext, code: VestingErrorCode, id: string): VestingPool =>
     readPool(ctx.state, id) ?? refuse(code, `can't get pool: value not present (no vesting pool ${id.slice(0, 200)})`);
 
   /** Pay `value` from the pool to a destination. */
@@ -324,7 +326,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     rest(state, endpoint, params, nowSec) {
       const path = endpoint.replace(/^\/+/, "");
       const notFound = (m: string): never => {
-        throw new CodedError({ code: "resource_not_found", op: "vesting rest" }, m);
+        throw new CodedError<VestingErrorCode>({ code: "resource_not_found", op: "vesting rest" }, m);
       };
       switch (path) {
         case "getConfig":

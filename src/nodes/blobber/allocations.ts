@@ -5,9 +5,11 @@
  * handlers call {@link AllocationCache.verify}, which reads the cache and falls back to the sharders, as the
  * reference's `verifyAllocation` does (`research/storage-protocol.md` §1.2).
  */
+
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { KV } from "../kv.js";
 import type { ProviderChain } from "../provider/chain.js";
 
@@ -50,7 +52,10 @@ function big(v: unknown): bigint {
 export function parseAllocation(raw: unknown, blobberId: string, fetchedAt: number): CachedAllocation {
   const a = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   if (typeof a.id !== "string" || !sdk.isHash(a.id))
-    throw new CodedError({ code: "invalid_allocation", op: "read allocation" }, "the chain's allocation record has no valid id");
+    throw new CodedError<NodeErrorCode>(
+      { code: "invalid_allocation", op: "read allocation" },
+      "the chain's allocation record has no valid id",
+    );
   const details = Array.isArray(a.blobber_details) ? (a.blobber_details as Record<string, unknown>[]) : [];
   const mine = details.find((d) => d?.blobber_id === blobberId);
   const nodes = Array.isArray(a.blobbers) ? (a.blobbers as Record<string, unknown>[]) : [];
@@ -113,7 +118,7 @@ export class AllocationCache {
    */
   async verify(id: string): Promise<CachedAllocation> {
     if (!sdk.isHash(id))
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_parameters", op: "verify allocation" },
         `invalid allocation id ${JSON.stringify(id.slice(0, 70))}`,
       );
@@ -122,7 +127,7 @@ export class AllocationCache {
       try {
         a = await this.refresh(id);
       } catch (err) {
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "invalid_allocation", op: "verify allocation" },
           `Invalid allocation ID passed.${errorMessage(err) ? ` ${errorMessage(err)}` : ""}`,
           { cause: err },
@@ -130,11 +135,17 @@ export class AllocationCache {
       }
     }
     if (a.expiration_date > 0 && a.expiration_date * 1000 < this.clock.now())
-      throw new CodedError({ code: "verify_allocation", op: "verify allocation" }, "use of expired allocation");
+      throw new CodedError<NodeErrorCode>({ code: "verify_allocation", op: "verify allocation" }, "use of expired allocation");
     if (a.finalized || a.canceled)
-      throw new CodedError({ code: "verify_allocation", op: "verify allocation" }, "use of finalized or canceled allocation");
+      throw new CodedError<NodeErrorCode>(
+        { code: "verify_allocation", op: "verify allocation" },
+        "use of finalized or canceled allocation",
+      );
     if (a.blobbers.length > 0 && !a.blobbers.includes(this.blobberId))
-      throw new CodedError({ code: "invalid_blobber", op: "verify allocation" }, "the allocation is not stored on this blobber");
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_blobber", op: "verify allocation" },
+        "the allocation is not stored on this blobber",
+      );
     return a;
   }
 

@@ -17,6 +17,7 @@ import * as sdk from "../../sdk/index.js";
 import type { BlobStore } from "../blobstore.js";
 import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
+import type { NodeErrorCode } from "../errors.js";
 import { createServer, type NodeApp } from "../http.js";
 import type { KV } from "../kv.js";
 import { type Logger, silentLogger } from "../logger.js";
@@ -334,7 +335,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     try {
       await r(app, ctx);
     } catch (err) {
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "internal_error", op: "mount blobber routes" },
         `a route group failed to mount: ${errorMessage(err)}`,
         {

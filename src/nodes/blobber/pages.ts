@@ -7,6 +7,7 @@
 
 import { CodedError } from "../../core/errors.js";
 import { processFigures } from "../common/diagnostics.js";
+import type { NodeErrorCode } from "../errors.js";
 import { type NodeApp, requireHash, sendJson } from "../http.js";
 import { badge, card, esc, formatBytes, formatNs, formatTime, formatZcn, page, table } from "../provider/pages.js";
 import type { CachedAllocation } from "./allocations.js";
@@ -261,7 +262,7 @@ export function registerBlobberPages(
     const id = requireHash(req.query, "id");
     const a = b.ctx.allocations.get(id);
     if (!a)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "get allocation" },
         `allocation ${id} is not cached on this blobber`,
       );

@@ -4,8 +4,10 @@
  * (the answer most sharders give wins), stores each new magic block on disk, and serves
  * `/network` (also under `/dns/network`), `/magic_block` and a small status page.
  */
+
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ChainRoutes, routePath } from "../../chain/api.js";
 import * as sdk from "../../sdk/index.js";
 
 /** A magic block as the block worker needs it (the parts it reads). */
@@ -98,7 +100,7 @@ export class BlockWorker {
    */
   async refresh(): Promise<void> {
     const { sharders } = this.network();
-    const results = await sdk.requestAll(this.opts.transport, sharders, "/v1/block/get/latest_finalized_magic_block", {
+    const results = await sdk.requestAll(this.opts.transport, sharders, routePath(ChainRoutes.latestMagicBlock), {
       timeoutMs: 5000,
     });
     const votes = new Map<string, { n: number; mb: MagicBlockLike }>();
@@ -143,9 +145,14 @@ export class BlockWorker {
     const { sharders } = this.network();
     const need = Math.max(1, Math.ceil(sharders.length / 2));
     const list = async (endpoint: string): Promise<RegisteredNode[] | undefined> => {
-      const results = await sdk.requestAll(this.opts.transport, sharders, `/v1/screst/${sdk.ScAddress.miner}/${endpoint}`, {
-        timeoutMs: 5000,
-      });
+      const results = await sdk.requestAll(
+        this.opts.transport,
+        sharders,
+        routePath(ChainRoutes.scRest, { address: sdk.ScAddress.miner, endpoint }),
+        {
+          timeoutMs: 5000,
+        },
+      );
       try {
         const j = JSON.parse(sdk.agree(results, need, `get ${endpoint}`)) as {
           Nodes?: { simple_miner?: RegisteredNode }[];

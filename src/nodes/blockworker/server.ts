@@ -1,6 +1,7 @@
 /** HTTP routes of the block worker: `/network`, `/dns/network`, `/magic_block`, `/` (status page). */
 import type { FastifyInstance } from "fastify";
-import { createServer } from "../http.js";
+import { BLOCK_WORKER_PREFIXES, BLOCK_WORKER_STATUS_ALIASES, ChainRoutes as R } from "../../chain/api.js";
+import { createServer, serve } from "../http.js";
 import { type Logger, silentLogger } from "../logger.js";
 import type { BlockWorker } from "./blockworker.js";
 
@@ -11,10 +12,10 @@ function escapeHtml(s: string): string {
 /** Build the block worker's HTTP app (GET only, CORS `*`, as the reference 0dns). */
 export function blockWorkerApp(bw: BlockWorker, logger: Logger = silentLogger()): FastifyInstance {
   const app = createServer({ node: "block worker", logger });
-  for (const prefix of ["", "/dns"]) {
-    app.get(`${prefix}/network`, async () => bw.network());
-    app.get(`${prefix}/magic_block`, async () => bw.magicBlock());
-    app.get(`${prefix}/registered`, async () => bw.registered);
+  for (const prefix of BLOCK_WORKER_PREFIXES) {
+    serve(app, R.network, async () => bw.network(), { path: prefix + R.network.path });
+    serve(app, R.bwMagicBlock, async () => bw.magicBlock(), { path: prefix + R.bwMagicBlock.path });
+    serve(app, R.bwRegistered, async () => bw.registered, { path: prefix + R.bwRegistered.path });
   }
   const status = async (_req: unknown, reply: { type(t: string): unknown }): Promise<string> => {
     reply.type("text/html; charset=utf-8");
@@ -40,11 +41,9 @@ export function blockWorkerApp(bw: BlockWorker, logger: Logger = silentLogger())
 <h2>Miners</h2><ul>${li(net.miners)}</ul>
 <h2>Sharders</h2><ul>${li(net.sharders)}</ul>
 <h2>Registered with the miner contract</h2><ul>${reg}</ul>
-<p>JSON: <a href="/network">/network</a>, <a href="/magic_block">/magic_block</a></p>
+<p>JSON: <a href="${R.network.path}">${R.network.path}</a>, <a href="${R.bwMagicBlock.path}">${R.bwMagicBlock.path}</a></p>
 </body></html>`;
   };
-  app.get("/", status);
-  app.get("/dns", status);
-  app.get("/dns/", status);
+  for (const path of [R.bwStatus.path, ...BLOCK_WORKER_STATUS_ALIASES]) serve(app, R.bwStatus, status, { path });
   return app;
 }

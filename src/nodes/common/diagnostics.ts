@@ -2,6 +2,7 @@
  * `/_diagnostics` of miners and sharders: the reference health fields as an HTML page and the same data as
  * JSON (`/_diagnostics/json`). Go's goroutines and heap become Node's active handles and heap usage.
  */
+import { ChainRoutes } from "../../chain/api.js";
 
 /** The fields shown (every value is a string or number). */
 export interface Diagnostics {
@@ -73,6 +74,6 @@ export function diagnosticsHtml(d: Diagnostics, links: [string, string][]): stri
 <h1>Cairn ${esc(d.type)} ${esc(d.node)}</h1><p>id <code>${esc(d.id)}</code></p>
 <table border="1" cellpadding="4">${rows}
 ${more}</table>
-<p>${links.map(([href, text]) => `<a href="${esc(href)}">${esc(text)}</a>`).join(" · ")} · <a href="/_diagnostics/json">JSON</a></p>
+<p>${links.map(([href, text]) => `<a href="${esc(href)}">${esc(text)}</a>`).join(" · ")} · <a href="${ChainRoutes.diagnosticsJson.path}">JSON</a></p>
 </body></html>`;
 }

@@ -7,6 +7,7 @@
 import { encodeTransactionJson } from "../../chain/transaction.js";
 import type { Transaction } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
 
 /** Largest block (wire JSON bytes) any node accepts; well under the 4 MiB request limit of the miners' API. */
 export const MAX_BLOCK_BYTES = 3 * 1024 * 1024;
@@ -72,7 +73,7 @@ export function pickTransactions(
 /** Refuse a transaction when its client already has `MAX_PENDING_PER_CLIENT` waiting (`too_many_pending`). */
 export function checkClientQuota(pending: number, clientId: string, max = MAX_PENDING_PER_CLIENT): void {
   if (pending >= max)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "too_many_pending", op: "put transaction" },
       `client ${clientId} already has ${pending} transactions waiting in this miner's pool (at most ${max}); wait for them to finalize`,
     );
@@ -86,14 +87,14 @@ export function checkClientQuota(pending: number, clientId: string, max = MAX_PE
 export function checkPrice(entry: PoolEntry, balance: () => bigint): void {
   const t = entry.txn;
   if (t.transaction_fee === 0n && entry.bytes > MAX_FREE_TXN_BYTES)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "insufficient_fee", op: "put transaction" },
       `a transaction without a fee may be at most ${MAX_FREE_TXN_BYTES} bytes, this one is ${entry.bytes}: data pays a fee`,
     );
   if (t.transaction_fee > 0n) {
     const b = balance();
     if (b < t.transaction_fee)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "insufficient_balance", op: "put transaction" },
         `fee ${t.transaction_fee} SAS exceeds the balance of client ${t.client_id} (${b} SAS at the latest finalized block)`,
       );

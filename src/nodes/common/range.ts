@@ -4,11 +4,13 @@
  * (`GET /v1/block/get/range?from=R&to=R2`), fetched with a deadline and checked block by block by the caller.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson, blockToJson, encodeBlockJson } from "../../chain/block.js";
 import { parseJson } from "../../chain/json.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type * as sdk from "../../sdk/index.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 /** Most blocks in one range answer. */
@@ -51,11 +53,11 @@ export function rangeBody(store: ChainStore, from: number, to: number, lfbRound:
 /** Fetch finalized blocks `from`..`to` from a node; throws `sync_failed` naming the node and the reason. */
 export async function fetchRange(transport: sdk.Transport, baseUrl: string, from: number, to: number): Promise<RangeAnswer> {
   const fail = (why: string): never => {
-    throw new CodedError({ code: "sync_failed", op: "fetch block range", node: baseUrl }, why);
+    throw new CodedError<NodeErrorCode>({ code: "sync_failed", op: "fetch block range", node: baseUrl }, why);
   };
   const res = await transport.request({
     method: "GET",
-    url: `${baseUrl}/v1/block/get/range?from=${from}&to=${to}`,
+    url: routeUrl(baseUrl, ChainRoutes.blockRange, {}, { from, to }),
     timeoutMs: 10_000,
   });
   if (res.status !== 200) fail(`HTTP ${res.status}: ${res.text().slice(0, 200)}`);

@@ -6,9 +6,11 @@
  * is not, and sends a health check when the last one is older than the period. The node acts as a chain client
  * with its own keys.
  */
+
 import { errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { Loop } from "../loop.js";
 
@@ -133,13 +135,12 @@ export class NodeRegistrar {
           const info = await sdk.minerScNodeInfo(this.opts.chain, self.id);
           known = info.simple_miner?.id === self.id;
           if (known && info.simple_miner.node_type !== kind)
-            throw new sdk.CodedError(
+            throw new sdk.CodedError<NodeErrorCode>(
               { code: "registration_conflict", op: `register ${kind}` },
               `${self.id} is registered as a ${info.simple_miner.node_type}`,
             );
         } catch (err) {
-          if (!(err instanceof sdk.CodedError && err.code === "query_failed" && /can't get miner node/.test(err.message)))
-            throw err;
+          if (!sdk.isNotFound(err)) throw err;
         }
         if (!known) {
           await this.ensureClient();

@@ -9,6 +9,7 @@ import { HOUR, MINUTE } from "../../core/duration.js";
 import { CodedError } from "../../core/errors.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
 import { isHex } from "../../core/hex.js";
+import type { NodeErrorCode } from "../errors.js";
 import { readConfigText } from "./files.js";
 
 /** Intervals/workers of a background job. */
@@ -217,7 +218,7 @@ export interface KeysFile {
 export function parseKeysFile(text: string, file: string): KeysFile {
   const lines = text.split(/\r?\n/).map((l) => l.trim());
   const fail = (line: number, expected: string, found: string | undefined): never => {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: "load keys file" },
       `${file}: line ${line}: expected ${expected}, found ${found === undefined || found === "" ? "nothing" : JSON.stringify(found.length > 20 ? `${found.slice(0, 8)}...` : found)}`,
     );

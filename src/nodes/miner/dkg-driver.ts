@@ -5,13 +5,16 @@
  * contract produced the next magic block, the key share for it and `wait`. Key shares are kept by magic block
  * number (and written to `dataDir` when given) for the consensus engine to take at the block's starting round.
  */
+
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import type { MagicBlock } from "../../chain/types.js";
 import type { DkgState } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
+import type { NodeErrorCode } from "../errors.js";
 import { Loop } from "../loop.js";
 import { DkgParticipant, type ShareReceipt } from "./dkg.js";
 
@@ -61,7 +64,7 @@ export class DkgDriver {
     try {
       return await this.opts.chain.scRest<DkgState>(sdk.ScAddress.miner, "getDkgCycle");
     } catch (err) {
-      if (err instanceof sdk.CodedError && err.code === "query_failed" && /no DKG cycle/.test(err.message)) return undefined;
+      if (sdk.isNotFound(err)) return undefined; // no DKG cycle (view changes off, or none started yet)
       throw err;
     }
   }
@@ -118,8 +121,8 @@ export class DkgDriver {
         if (!base) continue;
         try {
           const res = await this.opts.transport.request({
-            method: "POST",
-            url: `${base}/v1/_m2m/dkg/share`,
+            method: ChainRoutes.dkgShare.method,
+            url: routeUrl(base, ChainRoutes.dkgShare),
             body: JSON.stringify({ cycle: d.cycle, dealer: me, share: p.shareFor(j) }),
             headers: { "content-type": "application/json" },
             timeoutMs: 5000,
@@ -164,17 +167,20 @@ export class DkgDriver {
   async receiveShare(body: unknown): Promise<ShareReceipt> {
     const b = (typeof body === "object" && body !== null ? body : {}) as { cycle?: unknown; dealer?: unknown; share?: unknown };
     if (typeof b.dealer !== "string" || typeof b.share !== "string" || typeof b.cycle !== "number")
-      throw new CodedError({ code: "invalid_request", op: "receive dkg share" }, "expected {cycle, dealer, share}");
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_request", op: "receive dkg share" },
+        "expected {cycle, dealer, share}",
+      );
     const d = await this.cycleState();
     if (!d || d.cycle !== b.cycle)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "dkg_wrong_cycle", op: "receive dkg share" },
         `cycle ${b.cycle} is not the current one (${d?.cycle ?? "none"})`,
       );
     const p = this.participantFor(d);
     const mpk = d.mpks[b.dealer];
     if (!p || !mpk)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "dkg_not_candidate", op: "receive dkg share" },
         "not a candidate, or the dealer committed nothing",
       );

@@ -6,15 +6,17 @@
  * share for the next magic block (then `wait`). Pure logic: the node's loop reads the cycle from the chain,
  * moves shares between miners over HTTP and sends the transactions.
  */
+
 import { beaconKeys } from "../../chain/magicblock.js";
 import type { MagicBlock } from "../../chain/types.js";
 import { type DkgState, type ShareOrSign, shareMessage } from "../../contracts/index.js";
 import { bls0chain } from "../../core/bls.js";
 import { CodedError } from "../../core/errors.js";
 import { aggregateSecretShares, dealShares, publicKeyOfShare, sharePublicKey } from "../../core/threshold.js";
+import type { NodeErrorCode } from "../errors.js";
 
-function fail(code: string, msg: string): never {
-  throw new CodedError({ code, op: "dkg" }, msg);
+function fail(code: NodeErrorCode, msg: string): never {
+  throw new CodedError<NodeErrorCode>({ code, op: "dkg" }, msg);
 }
 
 /** A receiver's answer to a share: its node-key signature of the share message. */

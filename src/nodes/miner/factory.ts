@@ -1,5 +1,6 @@
 /** The miner role, assembled once for the process runner and the in-process network. */
 
+import { ChainRoutes } from "../../chain/api.js";
 import { errorMessage } from "../../core/errors.js";
 import { clientVerifier, getScheme } from "../../core/schemes.js";
 import {
@@ -16,6 +17,7 @@ import {
 } from "../common/peer.js";
 import { cachingVerifier } from "../common/sigcache.js";
 import type { ConsensusSettings } from "../config/node.js";
+import { serve } from "../http.js";
 import type { DkgDriver } from "./dkg-driver.js";
 import { MinerNode } from "./miner.js";
 import { minerApp } from "./server.js";
@@ -61,7 +63,7 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     createDkgDriver("miner", chain, keys, settings.viewChange, edges, (mb, share) => {
       node.addMagicBlock(mb, share);
     });
-  if (dkg) app.post("/v1/_m2m/dkg/share", async (req) => dkg.receiveShare(req.body));
+  if (dkg) serve(app, ChainRoutes.dkgShare, async (req) => dkg.receiveShare(req.body));
   return {
     role: "miner",
     node,

@@ -4,6 +4,7 @@
  * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
 import { decodeConsensusMessage, encodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
@@ -26,6 +27,7 @@ import type { Clock } from "../clock.js";
 import { executeOn, txnKey, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 export interface MinerOptions {
@@ -107,7 +109,7 @@ export class MinerNode {
         const n = mbs.at(round).magic_block_number;
         const secret = this.shares.get(n);
         if (secret === undefined)
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "share_missing", op: "sign VRF share" },
             `no threshold key share of magic block ${n} (in force at round ${round})`,
           );
@@ -191,7 +193,7 @@ export class MinerNode {
    */
   addMagicBlock(mb: MagicBlock, shareSecretKey?: string): boolean {
     if (mb.starting_round <= this.engine.currentRound())
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_magic_block", op: "add magic block" },
         `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the current round ${this.engine.currentRound()}`,
       );
@@ -501,8 +503,8 @@ export class MinerNode {
     const body = stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
     this.opts.transport
       .request({
-        method: "POST",
-        url: `${baseUrl}/v1/_n2n/consensus`,
+        method: ChainRoutes.consensus.method,
+        url: routeUrl(baseUrl, ChainRoutes.consensus),
         headers: { "content-type": "application/json" },
         body,
         timeoutMs: 5000,
@@ -515,8 +517,8 @@ export class MinerNode {
     for (const url of this.shardersAt(block.round)) {
       this.opts.transport
         .request({
-          method: "POST",
-          url: `${url}/v1/_m2s/block`,
+          method: ChainRoutes.blockPush.method,
+          url: routeUrl(url, ChainRoutes.blockPush),
           headers: { "content-type": "application/json" },
           body,
           timeoutMs: 10_000,
@@ -565,7 +567,7 @@ export class MinerNode {
   receive(body: unknown): Promise<void> | undefined {
     const v = body as { from?: unknown; msg?: unknown; auth?: { time?: unknown; sig?: unknown } } | undefined;
     const refuse = (why: string): never => {
-      throw new CodedError({ code: "invalid_request", op: "receive consensus message" }, why);
+      throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "receive consensus message" }, why);
     };
     if (typeof v?.from !== "string" || v.from === this.opts.selfId || !this.magicBlocks.isMinerAnywhere(v.from))
       refuse("sender is not a miner of a known magic block");
@@ -642,11 +644,17 @@ export class MinerNode {
         registeredKey: (id) => this.opts.store.clientKey(id),
       });
       if (this.pool.has(txn.hash) || this.opts.store.txnBlock(txn.hash) !== undefined) {
-        throw new CodedError({ code: "duplicate_transaction", op: "put transaction" }, `transaction ${txn.hash} already exists`);
+        throw new CodedError<NodeErrorCode>(
+          { code: "duplicate_transaction", op: "put transaction" },
+          `transaction ${txn.hash} already exists`,
+        );
       }
       if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
       if (this.pool.size >= 100_000)
-        throw new CodedError({ code: "pool_full", op: "put transaction" }, "the transaction pool is full, retry later");
+        throw new CodedError<NodeErrorCode>(
+          { code: "pool_full", op: "put transaction" },
+          "the transaction pool is full, retry later",
+        );
       checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
       // the verifying key travels with the transaction, so every node verifies the block from the block alone
       const clean = { ...withoutResult(txn), public_key: key };

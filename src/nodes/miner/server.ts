@@ -1,5 +1,7 @@
 /** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
+
 import type { FastifyInstance } from "fastify";
+import { ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
 import { CodedError } from "../../core/errors.js";
@@ -7,7 +9,8 @@ import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
 import { nodeRateLimit } from "../common/ratelimit.js";
-import { createServer, requireHash, requireInt, sendJson } from "../http.js";
+import type { NodeErrorCode } from "../errors.js";
+import { createServer, requireHash, requireInt, sendJson, serve } from "../http.js";
 import type { Logger } from "../logger.js";
 import type { MinerNode } from "./miner.js";
 
@@ -65,69 +68,74 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
   const app = createServer({ node: `miner ${me.host}:${me.port}`, logger, rateLimit: nodeRateLimit(miner.opts.magicBlock) });
   const node = `miner ${me.host}:${me.port}`;
 
-  app.post("/v1/client/put", async (req, reply) => {
+  serve(app, R.clientPut, async (req, reply) => {
     const v = req.body as { id?: unknown; public_key?: unknown } | undefined;
     if (typeof v?.id !== "string" || typeof v.public_key !== "string")
-      throw new CodedError({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
+      throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "register client" }, 'body must be {"id","public_key"}');
     const problem = publicKeyProblem(v.public_key);
-    if (problem) throw new CodedError({ code: "invalid_request", op: "register client" }, problem);
+    if (problem) throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "register client" }, problem);
     const id = clientIdOf(v.public_key);
     if (id !== v.id)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_request", op: "register client" },
         `id ${v.id} is not sha3-256 of the public key (${id})`,
       );
     miner.registerClient(id, v.public_key);
     return sendJson(reply, { id, version: "1.0", creation_date: Math.floor(miner.now() / 1000), public_key: v.public_key });
   });
-  app.get("/v1/client/get", async (req, reply) => {
+  serve(app, R.clientGet, async (req, reply) => {
     const id = requireHash(req.query, "id");
     const pk = miner.opts.store.clientKey(id);
-    if (!pk) throw new CodedError({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
+    if (!pk)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get client" }, `client ${id} is not registered`);
     return sendJson(reply, { id, version: "1.0", public_key: pk });
   });
-  app.post("/v1/transaction/put", async (req, reply) => {
+  serve(app, R.transactionPut, async (req, reply) => {
     const txn = transactionFromJson(req.body);
     const admitted = miner.admit(txn);
     return sendJson(reply, { async: true, entity: transactionToJson(admitted) });
   });
-  app.get("/v1/transaction/get", async (req, reply) => {
+  serve(app, R.transactionGet, async (req, reply) => {
     const h = requireHash(req.query, "hash");
     const t = miner.poolTxn(h);
     if (!t)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "get transaction" },
         `transaction ${h} is not in the pool of ${node}`,
       );
     return sendJson(reply, transactionToJson(t));
   });
   // peers' messages (authenticated) may carry a block with its ancestors: a larger limit than the public API's
-  app.post("/v1/_n2n/consensus", { bodyLimit: 64 * 1024 * 1024 }, async (req) => {
-    await miner.receive(req.body);
-    return { ok: true };
-  });
-  app.get("/v1/block/get", async (req, reply) => {
+  serve(
+    app,
+    R.consensus,
+    async (req) => {
+      await miner.receive(req.body);
+      return { ok: true };
+    },
+    { bodyLimit: 64 * 1024 * 1024 },
+  );
+  serve(app, R.blockGet, async (req, reply) => {
     const h = requireHash(req.query, "block");
     const b = miner.engine.getBlock(h) ?? miner.opts.store.getBlock(h);
-    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
+    if (!b)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
-  app.get("/v1/block/get/range", async (req, reply) => {
+  serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
+  serve(app, R.blockRange, async (req, reply) => {
     const from = requireInt(req.query, "from");
     const to = requireInt(req.query, "to", { min: from });
     return sendJson(reply, rangeBody(miner.opts.store, from, to, miner.engine.latestFinalized().round));
   });
-  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
-    sendJson(reply, { magic_block: miner.magicBlocks.latest() }),
-  );
-  app.get("/_nh/whoami", async () => whoami("miner", me));
-  app.get("/_nh/status", async () => ({
+  serve(app, R.latestMagicBlock, async (_req, reply) => sendJson(reply, { magic_block: miner.magicBlocks.latest() }));
+  serve(app, R.whoami, async () => whoami("miner", me));
+  serve(app, R.nodeStatus, async () => ({
     id: me.id,
     round: miner.engine.currentRound(),
     lfb: miner.engine.latestFinalized().round,
   }));
-  app.get("/v1/chain/get/stats", async () => {
+  serve(app, R.chainStats, async () => {
     const s = miner.engine.status();
     return {
       current_round: s.round,
@@ -136,14 +144,14 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
       total_txns: miner.engine.latestFinalized().running_txn_count,
     };
   });
-  app.get("/v1/miner/get/stats", async () => ({ ...miner.stats, ...miner.engine.status().counts, pool: miner.poolSize() }));
-  app.get("/_diagnostics/json", async () => minerDiagnostics(miner, me));
-  app.get("/_diagnostics", async (_req, reply) => {
+  serve(app, R.minerStats, async () => ({ ...miner.stats, ...miner.engine.status().counts, pool: miner.poolSize() }));
+  serve(app, R.diagnosticsJson, async () => minerDiagnostics(miner, me));
+  serve(app, R.diagnostics, async (_req, reply) => {
     reply.type("text/html; charset=utf-8");
     return diagnosticsHtml(minerDiagnostics(miner, me), [
-      ["/v1/chain/get/stats", "chain stats"],
-      ["/v1/miner/get/stats", "miner stats"],
-      ["/_nh/whoami", "whoami"],
+      [R.chainStats.path, "chain stats"],
+      [R.minerStats.path, "miner stats"],
+      [R.whoami.path, "whoami"],
     ]);
   });
   return app;

@@ -1,9 +1,11 @@
 /** Booting a storage program from its flags: keys, logger, chain client and the process's signal handling. */
+
 import { join } from "node:path";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import { getScheme, initCrypto } from "../../core/schemes.js";
 import * as sdk from "../../sdk/index.js";
 import { type KeysFile, loadKeysFile } from "../config/operator.js";
+import type { NodeErrorCode } from "../errors.js";
 import { createLogger, type Logger, type LogLevel } from "../logger.js";
 import type { ProviderFlags } from "./flags.js";
 
@@ -15,13 +17,13 @@ export async function loadProviderKeys(flags: ProviderFlags, program: string): P
   try {
     derived = getScheme("bls0chain").publicKeyOf(keys.private_key);
   } catch (err) {
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: `start ${program}` },
       `${flags.keysFile}: line 2: expected a bls0chain private key, found a value that is not one (${errorMessage(err)})`,
     );
   }
   if (derived !== keys.public_key)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "config_invalid", op: `start ${program}` },
       `${flags.keysFile}: line 2: expected the private key of the public key on line 1, found another key`,
     );

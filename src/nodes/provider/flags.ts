@@ -5,8 +5,10 @@
  * accepted and ignored: no gRPC twin, no cloud tier). Every bad value is refused naming the flag, what was
  * expected and what was found.
  */
+
 import { resolve } from "node:path";
 import { CodedError } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
 
 /** Deployment modes of the reference: 0 development, 1 test, 2 main. */
 export type DeploymentMode = 0 | 1 | 2;
@@ -57,7 +59,7 @@ const BLOBBER: FlagSpec[] = [
 ];
 
 function flagError(program: string, message: string): CodedError {
-  return new CodedError({ code: "invalid_flag", op: `start ${program}` }, message);
+  return new CodedError<NodeErrorCode>({ code: "invalid_flag", op: `start ${program}` }, message);
 }
 
 function shown(v: string | undefined): string {

@@ -1,12 +1,15 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
+
 import type { FastifyInstance } from "fastify";
+import { ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
 import { rangeBody } from "../common/range.js";
 import { nodeRateLimit } from "../common/ratelimit.js";
-import { createServer, optionalInt, requireHash, requireInt, sendJson } from "../http.js";
+import type { NodeErrorCode } from "../errors.js";
+import { createServer, optionalInt, requireHash, requireInt, sendJson, serve } from "../http.js";
 import type { Logger } from "../logger.js";
 import { type NodeIdentity, whoami } from "../miner/server.js";
 import type { SharderNode } from "./sharder.js";
@@ -57,41 +60,42 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   const app = createServer({ node, logger, bodyLimit: 64 * 1024 * 1024, rateLimit: nodeRateLimit(sh.opts.magicBlock) });
   const store = sh.opts.store;
 
-  app.post("/v1/_m2s/block", async (req, reply) => sendJson(reply, await sh.receive(req.body)));
-  app.get("/v1/block/get/range", async (req, reply) => {
+  serve(app, R.blockPush, async (req, reply) => sendJson(reply, await sh.receive(req.body)));
+  serve(app, R.blockRange, async (req, reply) => {
     const from = requireInt(req.query, "from");
     const to = requireInt(req.query, "to", { min: from });
     return sendJson(reply, rangeBody(store, from, to, sh.latestFinalized().round));
   });
 
-  app.get("/v1/block/get/latest_finalized", async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
-  app.get("/v1/block/get", async (req, reply) => {
+  serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
+  serve(app, R.blockGet, async (req, reply) => {
     const q = req.query as Record<string, string>;
     let hash: string | undefined;
     if (q.block !== undefined) hash = requireHash(q, "block");
     else {
       const round = optionalInt(q, "round");
       if (round === undefined)
-        throw new CodedError({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
+        throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "get block" }, "give ?round=N or ?block=<hash>");
       if (round > sh.latestFinalized().round)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get block" },
           `Block not available: round ${round} is after the latest finalized round ${sh.latestFinalized().round}`,
         );
       hash = store.hashAtRound(round);
       if (!hash)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get block" },
           `no finalized block at round ${round} (the round timed out)`,
         );
     }
     const b = store.getBlock(hash);
-    if (!b) throw new CodedError({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
+    if (!b)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
     // content=header: the summary only (what clients read to follow the chain); otherwise the whole block too
     if (q.content === "header") return sendJson(reply, { header: blockSummary(b) });
     return sendJson(reply, { header: blockSummary(b), block: blockToJson(b) });
   });
-  app.get("/v1/transaction/get/confirmation", async (req, reply) => {
+  serve(app, R.confirmation, async (req, reply) => {
     const q = req.query as Record<string, string>;
     const h = requireHash(q, "hash");
     const bh = store.txnBlock(h);
@@ -99,7 +103,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const c = b ? confirmationOf(b, h) : undefined;
     if ((q.content ?? "confirmation") === "confirmation") {
       if (!c)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "resource_not_found", op: "get confirmation" },
           `transaction ${h} is not in a finalized block on ${node}`,
         );
@@ -113,35 +117,36 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
         : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb },
     );
   });
-  app.get("/v1/client/get/balance", async (req, reply) => {
+  serve(app, R.balance, async (req, reply) => {
     const id = requireHash(req.query, "client_id");
     const a = sh.lfbState().account(id);
     // README: a missing balance answers 404 (the reference's text "value not present" is kept)
-    if (!a) throw new CodedError({ code: "resource_not_found", op: "get balance" }, "value not present");
+    if (!a) throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get balance" }, "value not present");
     return sendJson(reply, { txn: a.txn, round: a.round, balance: a.balance });
   });
-  app.get("/v1/screst/:address/:endpoint", async (req, reply) => {
+  serve(app, R.scRest, async (req, reply) => {
     const { address, endpoint } = req.params as { address: string; endpoint: string };
     const q = req.query as Record<string, string>;
     const sc = contractAt(address);
-    if (!sc) throw new CodedError({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
+    if (!sc)
+      throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "sc rest" }, `no smart contract at ${address}`);
     return sendJson(reply, sc.rest(sh.lfbState(), endpoint, q, sh.latestFinalized().creation_date));
   });
   // the newest magic block this sharder knows (the block worker and clients follow it)
-  app.get("/v1/block/get/latest_finalized_magic_block", async (_req, reply) =>
+  serve(app, R.latestMagicBlock, async (_req, reply) =>
     sendJson(reply, { ...blockSummary(sh.latestFinalized()), magic_block: sh.magicBlocks.latest() }),
   );
-  app.get("/v1/block/magic/get", async (req, reply) => {
+  serve(app, R.magicBlockGet, async (req, reply) => {
     const n = optionalInt(req.query, "magic_block_number", { min: 1 }) ?? 1;
     const mb = sh.magicBlocks.byNumber(n);
     if (!mb)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "get magic block" },
         `magic block ${n} is not known (latest: ${sh.magicBlocks.latest().magic_block_number})`,
       );
     return sendJson(reply, n === 1 ? { block: blockToJson(sh.opts.genesis) } : { magic_block: mb });
   });
-  app.get("/v1/chain/get/stats", async () => {
+  serve(app, R.chainStats, async () => {
     const t = [...sh.stats.finalizeTimes].sort((a, b) => a - b);
     const mean = t.length ? t.reduce((a, b) => a + b, 0) / t.length : 0;
     const lfb = sh.latestFinalized();
@@ -159,8 +164,8 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
       percentile_99: percentile(t, 99),
     };
   });
-  app.get("/v1/sharder/get/stats", async () => ({ ...sh.stats, finalizeTimes: undefined }));
-  app.get("/_health_check", async (_req, reply) => {
+  serve(app, R.sharderStats, async () => ({ ...sh.stats, finalizeTimes: undefined }));
+  serve(app, R.health, async (_req, reply) => {
     const why = sh.unhealthy();
     return sendJson(
       reply,
@@ -168,14 +173,14 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
       why === undefined ? 200 : 503,
     );
   });
-  app.get("/_nh/whoami", async () => whoami("sharder", me));
-  app.get("/_diagnostics/json", async () => sharderDiagnostics(sh, me));
-  app.get("/_diagnostics", async (_req, reply) => {
+  serve(app, R.whoami, async () => whoami("sharder", me));
+  serve(app, R.diagnosticsJson, async () => sharderDiagnostics(sh, me));
+  serve(app, R.diagnostics, async (_req, reply) => {
     reply.type("text/html; charset=utf-8");
     return diagnosticsHtml(sharderDiagnostics(sh, me), [
-      ["/v1/chain/get/stats", "chain stats"],
-      ["/v1/block/get/latest_finalized", "latest finalized block"],
-      ["/_nh/whoami", "whoami"],
+      [R.chainStats.path, "chain stats"],
+      [R.latestFinalized.path, "latest finalized block"],
+      [R.whoami.path, "whoami"],
     ]);
   });
   return app;

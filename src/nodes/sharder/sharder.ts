@@ -8,6 +8,7 @@
  * 503, when full), and `stop()` ends the sync and empties the queue at any moment.
  */
 
+import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson } from "../../chain/block.js";
 import { deterministicallyFinal, finalizesMiddle, quorum } from "../../chain/consensus/rules.js";
 import { parseJson } from "../../chain/json.js";
@@ -22,6 +23,7 @@ import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 /** A sharder further behind the notarized chain than this many rounds reports itself unhealthy. */
@@ -80,7 +82,7 @@ export class SharderNode {
     } else {
       const b = opts.store.getBlock(lfbHash);
       if (!b)
-        throw new CodedError(
+        throw new CodedError<NodeErrorCode>(
           { code: "store_corrupt", op: "start sharder" },
           `latest finalized block ${lfbHash} is missing from the store`,
         );
@@ -130,7 +132,8 @@ export class SharderNode {
   }
 
   private refuseIfStopped(): void {
-    if (this.stopped) throw new CodedError({ code: "sharder_busy", op: "receive block" }, "the sharder is shutting down");
+    if (this.stopped)
+      throw new CodedError<NodeErrorCode>({ code: "sharder_busy", op: "receive block" }, "the sharder is shutting down");
   }
 
   /** Run `fn` after everything queued before it (blocks are checked one at a time). */
@@ -156,7 +159,7 @@ export class SharderNode {
     const block = blockFromJson(v?.block);
     this.stats.received++;
     if (this.pending >= MAX_PENDING_BLOCKS)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "sharder_busy", op: "receive block" },
         `${this.pending} blocks wait to be checked (at most ${MAX_PENDING_BLOCKS}); retry later`,
       );
@@ -309,7 +312,7 @@ export class SharderNode {
    */
   addMagicBlock(mb: MagicBlock): boolean {
     if (mb.starting_round <= this.lfb.round)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_magic_block", op: "add magic block" },
         `magic block ${mb.magic_block_number} starts at round ${mb.starting_round}, not after the latest finalized round ${this.lfb.round}`,
       );
@@ -330,13 +333,13 @@ export class SharderNode {
       if (pk && !ok.has(t.verifier_id) && this.opts.scheme.verify(pk, b.hash, t.signature)) ok.add(t.verifier_id);
     }
     if (ok.size < Q)
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "not_notarized", op: "receive block" },
         `block ${b.hash} (round ${b.round}) has ${ok.size} valid tickets of miners of magic block ${mb.magic_block_number}, ${Q} needed`,
       );
     const gk = mb.miners.nodes[b.miner_id]?.public_key;
     if (!gk || !this.opts.scheme.verify(gk, b.hash, b.signature))
-      throw new CodedError(
+      throw new CodedError<NodeErrorCode>(
         { code: "invalid_block", op: "receive block" },
         `block ${b.hash}: generator signature does not verify`,
       );
@@ -353,8 +356,8 @@ export class SharderNode {
       for (const url of this.minerUrls()) {
         try {
           const res = await this.opts.transport.request({
-            method: "GET",
-            url: `${url}/v1/block/get?block=${hash}`,
+            method: ChainRoutes.blockGet.method,
+            url: routeUrl(url, ChainRoutes.blockGet, {}, { block: hash }),
             timeoutMs: 5000,
           });
           if (res.status !== 200) continue;
@@ -406,26 +409,26 @@ export class SharderNode {
       if (!parent) {
         if (depth >= MAX_ANCESTOR_FETCH) {
           void this.sync();
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "catch_up_pending", op: "receive block" },
             `block ${block.hash} (round ${block.round}) is more than ${MAX_ANCESTOR_FETCH} blocks past the latest finalized round ${this.lfb.round}; syncing by ranges`,
           );
         }
         const p = this.opts.store.getBlock(block.prev_hash) ?? (await this.fetchBlock(block.prev_hash));
         if (!p)
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "parent_missing", op: "receive block" },
             `parent ${block.prev_hash} of block ${block.hash} is not available from any miner`,
           );
         if (p.round <= this.lfb.round)
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "fork_rejected", op: "receive block" },
             `block ${block.hash} does not extend the finalized chain`,
           );
         await this.add(p, depth + 1);
         parent = this.parentOf(block);
         if (!parent)
-          throw new CodedError(
+          throw new CodedError<NodeErrorCode>(
             { code: "parent_missing", op: "receive block" },
             `parent ${block.prev_hash} of block ${block.hash} could not be verified`,
           );

@@ -5,11 +5,13 @@
  * page), `/metrics`, `/_diagnostics/json`, and the challenge route `POST /v1/storage/challenge/new`, which
  * answers a coded 501 until challenge verification lands.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
+import type { NodeErrorCode } from "../errors.js";
 import { createServer, errorBody, type NodeApp, sendJson } from "../http.js";
 import type { KV } from "../kv.js";
 import { type Logger, silentLogger } from "../logger.js";
@@ -172,7 +174,7 @@ ${status.lastRegisterError ? `<dt>Last error</dt><dd>${esc(status.lastRegisterEr
   });
   app.post("/v1/storage/challenge/new", async (_req, reply) => {
     challenges.inc();
-    const err = new CodedError(
+    const err = new CodedError<NodeErrorCode>(
       { code: "not_implemented", op: "verify challenge" },
       "challenge verification is not implemented by this validator yet",
     );

@@ -2,7 +2,7 @@
 import { ScAddress, TxnType } from "../../chain/types.js";
 import { HOUR, MINUTE } from "../../core/duration.js";
 import type { WalletFile } from "../../core/wallet.js";
-import type { ChainClient, TxnResult } from "../chain.js";
+import { type ChainClient, scRestPath, type TxnResult } from "../chain.js";
 
 /** The lock duration the reference SDK sends: `"<h>h<m>m"`. */
 export function lockDurationString(hours: number, minutes: number): string {
@@ -41,10 +41,10 @@ export function unlockTokens(chain: ChainClient, wallet: WalletFile, poolId: str
 
 /** The interest pool's configuration as the sharders serve it (raw JSON text, as the reference CLI prints it). */
 export async function getLockConfig(chain: ChainClient): Promise<string> {
-  return chain.sharderQuery(`/v1/screst/${ScAddress.interest}/getLockConfig`, "get lock config");
+  return chain.sharderQuery(scRestPath(ScAddress.interest, "getLockConfig"), "get lock config");
 }
 
 /** A client's locked pools (`{"stats":[…]}`) as raw JSON text. */
 export async function getLockedTokens(chain: ChainClient, clientId: string): Promise<string> {
-  return chain.sharderQuery(`/v1/screst/${ScAddress.interest}/getPoolsStats?client_id=${clientId}`, "get locked tokens");
+  return chain.sharderQuery(scRestPath(ScAddress.interest, "getPoolsStats", { client_id: clientId }), "get locked tokens");
 }

@@ -1,9 +1,12 @@
 /** Vesting pool actions (reference gosdk `VestingAdd`, `VestingTrigger`, `VestingUnlock`, `VestingStop`, `VestingDelete`, info queries). */
+
+import { ChainRoutes, routePath } from "../../chain/api.js";
 import { stringifyExactJson } from "../../chain/codec.js";
 import { ScAddress, TxnType } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import type { ChainClient, TxnResult } from "../chain.js";
+import type { SdkErrorCode } from "../errors.js";
 import { requestAll } from "../multi.js";
 
 export interface VestingAddRequest {
@@ -127,10 +130,10 @@ export async function vestingClientPools(chain: ChainClient, clientId: string): 
 /** Whether the miners know `clientId` (`GET /v1/client/get?id=`): true when any of them has it registered. */
 export async function isClientRegistered(chain: ChainClient, clientId: string): Promise<boolean> {
   const { miners } = await chain.network();
-  const results = await requestAll(chain.opts.transport, miners, `/v1/client/get?id=${clientId}`);
+  const results = await requestAll(chain.opts.transport, miners, routePath(ChainRoutes.clientGet, {}, { id: clientId }));
   if (results.some((r) => r.status === 200)) return true;
   if (results.every((r) => r.status === 0))
-    throw new CodedError(
+    throw new CodedError<SdkErrorCode>(
       { code: "network_unreachable", op: "check client registration" },
       `no miner answered: ${results.map((r) => `${r.url}: ${r.error}`).join("; ")}`,
     );

@@ -88,7 +88,7 @@ export function applyTransfers(parent: Balances, txns: readonly Transaction[]): 
     const from = next.get(t.client_id);
     const to = next.get(t.to_client_id);
     if (from === undefined || to === undefined)
-      throw codedError("unknown_account", `transfer ${t.hash} names an unknown account`);
+      throw codedError("invalid_transfer", `transfer ${t.hash} names an unknown account`);
     if (t.transaction_value < 0n) throw codedError("invalid_value", `transfer ${t.hash} has a negative value`);
     if (from < t.transaction_value)
       throw codedError("insufficient_balance", `transfer ${t.hash}: balance ${from} < ${t.transaction_value}`);
@@ -134,7 +134,7 @@ export class ToyLedger implements BlockLogic {
 
   build(parent: Block, round: number, seed: bigint, timeoutCount: number, nowMs: number): Block {
     const base = this.states.get(parent.hash);
-    if (!base) throw codedError("unknown_parent_state", `no state for parent ${parent.hash}`);
+    if (!base) throw codedError("state_node_missing", `no state for parent ${parent.hash}`);
     let state = base;
     const creation_date = Math.floor(nowMs / 1000);
     const transactions: Transaction[] = [];
@@ -196,15 +196,15 @@ export class ToyLedger implements BlockLogic {
 
   validate(block: Block, parent: Block): void {
     const base = this.states.get(parent.hash);
-    if (!base) throw codedError("unknown_parent_state", `no state for parent ${parent.hash}`);
-    if (block.prev_hash !== parent.hash) throw codedError("wrong_parent", "prev_hash does not name the parent");
-    if (block.chain_id !== this.chainId) throw codedError("wrong_chain", `chain ${block.chain_id}`);
+    if (!base) throw codedError("state_node_missing", `no state for parent ${parent.hash}`);
+    if (block.prev_hash !== parent.hash) throw codedError("invalid_block", "prev_hash does not name the parent");
+    if (block.chain_id !== this.chainId) throw codedError("invalid_block", `chain ${block.chain_id}`);
     for (const t of block.transactions) if (t.hash !== txnHash(t)) throw codedError("hash_mismatch", `transaction ${t.hash}`);
     if (block.hash !== simBlockHash(block)) throw codedError("hash_mismatch", `block ${block.hash}`);
     if (block.running_txn_count !== parent.running_txn_count + block.transactions.length)
-      throw codedError("wrong_txn_count", `running_txn_count ${block.running_txn_count}`);
+      throw codedError("invalid_block", `running_txn_count ${block.running_txn_count}`);
     const state = applyTransfers(base, block.transactions);
-    if (stateRoot(state) !== block.state_hash) throw codedError("state_mismatch", `block ${block.hash} state root`);
+    if (stateRoot(state) !== block.state_hash) throw codedError("invalid_block", `block ${block.hash} state root`);
     this.states.set(block.hash, state);
   }
 }

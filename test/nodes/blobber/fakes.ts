@@ -54,7 +54,13 @@ export class FakeChain implements ProviderChain {
 
   async scRest<T = unknown>(_address: string, endpoint: string, params: Record<string, string> = {}): Promise<T> {
     const notFound = (what: string): never => {
-      throw new CodedError({ code: "query_failed", op: `query ${endpoint}` }, `${what}: value not present`);
+      const remote = {
+        node: "fake",
+        status: 404,
+        code: "resource_not_found",
+        error: `resource_not_found: ${what}: value not present`,
+      };
+      throw new CodedError({ code: "query_failed", op: `query ${endpoint}`, remote }, `${what}: value not present`);
     };
     if (endpoint === "getBlobber") return (this.blobbers.get(params.blobber_id ?? "") ?? notFound("blobber")) as T;
     if (endpoint === "getStakePoolStat")

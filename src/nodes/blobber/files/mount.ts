@@ -3,9 +3,11 @@
  * blobber's KV, a shard store next to its blob store (`<files_dir>/.files`, or memory), its allocation cache, and
  * starts the settlement loop with the app (redeeming markers through the blobber's wallet).
  */
+
 import { join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 import { FsBlobStore } from "../../blobstore.js";
+import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../loop.js";
 import type { BlobberContext } from "../blobber.js";
@@ -48,9 +50,10 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
   });
   registerFileRoutes(app, service);
-  const hash = async (name: string, input: unknown): Promise<string> => {
+  const hash = async (name: "commit_connection" | "read_redeem", input: unknown): Promise<string> => {
     const res = await ctx.sendTxn(name, input);
-    if (res.status !== 1) throw new CodedError({ code: `${name}_failed`, op: name }, res.output || `${name} failed on chain`);
+    if (res.status !== 1)
+      throw new CodedError<NodeErrorCode>({ code: `${name}_failed` as const, op: name }, res.output || `${name} failed on chain`);
     return res.hash;
   };
   const settlement = createSettlementLoop({

@@ -37,6 +37,7 @@ import {
   leavesOf,
   lookupHash,
   type MetaReply,
+  merkleLevels,
   merkleRoot,
   nameOf,
   normalizePath,
@@ -50,7 +51,7 @@ import {
   type RefPathReply,
   type RefsReply,
   type RefView,
-  rangeProof,
+  rangeProofFromLevels,
   type StatsReply,
   StorageErrors,
   storageError,
@@ -118,6 +119,12 @@ export interface StoredWriteMarker {
 export interface StoredReadMarker {
   marker: ReadMarker;
   redeemed_counter: number;
+  /**
+   * Blocks served to the client so far (absent in records written before it existed: then the marker's counter).
+   * A read is served while `served + blocks <= marker.counter`, the highest counter the client has signed, so
+   * a client may keep several reads in flight whose markers arrive out of order, and never gets more than it paid.
+   */
+  served?: number;
   txn?: string;
   error?: string;
 }
@@ -945,21 +952,27 @@ export class FileService {
         op,
         `blocks [${start}, ${start + count}) are outside ${path}'s ${total} blocks`,
       );
-    const leavesBytes = this.kv.get(K.leaves(a.id, f.merkle_root));
-    if (!leavesBytes) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
-    // charge the read marker (cumulative counter); the latest markers and download counts are written to the KV
-    // in one transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
+    const levels = this.treeOf(a.id, f.merkle_root);
+    if (!levels) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
+    // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
+    // reads may arrive out of order); the latest markers and download counts are written to the KV in one
+    // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
     // reader's, and it saves a disk sync per request)
     const prev = this.latestReadMarker(rm.client_id);
-    const last = prev?.marker.counter ?? 0;
-    if (rm.counter < last + count)
+    const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
+    const served = prev ? (prev.served ?? prev.marker.counter) : 0;
+    if (served + count > paid)
       throw storageError(
         StorageErrors.staleReadMarker,
         op,
-        `read counter ${rm.counter} must be at least ${last + count} (latest ${last} + ${count} blocks)`,
-        { latest_counter: last },
+        `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
+        { latest_counter: served },
       );
-    this.pendingReads.set(rm.client_id, { marker: rm, redeemed_counter: prev?.redeemed_counter ?? 0 });
+    this.pendingReads.set(rm.client_id, {
+      marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
+      redeemed_counter: prev?.redeemed_counter ?? 0,
+      served: served + count,
+    });
     const dk = K.downloads(a.id, path);
     this.pendingDownloads.set(dk, (this.pendingDownloads.get(dk) ?? 0) + count);
     this.scheduleFlush();
@@ -968,7 +981,7 @@ export class FileService {
       start * BLOCK_SIZE,
       Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE),
     );
-    const proof = rangeProof(unpackHashes(leavesBytes), start, start + count);
+    const proof = rangeProofFromLevels(levels, start, start + count);
     const header: DownloadHeader = {
       path,
       start_block: start,
@@ -979,6 +992,25 @@ export class FileService {
       proof_length: proof.length,
     };
     return encodeDownload(header, proof, blocks);
+  }
+
+  /** Merkle levels of the shards read most recently (a download asks for many ranges of one shard). */
+  private readonly trees = new Map<string, Uint8Array[][]>();
+
+  private treeOf(allocId: string, root: string): Uint8Array[][] | undefined {
+    const key = `${allocId}/${root}`;
+    const hit = this.trees.get(key);
+    if (hit) {
+      this.trees.delete(key);
+      this.trees.set(key, hit);
+      return hit;
+    }
+    const leavesBytes = this.kv.get(K.leaves(allocId, root));
+    if (!leavesBytes) return undefined;
+    const levels = merkleLevels(unpackHashes(leavesBytes));
+    this.trees.set(key, levels);
+    if (this.trees.size > 8) this.trees.delete(this.trees.keys().next().value as string);
+    return levels;
   }
 
   private readonly pendingReads = new Map<string, StoredReadMarker>();
@@ -1011,8 +1043,13 @@ export class FileService {
     this.kv.transaction((tx) => {
       for (const [client, m] of reads) {
         const cur = tx.getJson<StoredReadMarker>(K.rm(client));
-        if (cur && cur.marker.counter >= m.marker.counter) continue;
-        tx.putJson(K.rm(client), { ...m, redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter });
+        const curServed = cur ? (cur.served ?? cur.marker.counter) : 0;
+        if (cur && cur.marker.counter >= m.marker.counter && curServed >= (m.served ?? 0)) continue;
+        tx.putJson(K.rm(client), {
+          ...(cur && cur.marker.counter >= m.marker.counter ? { ...m, marker: cur.marker } : m),
+          redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter,
+          served: Math.max(curServed, m.served ?? 0),
+        });
       }
       for (const [key, n] of downloads) tx.putJson(key, (tx.getJson<number>(key) ?? 0) + n);
     });

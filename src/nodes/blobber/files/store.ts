@@ -8,9 +8,11 @@
  * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
  * name, so no key can leave the store's directory.
  */
+
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
+import type { NodeErrorCode } from "../../errors.js";
 
 export interface ShardStore {
   /** Write `bytes` at `offset` of temp file `key` (created as needed). */
@@ -47,7 +49,7 @@ const SLOT = 4 + CHUNK_META_LEAVES * 32;
 
 function encodeSlot(len: number, leaves: Uint8Array): Uint8Array {
   if (leaves.length > CHUNK_META_LEAVES * 32)
-    throw new CodedError(
+    throw new CodedError<NodeErrorCode>(
       { code: "invalid_chunk", op: "record chunk" },
       `a chunk record holds at most ${CHUNK_META_LEAVES} leaves`,
     );
@@ -73,14 +75,17 @@ function decodeSlots(bytes: Uint8Array): { index: number; len: number; leaves: U
 function parts(key: string, n: number, op: string): string[] {
   const p = key.split("/");
   if (p.length !== n || !p.every((x) => PART.test(x)))
-    throw new CodedError({ code: "invalid_store_key", op }, `invalid shard store key ${JSON.stringify(key.slice(0, 200))}`);
+    throw new CodedError<NodeErrorCode>(
+      { code: "invalid_store_key", op },
+      `invalid shard store key ${JSON.stringify(key.slice(0, 200))}`,
+    );
   return p;
 }
 
 function ioError(op: string, path: string, err: unknown): CodedError {
   if (err instanceof CodedError) return err;
   const e = err as { code?: string; message?: string };
-  return new CodedError(
+  return new CodedError<NodeErrorCode>(
     { code: "store_io_failed", op, detail: { path, errno: e.code } },
     `${path}: ${e.message ?? String(err)}`,
     {
@@ -192,7 +197,10 @@ export class FsShardStore implements ShardStore {
         return;
       }
       if (!(await exists(tmp)))
-        throw new CodedError({ code: "resource_not_found", op: "commit shard" }, `uploaded data for ${objectKey} is missing`);
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "commit shard" },
+          `uploaded data for ${objectKey} is missing`,
+        );
       await fsyncPath(tmp);
       await mkdir(dirname(obj), { recursive: true });
       await rename(tmp, obj);
@@ -222,7 +230,10 @@ export class FsShardStore implements ShardStore {
       fh = await open(path, "r");
     } catch (err) {
       if ((err as { code?: string }).code === "ENOENT")
-        throw new CodedError({ code: "resource_not_found", op: "read shard" }, `shard object ${objectKey} is missing`);
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "read shard" },
+          `shard object ${objectKey} is missing`,
+        );
       throw ioError("read shard", path, err);
     }
     try {
@@ -310,7 +321,11 @@ export class MemoryShardStore implements ShardStore {
       return;
     }
     const t = this.temps.get(key);
-    if (!t) throw new CodedError({ code: "resource_not_found", op: "commit shard" }, `uploaded data for ${objectKey} is missing`);
+    if (!t)
+      throw new CodedError<NodeErrorCode>(
+        { code: "resource_not_found", op: "commit shard" },
+        `uploaded data for ${objectKey} is missing`,
+      );
     this.objects.set(objectKey, t);
     this.temps.delete(key);
   }
@@ -326,7 +341,11 @@ export class MemoryShardStore implements ShardStore {
 
   async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {
     const o = this.objects.get(objectKey);
-    if (!o) throw new CodedError({ code: "resource_not_found", op: "read shard" }, `shard object ${objectKey} is missing`);
+    if (!o)
+      throw new CodedError<NodeErrorCode>(
+        { code: "resource_not_found", op: "read shard" },
+        `shard object ${objectKey} is missing`,
+      );
     return o.slice(offset, offset + length);
   }
 

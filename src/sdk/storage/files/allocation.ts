@@ -8,6 +8,7 @@
  * before every later write), so the allocation never stays diverged silently: `divergent()` tells which blobbers are
  * behind and `repair()` brings them up to date from the other blobbers' shards.
  */
+
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -34,12 +35,14 @@ import {
   type RefView,
   type Signer,
   type StatsReply,
+  type StorageErrorCode,
   shardSize,
   signWriteMarker,
   stripeBytes,
   stripeCount,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
+import type { SdkErrorCode } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
@@ -72,6 +75,8 @@ export interface AllocationFilesOptions {
   window?: number;
   /** Chunks a blobber may fall behind the fastest before it is dropped as too slow (default 16). */
   maxLag?: number;
+  /** Download reads in flight, each of up to 64 blocks from each of `data` blobbers (default 3). */
+  readWindow?: number;
   /** Where upload progress files go (resume after a killed client); none when absent. */
   progressDir?: string;
   now?: () => number;
@@ -244,7 +249,7 @@ export class AllocationFiles {
 
   private checkNotExpired(op: string): void {
     if (this.allocation.expiration_date <= Math.floor(this.now() / 1000))
-      throw new CodedError({ code: "expired_allocation", op }, `allocation ${this.allocation.id} has expired`);
+      throw new CodedError<SdkErrorCode>({ code: "expired_allocation", op }, `allocation ${this.allocation.id} has expired`);
   }
 
   // ---------------------------------------------------------------- state and repair
@@ -289,7 +294,7 @@ export class AllocationFiles {
   async repair(): Promise<number[]> {
     const d = await this.divergent();
     if (d.inSync.length < this.dataShards)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "consensus_failed", op: "repair" },
         `only ${d.inSync.length} blobbers agree on the allocation's content, ${this.dataShards} needed`,
       );
@@ -361,7 +366,7 @@ export class AllocationFiles {
     const total = Math.ceil(shardBytes / BLOCK_SIZE);
     const per = CHUNK_SIZE / BLOCK_SIZE;
     for (let b = 0; b < total; b += per) {
-      const shards = await reader.read(b, Math.min(per, total - b));
+      const shards = await reader.read(b, Math.min(per, total - b), target + 1);
       await dst.chunk(conn, ref.path, b * BLOCK_SIZE, shards[target] as Uint8Array);
     }
   }
@@ -455,7 +460,7 @@ export class AllocationFiles {
       for (const g of ranked.slice(1)) for (const m of g) failed.set(m.i, "its files differ from the other blobbers' (behind)");
       if (group.length < minimum) {
         await this.rollbackAll(conn, idx);
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "commit_consensus_failed", op },
           `Commit consensus failed: ${group.length} blobbers agree on the allocation state, ${minimum} needed (${describe(failed)})`,
         );
@@ -464,7 +469,10 @@ export class AllocationFiles {
       const listings: Listings = new Map(Object.entries(base.listings) as [string, DirListing][]);
       const result = applyChanges(listings, changes, op);
       if (opts.expectRoot !== undefined && result.contentRoot !== opts.expectRoot)
-        throw new CodedError({ code: "allocation_root_mismatch", op }, "repair did not reproduce the other blobbers' content");
+        throw new CodedError<SdkErrorCode>(
+          { code: "allocation_root_mismatch", op },
+          "repair did not reproduce the other blobbers' content",
+        );
       const prevTs = Math.max(0, ...group.map((g) => g.rp.latest_write_marker?.timestamp ?? 0));
       const ts = Math.max(Math.floor(this.now() / 1000), prevTs + 1);
       const root = allocationRoot(result.contentRoot, ts);
@@ -487,13 +495,16 @@ export class AllocationFiles {
           committed.push(leader.i);
         } catch (err) {
           failed.set(leader.i, errorMessage(err));
-          if (!(err instanceof CodedError) || isUnreachable(err.code)) continue;
+          if (!(err instanceof CodedError) || isUnreachable(err)) continue;
           if (err.code === "prev_allocation_root_mismatch" && attempt < 5) {
             retry = true; // another writer committed in between: read the state again
             break;
           }
           await this.rollbackAll(conn, idx);
-          throw new CodedError({ code: err.code, op, ...(err.node ? { node: err.node } : {}) }, `Commit failed: ${err.message}`);
+          throw new CodedError<SdkErrorCode>(
+            { code: err.code, op, ...(err.node ? { node: err.node } : {}) },
+            `Commit failed: ${err.message}`,
+          );
         }
       }
       if (retry) continue;
@@ -531,7 +542,7 @@ export class AllocationFiles {
         this.fail(i, why, op);
       }
       if (committed.length < minimum)
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "commit_consensus_failed", op },
           `Commit consensus failed: ${committed.length} of ${idx.length} blobbers committed, ${minimum} needed (${describe(failed)})`,
         );
@@ -551,7 +562,7 @@ export class AllocationFiles {
     const conn = newConnectionId();
     const live: number[] = [];
     const failed = new Map<number, string>();
-    const refusals: CodedError[] = [];
+    const refusals: CodedError<StorageErrorCode>[] = [];
     await Promise.all(
       this.clients.map(async (c, i) => {
         try {
@@ -559,7 +570,7 @@ export class AllocationFiles {
           live.push(i);
         } catch (err) {
           failed.set(i, errorMessage(err));
-          if (err instanceof CodedError && isRefusal(err.code)) refusals.push(err);
+          if (isRefusal(err)) refusals.push(err);
         }
       }),
     );
@@ -569,7 +580,11 @@ export class AllocationFiles {
         this.clients.map((_, i) => i),
       );
       const r = refusals[0];
-      if (r) throw new CodedError({ code: r.code, op, ...(r.node ? { node: r.node } : {}) }, r.message);
+      if (r)
+        throw new CodedError<SdkErrorCode>(
+          { code: r.code, op, ...(r.node ? { node: r.node } : {}), ...(r.remote ? { remote: r.remote } : {}) },
+          r.message,
+        );
       throw firstError(failed, op, this.dataShards);
     }
     for (const [i, why] of failed) this.fail(i, why, op);
@@ -616,7 +631,7 @@ export class AllocationFiles {
             try {
               await c.upload(conn, remote, meta, !!src.update);
             } catch (err) {
-              if (err instanceof CodedError && isRefusal(err.code)) throw err;
+              if (isRefusal(err)) throw err;
               dead.set(i, errorMessage(err));
               this.fail(i, errorMessage(err), op);
             }
@@ -650,7 +665,7 @@ export class AllocationFiles {
       };
       await Promise.all(Array.from({ length: Math.min(16, small.length) }, worker));
     } catch (err) {
-      if (err instanceof CodedError && isRefusal(err.code)) {
+      if (isRefusal(err)) {
         await this.rollbackAll(
           conn,
           this.clients.map((_, i) => i),
@@ -680,9 +695,9 @@ export class AllocationFiles {
     const d = this.dataShards;
     const n = this.totalShards;
     const st = await stat(src.localPath).catch((err) => {
-      throw new CodedError({ code: "local_file_error", op }, `cannot read ${src.localPath}: ${errorMessage(err)}`);
+      throw new CodedError<SdkErrorCode>({ code: "local_file_error", op }, `cannot read ${src.localPath}: ${errorMessage(err)}`);
     });
-    if (!st.isFile()) throw new CodedError({ code: "local_file_error", op }, `${src.localPath} is not a file`);
+    if (!st.isFile()) throw new CodedError<SdkErrorCode>({ code: "local_file_error", op }, `${src.localPath} is not a file`);
     const size = st.size;
     const mimetype = src.mimetype ?? mimeTypeOf(remote);
     // resume points: what each blobber already holds of this connection's upload of `remote`
@@ -706,7 +721,7 @@ export class AllocationFiles {
       if (dead.has(i)) l.dead = dead.get(i);
       return l;
     });
-    let refusal: CodedError | undefined;
+    let refusal: CodedError<StorageErrorCode> | undefined;
     const killLane = (i: number, why: string) => {
       if (lanes[i]?.dead) return;
       (lanes[i] as Lane).kill(why);
@@ -726,7 +741,8 @@ export class AllocationFiles {
         let got = 0;
         while (got < len) {
           const { bytesRead } = await fh.read(buf, got, len - got, off + got);
-          if (bytesRead === 0) throw new CodedError({ code: "local_file_error", op }, `${src.localPath} changed while uploading`);
+          if (bytesRead === 0)
+            throw new CodedError<SdkErrorCode>({ code: "local_file_error", op }, `${src.localPath} changed while uploading`);
           got += bytesRead;
         }
         const data = buf.subarray(0, len);
@@ -745,7 +761,7 @@ export class AllocationFiles {
             try {
               await c.chunk(conn, remote, offset, bytes, this.timeoutMs);
             } catch (err) {
-              if (err instanceof CodedError && isRefusal(err.code)) refusal ??= err;
+              if (isRefusal(err)) refusal ??= err;
               killLane(i, errorMessage(err));
             }
           });
@@ -782,7 +798,15 @@ export class AllocationFiles {
         conn,
         this.clients.map((_, i) => i),
       );
-      throw new CodedError({ code: refusal.code, op, ...(refusal.node ? { node: refusal.node } : {}) }, refusal.message);
+      throw new CodedError<SdkErrorCode>(
+        {
+          code: refusal.code,
+          op,
+          ...(refusal.node ? { node: refusal.node } : {}),
+          ...(refusal.remote ? { remote: refusal.remote } : {}),
+        },
+        refusal.message,
+      );
     }
     if (lanes.filter((l) => !l.dead).length < d) throw firstError(dead, op, d);
     const meta: FileMeta = {
@@ -881,14 +905,14 @@ export class AllocationFiles {
     const consensus = await fileConsensus(this.clients, this.dataShards, remote, this.timeoutMs, new Set(), this.now);
     for (const [i, why] of consensus.left) this.fail(i, why, op);
     const meta = consensus.meta;
-    if (meta.type !== "f") throw new CodedError({ code: "is_a_directory", op }, `${remote} is a directory`);
+    if (meta.type !== "f") throw new CodedError<SdkErrorCode>({ code: "is_a_directory", op }, `${remote} is a directory`);
     const reader = this.reader(consensus);
     const d = this.dataShards;
     const stripes = stripeCount(meta.size, d);
     const first = (opts.startBlock ?? 1) - 1;
     const last = opts.endBlock ?? stripes;
     if (stripes > 0 && (first < 0 || first >= stripes || last < first + 1 || last > stripes))
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "invalid_range", op },
         `block range ${first + 1}..${last} is outside the file's ${stripes} blocks (1-based, inclusive)`,
       );
@@ -907,6 +931,7 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    const readWindow = Math.max(1, this.o.readWindow ?? 3);
     // a whole file written from its start is hashed as it is written (no second read)
     const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
@@ -914,7 +939,7 @@ export class AllocationFiles {
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
       let launchAt = next;
       const launch = () => {
-        while (inflight.length < 3 && launchAt < last) {
+        while (inflight.length < readWindow && launchAt < last) {
           const count = Math.min(per, last - launchAt);
           const p = reader.read(launchAt, count);
           p.catch(() => undefined);
@@ -982,7 +1007,10 @@ export class AllocationFiles {
       }
       if (digest !== meta.actual_hash) {
         await rm(progressFile, { force: true });
-        throw new CodedError({ code: "content_hash_mismatch", op }, `downloaded ${remote} does not match its actual hash`);
+        throw new CodedError<SdkErrorCode>(
+          { code: "content_hash_mismatch", op },
+          `downloaded ${remote} does not match its actual hash`,
+        );
       }
     }
     await rm(progressFile, { force: true });
@@ -1029,27 +1057,34 @@ export class AllocationFiles {
     return agreeing(replies, this.dataShards, "list-all", (r) => r.root).refs;
   }
 
-  private async each<T>(fn: (c: BlobberClient, i: number) => Promise<T>): Promise<{ i: number; value?: T; error?: string }[]> {
+  private async each<T>(
+    fn: (c: BlobberClient, i: number) => Promise<T>,
+  ): Promise<{ i: number; value?: T; error?: string; code?: string }[]> {
     return Promise.all(
       this.clients.map(async (c, i) => {
         try {
           return { i, value: await fn(c, i) };
         } catch (err) {
-          return { i, error: errorMessage(err) };
+          return err instanceof CodedError ? { i, error: errorMessage(err), code: err.code } : { i, error: errorMessage(err) };
         }
       }),
     );
   }
 }
 
-function agreeing<T>(replies: { i: number; value?: T; error?: string }[], need: number, op: string, key: (v: T) => string): T {
+function agreeing<T>(
+  replies: { i: number; value?: T; error?: string; code?: string }[],
+  need: number,
+  op: string,
+  key: (v: T) => string,
+): T {
   const groups = new Map<string, T[]>();
   for (const r of replies) if (r.value !== undefined) groups.set(key(r.value), [...(groups.get(key(r.value)) ?? []), r.value]);
   const best = [...groups.values()].sort((a, b) => b.length - a.length)[0];
   if (!best || best.length < need) {
     const errs = replies.filter((r) => r.error);
-    const nf = errs.find((r) => /resource_not_found/.test(r.error ?? ""));
-    throw new CodedError(
+    const nf = errs.find((r) => r.code === "resource_not_found");
+    throw new CodedError<SdkErrorCode>(
       { code: nf && errs.length >= need ? "resource_not_found" : "consensus_failed", op },
       nf && errs.length >= need
         ? (nf.error as string)
@@ -1071,19 +1106,22 @@ function fileMetaOf(r: RefView): FileMeta {
 }
 
 /** Error codes that mean the blobber refused the request on its merits (retrying elsewhere will not help). */
-function isRefusal(code: string): boolean {
-  return [
-    "invalid_operation",
-    "duplicate_file",
-    "max_allocation_size",
-    "expired_allocation",
-    "finalized_allocation",
-    "invalid_path",
-    "resource_not_found",
-    "not_a_directory",
-    "is_a_directory",
-    "invalid_file_meta",
-  ].includes(code);
+function isRefusal(err: unknown): err is CodedError<StorageErrorCode> {
+  return (
+    err instanceof CodedError &&
+    [
+      "invalid_operation",
+      "duplicate_file",
+      "max_allocation_size",
+      "expired_allocation",
+      "finalized_allocation",
+      "invalid_path",
+      "resource_not_found",
+      "not_a_directory",
+      "is_a_directory",
+      "invalid_file_meta",
+    ].includes(err.code)
+  );
 }
 
 /** Directories whose listings a set of changes needs (the blobber adds their ancestors). */
@@ -1097,12 +1135,13 @@ function dirsNeeded(changes: Change[]): string[] {
   return [...out].sort();
 }
 
-function isUnreachable(code: string): boolean {
+function isUnreachable(err: CodedError): boolean {
+  const code = err.code;
   return (
     ["request_failed", "timeout", "connection_refused", "connection_reset", "dns_failed", "aborted", "transport_closed"].includes(
       code,
     ) ||
-    code.startsWith("http_5") ||
+    (err.remote !== undefined && err.remote.code === undefined && err.remote.status >= 500) ||
     code === "internal_error"
   );
 }
@@ -1112,7 +1151,7 @@ function describe(failed: Map<number, string>): string {
 }
 
 function firstError(failed: Map<number, string>, op: string, need: number): CodedError {
-  return new CodedError(
+  return new CodedError<SdkErrorCode>(
     { code: "consensus_failed", op },
     `${op} failed: fewer than ${need} blobbers available (${describe(failed)})`,
   );
@@ -1136,7 +1175,7 @@ async function sendChange(c: BlobberClient, conn: string, ch: Change): Promise<v
       await c.createDir(conn, ch.path);
       return;
     default:
-      throw new CodedError({ code: "invalid_request", op: "change" }, `${ch.op} needs data: use upload`);
+      throw new CodedError<SdkErrorCode>({ code: "invalid_request", op: "change" }, `${ch.op} needs data: use upload`);
   }
 }
 

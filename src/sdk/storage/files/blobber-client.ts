@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { parseJson, stringifyJson } from "../../../chain/json.js";
-import { CodedError, errorMessage } from "../../../core/errors.js";
+import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
   type ChangeReply,
   type ChunkReply,
@@ -12,6 +12,7 @@ import {
   type DownloadRequest,
   type FileMeta,
   FileRoutes,
+  isStorageErrorCode,
   type ListReply,
   type MetaReply,
   type ObjectTreeReply,
@@ -26,6 +27,8 @@ import {
   type WriteMarker,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
+import type { SdkErrorCode } from "../../errors.js";
+import { remoteErrorOf } from "../../multi.js";
 import type { Transport } from "../../transport.js";
 
 export interface BlobberRef {
@@ -42,9 +45,28 @@ export interface BlobberClientOptions {
   now?: () => number;
 }
 
-/** Error a blobber answered (code and message from its `{"code","error"}` body), or a transport failure. */
-export function blobberError(blobber: BlobberRef, op: string, code: string, message: string): CodedError {
-  return new CodedError({ code, op, node: blobber.url, detail: { blobber_id: blobber.id } }, message);
+/**
+ * Error a blobber answered (its code when the storage or core catalogue knows it, else `remote_error`; its
+ * `{"code","error"}` body in `remote`), or a transport failure.
+ */
+export function blobberError(
+  blobber: BlobberRef,
+  op: string,
+  code: SdkErrorCode,
+  message: string,
+  remote?: RemoteError,
+): CodedError<SdkErrorCode> {
+  return new CodedError<SdkErrorCode>(
+    { code, op, node: blobber.url, detail: { blobber_id: blobber.id }, ...(remote ? { remote } : {}) },
+    message,
+  );
+}
+
+/** The catalogue code for a code a blobber sent: its own when known, else `remote_error`. */
+function knownCode(code: string | undefined): SdkErrorCode {
+  if (code === undefined) return "remote_error";
+  if (isStorageErrorCode(code)) return code;
+  return (CORE_ERROR_CODES as readonly string[]).includes(code) ? (code as CoreErrorCode) : "remote_error";
 }
 
 export class BlobberClient {
@@ -98,16 +120,8 @@ export class BlobberClient {
       throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`);
     }
     if (res.status >= 200 && res.status < 300) return res.body;
-    let code = `http_${res.status}`;
-    let msg = Buffer.from(res.body).toString("utf8").slice(0, 500) || `HTTP ${res.status}`;
-    try {
-      const j = JSON.parse(Buffer.from(res.body).toString("utf8")) as { code?: unknown; error?: unknown };
-      if (typeof j.code === "string") code = j.code;
-      if (typeof j.error === "string") msg = j.error;
-    } catch {
-      // not JSON
-    }
-    throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${msg}`);
+    const remote = remoteErrorOf(this.blobber.url, res.status, Buffer.from(res.body).toString("utf8"));
+    throw blobberError(this.blobber, op, knownCode(remote.code), `blobber ${this.blobber.url}: ${remote.error}`, remote);
   }
 
   async json<T>(

@@ -1,10 +1,12 @@
 /** What the file commands need from the chain: the allocation record, the wallet as a signer, costs. */
+
 import { ScAddress } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
 import { type Signer, stripeCount } from "../../../storage/index.js";
 import type { ChainClient } from "../../chain.js";
+import type { SdkErrorCode } from "../../errors.js";
 import type { StorageAllocation } from "./allocation.js";
 
 function num(v: unknown): number {
@@ -31,7 +33,7 @@ export interface AllocationRecord extends StorageAllocation {
 export function parseAllocationRecord(raw: unknown): AllocationRecord {
   const a = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   if (typeof a.id !== "string")
-    throw new CodedError({ code: "invalid_allocation", op: "read allocation" }, "allocation record has no id");
+    throw new CodedError<SdkErrorCode>({ code: "invalid_allocation", op: "read allocation" }, "allocation record has no id");
   const nodes = Array.isArray(a.blobbers) ? (a.blobbers as Record<string, unknown>[]) : [];
   const details = Array.isArray(a.blobber_details) ? (a.blobber_details as Record<string, unknown>[]) : [];
   const blobbers = nodes.map((b) => ({ id: String(b.id ?? ""), url: String(b.url ?? b.baseurl ?? "") }));
@@ -66,7 +68,7 @@ export async function fetchStorageAllocation(chain: ChainClient, id: string): Pr
 /** The wallet as a signer of markers and requests. */
 export function walletSigner(wallet: WalletFile, scheme: SignatureScheme): Signer {
   const key = wallet.keys[0];
-  if (!key) throw new CodedError({ code: "invalid_wallet", op: "load wallet" }, "the wallet has no keys");
+  if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "load wallet" }, "the wallet has no keys");
   return { clientId: wallet.client_id, publicKey: wallet.client_key, sign: (h) => scheme.sign(key.private_key, h) };
 }
 

@@ -1,12 +1,13 @@
 /**
- * The erasure coder the client uses: the TypeScript Reed–Solomon of `storage/reedsolomon.ts` (32-bit table
- * lookups). @digitaldefiance/reed-solomon-erasure.wasm 1.0.2 was measured against it in this code path (1 MiB
- * shards, 2+2, shards copied into and out of the module's single buffer): no faster, so no dependency is taken;
- * its output is kept as test vectors (test/vectors/reedsolomon.json). This is the one place to plug a faster coder.
+ * The erasure coder the client uses: Reed–Solomon of `storage/reedsolomon.ts` with its field arithmetic in the
+ * WebAssembly SIMD kernel of `storage/reedsolomon-simd.ts` (same bytes, checked against the committed vectors),
+ * or in TypeScript where the runtime lacks WebAssembly SIMD. (@digitaldefiance/reed-solomon-erasure.wasm 1.0.2 was
+ * measured in this code path earlier: no faster than the TypeScript coder, so no dependency is taken; its output
+ * is kept as test vectors in test/vectors/reedsolomon.json.)
  */
-import { type ErasureCoder, ReedSolomon } from "../../../storage/index.js";
+import { type ErasureCoder, ReedSolomon, SimdReedSolomon, simdAvailable } from "../../../storage/index.js";
 
 /** The coder for `data` + `parity`. */
 export function erasureCoder(dataShards: number, parityShards: number): ErasureCoder {
-  return new ReedSolomon(dataShards, parityShards);
+  return simdAvailable() ? new SimdReedSolomon(dataShards, parityShards) : new ReedSolomon(dataShards, parityShards);
 }

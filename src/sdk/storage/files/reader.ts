@@ -4,6 +4,7 @@
  * range proof per request), and any blobber that fails, stalls past the timeout or returns wrong bytes replaced
  * by another, the missing shards rebuilt with Reed–Solomon. Used by download and by repair.
  */
+
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
@@ -16,6 +17,7 @@ import {
   verifyRange,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
+import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 
@@ -63,7 +65,7 @@ export async function fileConsensus(
   if (!best || best.length < dataShards) {
     const notFound = results.filter((r) => "code" in r && r.code === "resource_not_found").length;
     const why = [...left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
-    throw new CodedError(
+    throw new CodedError<SdkErrorCode>(
       { code: notFound >= dataShards ? "resource_not_found" : "consensus_failed", op: "file meta" },
       notFound >= dataShards
         ? `${path} does not exist`
@@ -100,7 +102,6 @@ export class ShardReader {
   /** Why blobbers were dropped, by index. */
   readonly failed = new Map<number, string>();
   private readonly counters = new Map<number, number>();
-  private readonly chains = new Map<number, Promise<unknown>>();
   readonly totalBlocks: number;
 
   constructor(opts: ReaderOptions, consensus: FileConsensus) {
@@ -123,20 +124,12 @@ export class ShardReader {
   }
 
   /**
-   * One blobber's verified blocks. Requests to one blobber go out one at a time (read counters must rise in
-   * order), but only the transfer is serialised: the next request leaves while this one's blocks are verified.
+   * One blobber's verified blocks. Several requests to one blobber may be in flight: each carries a read marker
+   * whose counter covers every block asked of that blobber so far (the blobber serves while the highest counter
+   * it has seen covers what it served), so they may arrive in any order.
    */
   private async fetchFrom(i: number, start: number, count: number): Promise<Uint8Array> {
-    const prev = this.chains.get(i) ?? Promise.resolve();
-    const run = prev.then(
-      () => this.transfer(i, start, count),
-      () => this.transfer(i, start, count),
-    );
-    this.chains.set(
-      i,
-      run.catch(() => undefined),
-    );
-    return this.verify(i, start, count, await run);
+    return this.verify(i, start, count, await this.transfer(i, start, count));
   }
 
   private async transfer(i: number, start: number, count: number): Promise<Uint8Array> {
@@ -144,6 +137,7 @@ export class ShardReader {
     const meta = this.c.meta;
     for (let attempt = 0; attempt < 3; attempt++) {
       const counter = (this.counters.get(i) ?? 0) + count;
+      this.counters.set(i, counter);
       const rm = signReadMarker(this.o.signer, {
         blobber_id: client.id,
         allocation_id: client.allocationId,
@@ -151,24 +145,22 @@ export class ShardReader {
         timestamp: Math.floor(this.o.now() / 1000),
         counter,
       });
-      let bytes: Uint8Array;
       try {
-        bytes = await client.download(
+        return await client.download(
           { path: meta.path, start_block: start, num_blocks: count, read_marker: rm },
           this.o.timeoutMs,
         );
       } catch (err) {
         if (err instanceof CodedError && err.code === "stale_read_marker") {
-          const m = /latest (\d+)/.exec(err.message);
-          this.counters.set(i, m ? Number(m[1]) : counter);
+          // the blobber served more than this client counted (another client process, or an earlier run)
+          const latest = Number(/latest (\d+)/.exec(err.message)?.[1]);
+          if (Number.isSafeInteger(latest)) this.counters.set(i, Math.max(this.counters.get(i) ?? 0, latest));
           continue;
         }
         throw err;
       }
-      this.counters.set(i, counter);
-      return bytes;
     }
-    throw new CodedError(
+    throw new CodedError<SdkErrorCode>(
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
@@ -181,12 +173,12 @@ export class ShardReader {
     const expectLen = this.span(start, count);
     const root = meta.shard_roots?.[i] as string;
     if (blocks.length !== expectLen)
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
       );
     if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
-      throw new CodedError(
+      throw new CodedError<SdkErrorCode>(
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
       );
@@ -194,10 +186,11 @@ export class ShardReader {
   }
 
   /**
-   * All shards' bytes of blocks [start, start+count): verified from `data` blobbers, the rest rebuilt.
+   * Shards' bytes of blocks [start, start+count): verified from `data` blobbers, the rest rebuilt — the data
+   * shards, and every shard when `need` (the number of leading shards wanted) goes past them.
    * @throws CodedError `download_failed` when fewer than `data` blobbers can serve them, naming each failure
    */
-  async read(start: number, count: number): Promise<Uint8Array[]> {
+  async read(start: number, count: number, need?: number): Promise<Uint8Array[]> {
     const got = new Map<number, Uint8Array>();
     const pending = new Map<number, Promise<{ i: number; bytes?: Uint8Array; error?: string }>>();
     const tried = new Set<number>();
@@ -215,7 +208,7 @@ export class ShardReader {
     while (got.size < this.o.dataShards) {
       if (pending.size === 0) {
         const why = [...this.failed.entries(), ...this.c.left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
-        throw new CodedError(
+        throw new CodedError<SdkErrorCode>(
           { code: "download_failed", op: "download" },
           `only ${got.size} of the ${this.o.dataShards} shards needed could be read for blocks ${start}..${start + count - 1}${why ? ` (${why})` : ""}`,
         );
@@ -240,8 +233,10 @@ export class ShardReader {
     const total = this.o.dataShards + this.o.parityShards;
     const shards: (Uint8Array | undefined)[] = [];
     for (let i = 0; i < total; i++) shards.push(got.get(i));
+    // only what is asked for is computed: the data shards, plus every parity shard when one of them is wanted
+    const want = need ?? this.o.dataShards;
     let complete = true;
-    for (let i = 0; i < total; i++) if (!shards[i]) complete = false;
-    return complete ? (shards as Uint8Array[]) : this.rs.reconstruct(shards);
+    for (let i = 0; i < want; i++) if (!shards[i]) complete = false;
+    return complete ? (shards as Uint8Array[]) : this.rs.reconstruct(shards, want <= this.o.dataShards);
   }
 }

@@ -236,6 +236,35 @@ describe("blobber file API", () => {
     await assert.rejects(c.commit("conn00000005", signWriteMarker(r.owner, good)), code("invalid_connection"));
   });
 
+  it("serves concurrent reads whose markers arrive out of order, never more blocks than the highest counter", async () => {
+    const r = await rig();
+    await put(r, "/dl", new Uint8Array(randomBytes(4 * BLOCK_SIZE)));
+    const c = r.client();
+    const rm = (counter: number): ReadMarker =>
+      signReadMarker(r.owner, {
+        blobber_id: r.blobberId,
+        allocation_id: r.alloc.id,
+        owner_id: r.owner.clientId,
+        timestamp: NOW / 1000,
+        counter,
+      });
+    // a client with two reads in flight signed counters 2 and 4; the second arrives first
+    await c.download({ path: "/dl", start_block: 2, num_blocks: 2, read_marker: rm(4) });
+    await c.download({ path: "/dl", start_block: 0, num_blocks: 2, read_marker: rm(2) });
+    // 4 blocks served, 4 paid: one more block needs a higher counter
+    await assert.rejects(
+      c.download({ path: "/dl", start_block: 0, num_blocks: 1, read_marker: rm(4) }),
+      (err: unknown) => err instanceof CodedError && err.code === "stale_read_marker" && /latest 4\b/.test(err.message),
+    );
+    await c.download({ path: "/dl", start_block: 0, num_blocks: 1, read_marker: rm(5) });
+    r.service.flushReads();
+    assert.deepEqual(
+      r.service.readMarkersToRedeem().map((m) => [m.marker.counter, m.served]),
+      [[5, 5]],
+      "the highest marker is kept for redemption, with the blocks served",
+    );
+  });
+
   it("serves verified blocks against rising read counters, and settles markers in batches", async () => {
     const r = await rig();
     const bytes = new Uint8Array(randomBytes(3 * BLOCK_SIZE + 5));

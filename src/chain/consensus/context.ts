@@ -1,0 +1,112 @@
+/**
+ * What every part of the consensus engine shares: this miner's id, the settings, the crypto and block logic,
+ * the time of the call being handled, the actions that call produces, the counters, and the miner set in
+ * force at a round (validated once per membership).
+ */
+
+import { codedError } from "../../core/errors.js";
+import type { ChainErrorCode } from "../errors.js";
+import { generatorCount, quorum } from "./rules.js";
+import {
+  type Action,
+  type BlockLogic,
+  type ConsensusConfig,
+  type ConsensusCrypto,
+  type ConsensusEngineOptions,
+  type ConsensusMessage,
+  DEFAULT_CONSENSUS_CONFIG,
+  type LogLevel,
+  type Membership,
+  type MinerInfo,
+} from "./types.js";
+
+/** One membership as the engine uses it. */
+export interface MinerSet {
+  key: number | string;
+  n: number;
+  /** Notarization quorum. */
+  Q: number;
+  T: number;
+  /** Generators per round. */
+  G: number;
+  byId: Map<string, MinerInfo>;
+  /** Whether this miner is in the set. */
+  self: boolean;
+}
+
+export class EngineContext {
+  readonly selfId: string;
+  readonly cfg: Required<ConsensusConfig>;
+  readonly crypto: ConsensusCrypto;
+  readonly logic: BlockLogic;
+  /** Time of the call being handled. */
+  now = 0;
+  /** Actions of the call being handled, in order. */
+  out: Action[] = [];
+  readonly counts = { proposed: 0, voted: 0, notarized: 0, finalized: 0, blocksRequested: 0, invalidMessages: 0 };
+  private readonly membership: (round: number) => Membership;
+  private readonly sets = new Map<number | string, MinerSet>();
+
+  /** @throws CodedError `consensus_config_invalid` naming the bad membership or setting */
+  constructor(opts: ConsensusEngineOptions) {
+    const op = "create consensus engine";
+    this.selfId = opts.self.id;
+    if (opts.membership) this.membership = opts.membership;
+    else {
+      const fixed: Membership = { key: 0, miners: opts.miners, T: opts.T };
+      this.membership = () => fixed;
+      if (!this.setAt(0).self)
+        throw codedError<ChainErrorCode>("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
+    }
+    this.setAt(0);
+    this.cfg = { ...DEFAULT_CONSENSUS_CONFIG, ...opts.config };
+    if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0 || this.cfg.minRoundTimeMs < 0)
+      throw codedError<ChainErrorCode>(
+        "consensus_config_invalid",
+        "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0, minRoundTimeMs >= 0",
+        { op },
+      );
+    this.crypto = opts.crypto;
+    this.logic = opts.logic;
+  }
+
+  /** The miner set in force at `round` (validated once per membership). */
+  setAt(round: number): MinerSet {
+    const m = this.membership(round);
+    const known = this.sets.get(m.key);
+    if (known) return known;
+    const op = "create consensus engine";
+    const n = m.miners.length;
+    const byId = new Map(m.miners.map((x) => [x.id, x]));
+    if (byId.size !== n)
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
+    const indexes = m.miners.map((x) => x.set_index).sort((a, b) => a - b);
+    if (indexes.some((v, i) => v !== i))
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
+    if (!Number.isInteger(m.T) || m.T < 1 || m.T > n)
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, {
+        op,
+      });
+    const set: MinerSet = { key: m.key, n, Q: quorum(n), T: m.T, G: generatorCount(n), byId, self: byId.has(this.selfId) };
+    this.sets.set(m.key, set);
+    return set;
+  }
+
+  log(level: LogLevel, msg: string, data?: Record<string, unknown>): void {
+    this.out.push(data === undefined ? { kind: "log", level, msg } : { kind: "log", level, msg, data });
+  }
+
+  /** A peer sent something invalid: count it and warn. */
+  invalidMsg(msg: string, data: Record<string, unknown>): void {
+    this.counts.invalidMessages++;
+    this.log("warn", msg, data);
+  }
+
+  broadcast(msg: ConsensusMessage): void {
+    this.out.push({ kind: "broadcast", msg });
+  }
+
+  send(to: string, msg: ConsensusMessage): void {
+    this.out.push({ kind: "send", to, msg });
+  }
+}

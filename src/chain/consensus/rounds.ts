@@ -1,0 +1,278 @@
+/**
+ * Streamlet's rounds for this miner: entering a round (and signing its VRF share), soft and round timeouts
+ * with backoff and the minimum round time, the proposals it receives and the one it makes as a generator, and
+ * its one vote per round for the best-ranked valid proposal, guarded by the last voted round and the locked
+ * height (persisted before the ticket leaves).
+ */
+import { errorMessage } from "../../core/errors.js";
+import type { Block } from "../types.js";
+import type { Beacons } from "./beacon.js";
+import type { EngineContext } from "./context.js";
+import type { Rollbacks } from "./rollbacks.js";
+import type { BlockSync } from "./sync.js";
+import type { Tickets } from "./tickets.js";
+import type { BlockTree, TreeNode } from "./tree.js";
+import type { ProposalMsg, RestoredState, TicketMsg } from "./types.js";
+
+interface Candidate {
+  hash: string;
+  rank: number;
+}
+
+export class Rounds {
+  private round: number;
+  private lastVoted: number;
+  private locked: number;
+  private readonly counters = { timeouts: 0, roundTimeoutCount: 0, softTimeouts: 0 };
+
+  private candidates = new Map<string, Candidate>();
+  private voteAt: number | undefined;
+  private softAt = 0;
+  /** Earliest time this miner proposes an empty block in the current round (minimum round time). */
+  private proposeAt = 0;
+  private softCount = 0;
+  private proposedRound = 0;
+  private myProposal: ProposalMsg | undefined;
+  private myTicket: TicketMsg | undefined;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly tree: BlockTree,
+    private readonly tickets: Tickets,
+    private readonly beacons: Beacons,
+    private readonly sync: BlockSync,
+    private readonly rollbacks: Rollbacks,
+    restored: RestoredState | undefined,
+  ) {
+    this.lastVoted = restored?.lastVotedRound ?? 0;
+    this.locked = restored?.lockedHeight ?? 0;
+    this.round = Math.max(tree.lfb.block.round, this.lastVoted);
+  }
+
+  /** Current round (Streamlet epoch). */
+  get current(): number {
+    return this.round;
+  }
+
+  /** Highest round this miner voted in. */
+  get lastVotedRound(): number {
+    return this.lastVoted;
+  }
+
+  /** Height of the parent of the highest block this miner voted for. */
+  get lockedHeight(): number {
+    return this.locked;
+  }
+
+  /** Round timeouts, consecutive round timeouts since progress, soft timeouts. */
+  get timeoutCounts(): Readonly<{ timeouts: number; roundTimeoutCount: number; softTimeouts: number }> {
+    return this.counters;
+  }
+
+  /** Whether `round` is further ahead than messages are accepted for. */
+  tooFarAhead(round: number): boolean {
+    return round > this.round + this.ctx.cfg.maxRoundsAhead;
+  }
+
+  /** Enter `round` (no-op unless later than the current one); `progress`: a block of the round before notarized. */
+  enter(round: number, progress: boolean): void {
+    if (round <= this.round) return;
+    if (progress) this.counters.roundTimeoutCount = 0;
+    this.round = round;
+    this.softCount = 0;
+    this.proposeAt = this.ctx.now + this.ctx.cfg.minRoundTimeMs;
+    this.softAt = this.proposeAt + this.softTimeoutMs();
+    this.voteAt = undefined;
+    this.myProposal = undefined;
+    this.myTicket = undefined;
+    this.candidates = new Map();
+    this.beacons.forgetBefore(round);
+    if (this.ctx.setAt(round).self) {
+      const share = this.beacons.signOwn(round);
+      this.ctx.broadcast({ type: "vrf_share", round, miner_id: this.ctx.selfId, share });
+    }
+    this.beacons.tryRecover(round);
+  }
+
+  /** The beacon of `round` became known (after start). */
+  beaconKnown(round: number): void {
+    if (round !== this.round) return;
+    // The current round can produce a block from now on (at entry, or when the others join it later): its
+    // soft timeouts count from here. Otherwise a miner that waited in the round could time out of it just as
+    // the others arrive, and two groups one round apart can keep missing each other (seed 3716).
+    this.softCount = 0;
+    this.softAt = Math.max(this.ctx.now, this.proposeAt) + this.softTimeoutMs();
+  }
+
+  /** Earliest time a vote, a proposal or a soft timeout is due. */
+  deadline(): number {
+    const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? this.proposeAt : Number.POSITIVE_INFINITY;
+    return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** Vote and time out when due. */
+  onTimer(nowMs: number): void {
+    if (this.voteAt !== undefined && nowMs >= this.voteAt) {
+      this.voteAt = undefined;
+      this.voteNow();
+    }
+    if (nowMs >= this.softAt) this.softTimeout();
+  }
+
+  onProposal(msg: ProposalMsg, from: string): void {
+    const block = msg.block;
+    const round = block?.round;
+    if (!Number.isSafeInteger(round) || round <= this.tree.lfb.block.round || this.tooFarAhead(round)) return;
+    if (round < this.round) {
+      this.sync.receive(block, from); // may still become part of a notarized chain
+      return;
+    }
+    const beacon = this.beacons.fromSig(round, msg.vrf_sig);
+    const rank = beacon ? this.beacons.rankOf(round, beacon, block.miner_id) : Number.POSITIVE_INFINITY;
+    let problem: string | undefined;
+    if (!beacon) problem = "proposal with an invalid group signature";
+    else if (block.round_random_seed !== beacon.seed) problem = "proposal with a wrong round random seed";
+    else if (rank >= this.ctx.setAt(round).G) problem = "proposal from a non-generator";
+    else if (!this.ctx.crypto.verifyBlockSig(block.miner_id, block.hash, block.signature))
+      problem = "proposal with an invalid generator signature";
+    if (problem !== undefined) {
+      this.ctx.invalidMsg(problem, { round, miner: block.miner_id, from });
+      return;
+    }
+    if (round > this.round) this.enter(round, false); // σ_r proves T shares of round r
+    const existing = [...this.candidates.values()].find((c) => c.rank === rank);
+    if (existing) {
+      if (existing.hash !== block.hash)
+        this.ctx.log("info", "second proposal of a generator in one round ignored", { round, miner: block.miner_id });
+      return;
+    }
+    this.candidates.set(block.hash, { hash: block.hash, rank });
+    this.sync.receive(block, from);
+  }
+
+  /** Propose on the notarized tip once per round, when this miner is a generator and the round may start. */
+  maybePropose(): void {
+    const round = this.round;
+    if (this.proposedRound >= round) return;
+    const beacon = this.beacons.get(round);
+    if (!beacon) return;
+    const { ctx } = this;
+    if (ctx.now < this.proposeAt && !(ctx.logic.hasWork?.() ?? false)) return; // minimum round time
+    this.proposedRound = round;
+    const rank = this.beacons.rankOf(round, beacon, ctx.selfId);
+    if (rank >= ctx.setAt(round).G) return;
+    const parent = this.tree.tip;
+    let built: Block;
+    try {
+      built = ctx.logic.build(parent.block, round, beacon.seed, this.counters.roundTimeoutCount, ctx.now);
+    } catch (err) {
+      ctx.log("error", `build block failed: ${errorMessage(err)}`, { round });
+      return;
+    }
+    if (
+      built.prev_hash !== parent.block.hash ||
+      built.round !== round ||
+      built.miner_id !== ctx.selfId ||
+      built.round_random_seed !== beacon.seed
+    ) {
+      ctx.log("error", "BlockLogic.build returned a block with wrong header fields", { round });
+      return;
+    }
+    const block: Block = {
+      ...built,
+      prev_verification_tickets: this.tickets.sorted(parent.block.hash),
+      verification_tickets: [],
+      signature: ctx.crypto.signBlock(built.hash),
+    };
+    ctx.counts.proposed++;
+    this.rollbacks.noteWorkTip(parent);
+    this.myProposal = { type: "proposal", block, vrf_sig: beacon.sig };
+    ctx.broadcast(this.myProposal);
+    this.candidates.set(block.hash, { hash: block.hash, rank });
+    this.sync.receive(block, undefined);
+  }
+
+  /** Arm the vote `proposalWaitMs` after the first valid candidate of the round. */
+  armVote(): void {
+    if (this.voteAt !== undefined || this.round <= this.lastVoted || !this.ctx.setAt(this.round).self) return;
+    for (const c of this.candidates.values()) {
+      if (this.candidateValid(c)) {
+        this.voteAt = this.ctx.now + this.ctx.cfg.proposalWaitMs;
+        return;
+      }
+    }
+  }
+
+  private softTimeoutMs(): number {
+    return this.ctx.cfg.softTimeoutMs * Math.min(2 ** this.counters.roundTimeoutCount, this.ctx.cfg.maxBackoff);
+  }
+
+  private softTimeout(): void {
+    this.counters.softTimeouts++;
+    this.softCount++;
+    // Re-send what may have been lost.
+    const round = this.round;
+    const share = this.beacons.ownShare(round);
+    if (share !== undefined) this.ctx.broadcast({ type: "vrf_share", round, miner_id: this.ctx.selfId, share });
+    if (this.myProposal) this.ctx.broadcast(this.myProposal);
+    if (this.myTicket) this.ctx.broadcast(this.myTicket);
+    const tip = this.tree.tip.block;
+    if (tip.round > 0) this.ctx.broadcast({ type: "notarized", block: this.tickets.withTickets(tip) });
+    const restart = this.ctx.cfg.restartMult;
+    if (this.softCount >= restart && (this.beacons.maxShareRound > round || this.beacons.tryRecover(round))) {
+      this.counters.timeouts++;
+      this.counters.roundTimeoutCount++;
+      const next = Math.max(round + 1, this.beacons.maxShareRound);
+      this.ctx.log("info", "round timed out", { round, next, roundTimeoutCount: this.counters.roundTimeoutCount });
+      this.enter(next, false);
+    } else {
+      // Without T shares of this round (and none of a later one) this miner is ahead of the others: a round
+      // without a beacon can produce no block, so it waits for them to join instead of running further ahead.
+      if (this.softCount >= restart) this.softCount = 0;
+      this.softAt = this.ctx.now + this.softTimeoutMs();
+    }
+  }
+
+  private candidateValid(c: Candidate): TreeNode | undefined {
+    const node = this.tree.get(c.hash);
+    const parent = node?.parent;
+    if (!node || !parent || node.pruned || !parent.notarized) return undefined;
+    if (parent.height !== this.tree.tip.height || parent.height < this.locked) return undefined;
+    if (node.block.round !== this.round || this.round <= this.lastVoted) return undefined;
+    return node;
+  }
+
+  private voteNow(): void {
+    if (this.round <= this.lastVoted || !this.ctx.setAt(this.round).self) return;
+    let best: TreeNode | undefined;
+    let bestRank = Number.POSITIVE_INFINITY;
+    for (const c of this.candidates.values()) {
+      if (c.rank < bestRank) {
+        const node = this.candidateValid(c);
+        if (node) {
+          best = node;
+          bestRank = c.rank;
+        }
+      }
+    }
+    if (!best) return;
+    const parent = best.parent as TreeNode;
+    const hash = best.block.hash;
+    this.rollbacks.noteWorkTip(parent);
+    this.lastVoted = this.round;
+    this.locked = Math.max(this.locked, parent.height);
+    // The notarized blocks from the LFB up to the parent: after a restart they let this miner vote again even
+    // when no peer still holds them (e.g. every miner restarted), since its lock needs a chain that high.
+    const lockedChain: Block[] = [];
+    for (let x: TreeNode | undefined = parent; x && !x.finalized; x = x.parent)
+      lockedChain.push(this.tickets.withTickets(x.block));
+    lockedChain.reverse();
+    this.ctx.out.push({ kind: "persist", lastVotedRound: this.lastVoted, lockedHeight: this.locked, lockedChain });
+    const signature = this.ctx.crypto.signBlock(hash);
+    this.tickets.addOwn(hash, best.block.round, signature);
+    this.myTicket = { type: "ticket", round: best.block.round, block_id: hash, verifier_id: this.ctx.selfId, signature };
+    this.ctx.counts.voted++;
+    this.ctx.broadcast(this.myTicket);
+    this.tickets.refreshNotarization(best);
+  }
+}
