@@ -50,6 +50,8 @@ export interface ChainClientOptions {
    * the one before by its hash.
    */
   confirmationChainLength?: number;
+  /** How long a miner may take to answer `transaction/put` (default 10 s). */
+  submitTimeoutMs?: number;
   /** Poll interval while waiting for a confirmation (default 500 ms, or `querySleepMs` when shorter). */
   pollMs?: number;
   transport: Transport;
@@ -236,6 +238,7 @@ export class ChainClient {
     const results = await requestAll(this.opts.transport, chosen, routePath(R.transactionPut), {
       method: R.transactionPut.method,
       body: encodeTransactionJson(txn),
+      timeoutMs: this.opts.submitTimeoutMs ?? 10_000,
     });
     const ok = results.filter((r) => r.status === 200).length;
     if (ok < quorumOf(chosen.length, 25)) {
@@ -627,6 +630,7 @@ export function chainClientFor(
       | "maxTxnQuery"
       | "querySleepMs"
       | "confirmationChainLength"
+      | "submitTimeoutMs"
     >
   > = {},
 ): ChainClient {
