@@ -91,7 +91,7 @@ export class MinerNode {
     hookFailures: 0,
   };
   private lastPruneRound = 0;
-  /** Hash of the block this miner built last (its own proposal needs no second check). */
+  /** The block this miner built last (its own proposal needs no second check). */
   private lastBuilt: Block | undefined;
 
   constructor(readonly opts: MinerOptions) {
@@ -599,9 +599,9 @@ export class MinerNode {
    * Check the transaction signatures of the blocks a message carries before the engine sees it, a few at a
    * time with event-loop turns between them, so the verified-signature cache answers the engine's synchronous
    * check of the block and the API keeps answering (a proposal of a thousand bls0chain transactions this
-   * miner never admitted is several seconds of pairings). Undefined when there is little to check: the
-   * message goes to the engine at once. A signature that fails is simply not cached: the engine refuses the
-   * block as before.
+   * miner never admitted is several seconds of pairings). Only blocks signed by their generator are checked
+   * ahead. Undefined when there is little to check: the message goes to the engine at once. A signature that
+   * fails is simply not cached: the engine refuses the block as before.
    */
   private preverify(msg: ConsensusMessage): Promise<void> | undefined {
     const blocks: Block[] =
@@ -612,8 +612,15 @@ export class MinerNode {
           : [];
     const todo: Transaction[] = [];
     for (const b of blocks) {
-      if (this.engine.getBlock(b.hash)) continue;
-      for (const t of b.transactions ?? []) if (!this.pool.has(t.hash)) todo.push(t);
+      if (this.engine.getBlock(b.hash) || b.transactions.length < PREVERIFY_MIN) continue;
+      // only a block its generator signed (one pairing, cheap next to the block's): no CPU for anyone's junk
+      const key = this.minerKey(b.miner_id);
+      try {
+        if (!key || computeBlockHash(b) !== b.hash || !this.opts.scheme.verify(key, b.hash, b.signature)) continue;
+      } catch {
+        continue;
+      }
+      for (const t of b.transactions) if (!this.pool.has(t.hash)) todo.push(t);
     }
     if (todo.length < PREVERIFY_MIN) return undefined;
     const scheme = this.opts.scheme;
