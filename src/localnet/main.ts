@@ -13,6 +13,7 @@ import { ChainRoutes, routeUrl } from "../chain/api.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
 import { type Clock, SystemClock } from "../nodes/clock.js";
 import * as sdk from "../sdk/index.js";
+import { BlobberPages } from "../storage/api.js";
 import { createLocalnetLayout, type LocalnetLayout, loadLocalnetLayout } from "./layout.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
 import { registerAndStake } from "./providers.js";
@@ -128,7 +129,7 @@ export async function main(argv: string[]): Promise<void> {
     const round = await waitFinalized(sharderUrl, 3, 120_000, clock);
     let storageNote = "";
     if (providers.length > 0) {
-      await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, "/_diagnostics/json", 120_000)));
+      await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, BlobberPages.diagnosticsJson.path, 120_000)));
       console.log("Waiting for the blobbers to register, then staking them from their delegate wallets...");
       await initCrypto();
       const transport = new sdk.HttpTransport();

@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
 import type { ChainRoute } from "../chain/api.js";
 import { parseJson, stringifyJson } from "../chain/json.js";
-import { CodedError, errorMessage } from "../core/errors.js";
+import { CodedError, type ErrorCode, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
 import type { NodeErrorCode } from "./errors.js";
@@ -80,7 +80,7 @@ export function statusForCode(code: string): number {
 }
 
 /** The uniform error body. */
-export function errorBody(code: string, message: string): { code: string; error: string } {
+export function errorBody(code: ErrorCode, message: string): { code: string; error: string } {
   return { code, error: `${code}: ${message}` };
 }
 

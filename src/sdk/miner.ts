@@ -4,7 +4,7 @@
  * `GetMinerSCConfig`, `GetMiners`, `GetSharders`). Amounts are SAS; views come from a quorum of sharders.
  */
 
-import { stringifyJson } from "../chain/json.js";
+import { parseJson, stringifyJson } from "../chain/json.js";
 import { ScAddress, TxnType } from "../chain/types.js";
 import { CodedError } from "../core/errors.js";
 import type { WalletFile } from "../core/wallet.js";
@@ -95,7 +95,17 @@ export async function minerScUnlock(chain: ChainClient, wallet: WalletFile, id: 
     toClientId: ScAddress.miner,
     data: call("deleteFromDelegatePool", { id, pool_id: poolId }),
   });
-  return { refunded: /"action":"pool refunded"/.test(result.output), result };
+  return { refunded: outputAction(result.output) === "pool refunded", result };
+}
+
+/** The `action` field of a contract's JSON output, if it has one. */
+function outputAction(output: string): string | undefined {
+  try {
+    const v = parseJson(output) as { action?: unknown } | null;
+    return typeof v?.action === "string" ? v.action : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Change a node's settings (`update_settings`; only its delegate wallet may). */

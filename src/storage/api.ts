@@ -70,6 +70,46 @@ export const FileRoutes = {
 
 export type FileRouteName = keyof typeof FileRoutes;
 
+/** A provider route outside the file API: a fixed path, what it answers. */
+export interface PageRoute {
+  method: HttpMethod;
+  path: string;
+  /** Query parameters it reads. */
+  query: readonly string[];
+  reply: "json" | "html" | "text";
+}
+
+function page(method: HttpMethod, path: string, reply: PageRoute["reply"], query: readonly string[] = []): PageRoute {
+  return { method, path, query, reply };
+}
+
+/** The blobber's pages beside the file API (`nodes/blobber/pages.ts`). */
+export const BlobberPages = {
+  /** The dashboard. */
+  dashboard: page("GET", "/", "html"),
+  /** The reference `BlobberStats`. */
+  statsJson: page("GET", "/_statsJSON", "json"),
+  /** Same as `statsJson` (the reference's second name). */
+  getStats: page("GET", "/getstats", "json"),
+  stats: page("GET", "/_stats", "html"),
+  diagnosticsJson: page("GET", "/_diagnostics/json", "json"),
+  diagnostics: page("GET", "/_diagnostics", "html"),
+  /** The cached allocation record. */
+  allocation: page("GET", "/allocation", "json", ["id"]),
+  config: page("GET", "/_config", "json"),
+  /** Prometheus text. */
+  metrics: page("GET", "/metrics", "text"),
+} as const satisfies Record<string, PageRoute>;
+
+/** The validator's routes (`nodes/validator/validator.ts`). */
+export const ValidatorRoutes = {
+  status: page("GET", "/", "html"),
+  diagnosticsJson: page("GET", "/_diagnostics/json", "json"),
+  metrics: page("GET", "/metrics", "text"),
+  /** Body: a challenge request (blobber → validator). */
+  challenge: page("POST", "/v1/storage/challenge/new", "json"),
+} as const satisfies Record<string, PageRoute>;
+
 /** The concrete path of a route for an allocation. */
 export function routePath(r: RouteDef, allocationId: string): string {
   return r.pattern.replace(":allocation", allocationId);

@@ -173,7 +173,7 @@ export class AllocationCache {
         else this.kv.delete(`${PREFIX}${id}`);
       } catch (err) {
         // a deleted allocation is dropped; any other failure keeps the cached row for the next run
-        if (/not found|not present|no such/i.test(errorMessage(err))) this.kv.delete(`${PREFIX}${id}`);
+        if (sdk.isNotFound(err)) this.kv.delete(`${PREFIX}${id}`);
         else throw err;
       }
     }

@@ -6,6 +6,7 @@
  */
 
 import { CodedError } from "../../core/errors.js";
+import { BlobberPages } from "../../storage/api.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { NodeErrorCode } from "../errors.js";
 import { type NodeApp, requireHash, sendJson } from "../http.js";
@@ -15,12 +16,12 @@ import type { Blobber } from "./blobber.js";
 import type { BlobberMetrics } from "./metrics.js";
 
 const LINKS: [string, string][] = [
-  ["/", "Dashboard"],
-  ["/_stats", "Stats"],
-  ["/_statsJSON", "Stats JSON"],
-  ["/_diagnostics", "Diagnostics"],
-  ["/metrics", "Metrics"],
-  ["/_config", "Config"],
+  [BlobberPages.dashboard.path, "Dashboard"],
+  [BlobberPages.stats.path, "Stats"],
+  [BlobberPages.statsJson.path, "Stats JSON"],
+  [BlobberPages.diagnostics.path, "Diagnostics"],
+  [BlobberPages.metrics.path, "Metrics"],
+  [BlobberPages.config.path, "Config"],
 ];
 
 /** Sum of blob sizes in the content store (the reference `disk_size_used`). */
@@ -214,14 +215,14 @@ export function registerBlobberPages(
   const html = (reply: { type(t: string): unknown }): void => {
     reply.type("text/html; charset=utf-8");
   };
-  app.get("/", async (_req, reply) => {
+  app.get(BlobberPages.dashboard.path, async (_req, reply) => {
     html(reply);
     return dashboard(b);
   });
   const stats = async (): Promise<Record<string, unknown>> => blobberStats(b);
-  app.get("/_statsJSON", async (_req, reply) => sendJson(reply, await stats()));
-  app.get("/getstats", async (_req, reply) => sendJson(reply, await stats()));
-  app.get("/_stats", async (_req, reply) => {
+  app.get(BlobberPages.statsJson.path, async (_req, reply) => sendJson(reply, await stats()));
+  app.get(BlobberPages.getStats.path, async (_req, reply) => sendJson(reply, await stats()));
+  app.get(BlobberPages.stats.path, async (_req, reply) => {
     html(reply);
     const s = await stats();
     const rows = Object.entries(s)
@@ -245,20 +246,20 @@ export function registerBlobberPages(
 <section><h2>Allocations</h2>${table(["Allocation", "Allocated", "Used", "Expires"], allocRows, "No allocations yet.")}</section>`,
     );
   });
-  app.get("/_diagnostics/json", async (_req, reply) => sendJson(reply, await diagnostics(b)));
-  app.get("/_diagnostics", async (_req, reply) => {
+  app.get(BlobberPages.diagnosticsJson.path, async (_req, reply) => sendJson(reply, await diagnostics(b)));
+  app.get(BlobberPages.diagnostics.path, async (_req, reply) => {
     html(reply);
     const d = await diagnostics(b);
     const rows = Object.entries(d).map(([k, v]) => [`<td>${esc(k)}</td>`, `<td class="mono">${esc(String(v))}</td>`]);
     return page(
       `Blobber ${b.id.slice(0, 8)} diagnostics`,
       "Blobber diagnostics",
-      `id <code>${esc(b.id)}</code> · <a href="/_diagnostics/json">JSON</a>`,
+      `id <code>${esc(b.id)}</code> · <a href="${BlobberPages.diagnosticsJson.path}">JSON</a>`,
       LINKS,
       `<section>${table(["Field", "Value"], rows, "")}</section>`,
     );
   });
-  app.get("/allocation", async (req, reply) => {
+  app.get(BlobberPages.allocation.path, async (req, reply) => {
     const id = requireHash(req.query, "id");
     const a = b.ctx.allocations.get(id);
     if (!a)
@@ -268,10 +269,10 @@ export function registerBlobberPages(
       );
     return sendJson(reply, a.raw);
   });
-  app.get("/_config", async (_req, reply) =>
+  app.get(BlobberPages.config.path, async (_req, reply) =>
     sendJson(reply, { ...b.ctx.config, deployment_mode: opts.deploymentMode, config_file: opts.configFile ?? "" }),
   );
-  app.get("/metrics", async (_req, reply) => {
+  app.get(BlobberPages.metrics.path, async (_req, reply) => {
     reply.header("content-type", opts.metrics.registry.contentType);
     return opts.metrics.registry.metrics();
   });

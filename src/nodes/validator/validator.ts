@@ -8,6 +8,7 @@
 
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { CodedError, errorMessage } from "../../core/errors.js";
+import { ValidatorRoutes } from "../../storage/api.js";
 import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
@@ -137,7 +138,7 @@ export function createValidator(opts: ValidatorOptions): Validator {
     uptime_seconds: Math.floor((clock.now() - startedAt) / 1000),
     ...processFigures(),
   });
-  app.get("/", async (_req, reply) => {
+  app.get(ValidatorRoutes.status.path, async (_req, reply) => {
     reply.type("text/html; charset=utf-8");
     const rows = activity
       .list()
@@ -153,9 +154,9 @@ export function createValidator(opts: ValidatorOptions): Validator {
       "Cairn validator",
       `I am a validator with id <code data-testid="validator-id">${esc(id)}</code> · <a href="${esc(url)}">${esc(url)}</a>`,
       [
-        ["/", "Status"],
-        ["/_diagnostics/json", "Diagnostics JSON"],
-        ["/metrics", "Metrics"],
+        [ValidatorRoutes.status.path, "Status"],
+        [ValidatorRoutes.diagnosticsJson.path, "Diagnostics JSON"],
+        [ValidatorRoutes.metrics.path, "Metrics"],
       ],
       `<section><h2>Registration</h2><dl>
 <dt>Status</dt><dd>${status.registered ? badge("ok", "registered") : badge("bad", status.registerAttempts > 0 ? "not registered" : "starting")}</dd>
@@ -167,12 +168,12 @@ ${status.lastRegisterError ? `<dt>Last error</dt><dd>${esc(status.lastRegisterEr
 <section><h2>Recent chain activity</h2>${table(["Time", "Function", "Result", "Detail"], rows, "No transactions sent yet.")}</section>`,
     );
   });
-  app.get("/_diagnostics/json", async (_req, reply) => sendJson(reply, diag()));
-  app.get("/metrics", async (_req, reply) => {
+  app.get(ValidatorRoutes.diagnosticsJson.path, async (_req, reply) => sendJson(reply, diag()));
+  app.get(ValidatorRoutes.metrics.path, async (_req, reply) => {
     reply.header("content-type", registry.contentType);
     return registry.metrics();
   });
-  app.post("/v1/storage/challenge/new", async (_req, reply) => {
+  app.post(ValidatorRoutes.challenge.path, async (_req, reply) => {
     challenges.inc();
     const err = new CodedError<NodeErrorCode>(
       { code: "not_implemented", op: "verify challenge" },
