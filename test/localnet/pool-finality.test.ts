@@ -1,6 +1,7 @@
 // A transaction in a block finalized in the same engine step as a miner's next proposal must not go into that
 // proposal again (issue 6: the bench stalled after "transaction … is already on the chain"). Every miner holds
-// every transaction, rounds follow each other at once, and no block may be refused by any node.
+// every transaction, rounds follow each other at once, and no block may be refused by any node. Then the sdk's
+// confirmation_chain_length against the real sharder (headers by round, linked by hash).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Rng } from "../../src/core/random.js";
@@ -33,6 +34,18 @@ describe("pool and finality (in-process network)", { timeout: 300_000 }, () => {
       assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
       await clock.advance(25);
     }
+  }
+
+  async function drive<T>(promise: Promise<T>, maxMs = 60_000): Promise<T> {
+    let done = false;
+    const p = promise.finally(() => {
+      done = true;
+    });
+    p.catch(() => undefined);
+    const end = clock.now() + maxMs;
+    while (!done && clock.now() < end) await clock.advance(25);
+    assert.ok(done, `still pending after ${maxMs} virtual ms`);
+    return p;
   }
 
   before(async () => {
@@ -93,5 +106,68 @@ describe("pool and finality (in-process network)", { timeout: 300_000 }, () => {
       for (const t of b?.transactions ?? []) seen.set(t.hash, (seen.get(t.hash) ?? 0) + 1);
     }
     for (const h of hashes) assert.equal(seen.get(h), 1, `transaction ${h} finalized ${seen.get(h) ?? 0} times`);
+  });
+
+  it("confirmation_chain_length 3: confirmed only once three finalized blocks on the sharder extend the transaction's block", async () => {
+    const scheme = getScheme("ed25519");
+    const sharder = net.sharders[0]?.node as InProcessNetwork["sharders"][0]["node"];
+    const client = sdk.chainClientFor(
+      {
+        config: {
+          block_worker: net.blockWorkerUrl,
+          chain_id: sdk.DEFAULT_CHAIN_ID,
+          min_submit: 50,
+          min_confirmation: 50,
+          max_txn_query: 5,
+          query_sleep_time: 5,
+          confirmation_chain_length: 3,
+        },
+      },
+      scheme,
+      net.transport,
+      { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms), pollMs: 100 },
+    );
+    const t = client.buildTransaction(createWallet(scheme), { type: sdk.TxnType.data, toClientId: "", data: "deep" });
+    await drive(client.submit(t));
+    const res = await drive(client.confirm(t.hash, t.creation_date));
+    const store = sharder.opts.store;
+    // three finalized blocks after the transaction's, each linked to the one before
+    let prev = res.confirmation.block_hash;
+    let found = 0;
+    for (let r = res.confirmation.round + 1; found < 3 && r <= sharder.latestFinalized().round; r++) {
+      const h = store.hashAtRound(r);
+      const b = h ? store.getBlock(h) : undefined;
+      if (!b) continue;
+      assert.equal(b.prev_hash, prev, `round ${r} extends the chain`);
+      prev = b.hash;
+      found++;
+    }
+    assert.equal(found, 3, "the sharder had finalized three blocks on top when the client called it confirmed");
+    // a length the chain cannot reach within max_txn_query × query_sleep_time (2 × 1 s): refused, saying how far it got
+    const impatient = sdk.chainClientFor(
+      {
+        config: {
+          block_worker: net.blockWorkerUrl,
+          chain_id: sdk.DEFAULT_CHAIN_ID,
+          min_submit: 50,
+          min_confirmation: 50,
+          max_txn_query: 2,
+          query_sleep_time: 1,
+          confirmation_chain_length: 100,
+        },
+      },
+      scheme,
+      net.transport,
+      { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms), pollMs: 100 },
+    );
+    const started = clock.now();
+    await assert.rejects(
+      drive(impatient.confirm(t.hash, t.creation_date)),
+      (e: unknown) =>
+        e instanceof sdk.CodedError &&
+        e.code === "verify_failed" &&
+        /but only \d+ of the 100 finalized blocks confirmation_chain_length asks for extend it within \d+ s/.test(e.message),
+    );
+    assert.ok(clock.now() - started <= 2000 + 200, `gave up after ${clock.now() - started} virtual ms`);
   });
 });
