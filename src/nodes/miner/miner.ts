@@ -24,9 +24,10 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
-import { executeOn, txnKey, verifyBlockContent } from "../common/chainlogic.js";
+import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -59,11 +60,6 @@ export interface MinerOptions {
   clock: Clock;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
-
-/** Unchecked transactions in a peer's message from which their signatures are checked ahead, in slices. */
-const PREVERIFY_MIN = 16;
-/** Signatures checked between two event-loop turns (bls0chain: about 6 ms each). */
-const PREVERIFY_SLICE = 4;
 
 /** How far the time in a signed peer request may be from the receiver's clock. */
 export const N2N_AUTH_WINDOW_SEC = 120;
@@ -612,7 +608,7 @@ export class MinerNode {
           : [];
     const todo: Transaction[] = [];
     for (const b of blocks) {
-      if (this.engine.getBlock(b.hash) || b.transactions.length < PREVERIFY_MIN) continue;
+      if (this.engine.getBlock(b.hash) || b.transactions.length < CHECK_AHEAD_MIN) continue;
       // only a block its generator signed (one pairing, cheap next to the block's): no CPU for anyone's junk
       const key = this.minerKey(b.miner_id);
       try {
@@ -622,17 +618,8 @@ export class MinerNode {
       }
       for (const t of b.transactions) if (!this.pool.has(t.hash)) todo.push(t);
     }
-    if (todo.length < PREVERIFY_MIN) return undefined;
-    const scheme = this.opts.scheme;
-    return (async () => {
-      for (let i = 0; i < todo.length && !this.stopped; i += PREVERIFY_SLICE) {
-        for (const t of todo.slice(i, i + PREVERIFY_SLICE)) {
-          const key = txnKey(t);
-          if (key) scheme.verify(key, t.hash, t.signature);
-        }
-        await new Promise<void>((r) => setImmediate(r));
-      }
-    })();
+    if (todo.length < CHECK_AHEAD_MIN) return undefined;
+    return checkSignaturesAhead(this.opts.scheme, todo, () => this.stopped);
   }
 
   /** Register a client key (`POST /v1/client/put`). */
