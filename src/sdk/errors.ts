@@ -41,6 +41,8 @@ export const SDK_ERROR_CODES = [
   // files
   "commit_consensus_failed",
   "download_failed",
+  // blobbers refused a read the reader's read pool cannot pay (lock more with rp-lock)
+  "not_enough_tokens",
   "local_file_error",
   "invalid_range",
   "wrong_data",

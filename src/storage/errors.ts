@@ -44,6 +44,8 @@ export const StorageErrors = {
   /** Read counter not above the last one seen; the reply carries the latest counter. */
   staleReadMarker: "stale_read_marker",
   invalidFileMeta: "invalid_file_meta",
+  /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
+  notEnoughReadTokens: "not_enough_tokens",
 } as const;
 
 /** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */

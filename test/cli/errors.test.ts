@@ -11,23 +11,14 @@ import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("CLI failure lines (in-process network)", { timeout: 300_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 5) });
   let net: InProcessNetwork;
   let dir: string;
 
-  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(100);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
+  const { drive } = virtualTime(clock, { stepMs: 100 });
 
   type Main = typeof zwalletMain;
   async function run(main: Main, args: string[]): Promise<{ code: number; out: string; err: string }> {

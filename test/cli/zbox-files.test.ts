@@ -84,6 +84,16 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
         data: JSON.stringify({ name: "pour", input: "{}" }),
       }),
     );
+    // a second token for the read pool (locked by the test through zbox rp-lock), in a new creation second
+    await clock.advance(1000);
+    await drive(
+      client.execute(alice, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.faucet,
+        value: sdk.SAS_PER_ZCN,
+        data: JSON.stringify({ name: "pour", input: "{}" }),
+      }),
+    );
     const res = await drive(
       client.execute(alice, {
         type: sdk.TxnType.smartContract,
@@ -136,6 +146,14 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
     assert.match(meta.out, /image\/jpeg/);
 
     const dst = join(tmp, "out.jpg");
+    // blobbers charge for reads: without tokens in a read pool for the allocation the download is refused
+    const unpaid = await zbox("download", "--allocation", allocation, "--remotepath", "/pics/photo.jpg", "--localpath", dst);
+    assert.equal(unpaid.code, 1);
+    assert.match(unpaid.err, /^Download failed\. .*not enough tokens in the read pool/m);
+    // the first rp-lock creates the wallet's read pool
+    const lock = await zbox("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
+    assert.equal(lock.code, 0, lock.err);
+    assert.match(lock.out, /Read pool created successfully\nlocked\n$/);
     const down = await zbox("download", "--allocation", allocation, "--remotepath", "/pics/photo.jpg", "--localpath", dst);
     assert.equal(down.code, 0, down.err);
     assert.equal(down.out, "Status completed callback. Type = image/jpeg. Name = photo.jpg\n");

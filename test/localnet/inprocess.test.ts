@@ -8,6 +8,7 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("network in one process (memory transport, manual clock)", { timeout: 120_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1) });
@@ -15,25 +16,7 @@ describe("network in one process (memory transport, manual clock)", { timeout: 1
   let client: sdk.ChainClient;
 
   /** Advance virtual time in small steps until `promise` settles (or `maxMs` of virtual time pass). */
-  async function drive<T>(promise: Promise<T>, maxMs = 60_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined); // observed below; avoid an unhandled rejection while time advances
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
-
-  async function until(what: string, cond: () => boolean, maxMs = 30_000): Promise<void> {
-    const end = clock.now() + maxMs;
-    while (!cond()) {
-      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
-      await clock.advance(25);
-    }
-  }
+  const { drive, until } = virtualTime(clock, { driveMs: 60_000, untilMs: 30_000 });
 
   function clientFor(scheme: string): sdk.ChainClient {
     return sdk.chainClientFor(

@@ -10,31 +10,14 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { BLOBBER_STAKE_SAS, registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("in-process network with blobbers and validators", { timeout: 900_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
 
-  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
-
-  async function until(what: string, cond: () => boolean, maxMs = 60_000): Promise<void> {
-    const end = clock.now() + maxMs;
-    while (!cond()) {
-      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
-      await clock.advance(25);
-    }
-  }
+  const { drive, until } = virtualTime(clock);
 
   before(async () => {
     await initCrypto();

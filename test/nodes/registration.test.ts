@@ -10,23 +10,14 @@ import { BlockWorker } from "../../src/nodes/blockworker/blockworker.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import { NodeRegistrar } from "../../src/nodes/common/registration.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("node registration with the miner contract", { timeout: 180_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 2) });
   let net: InProcessNetwork;
   let chain: sdk.ChainClient;
 
-  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
+  const { drive } = virtualTime(clock);
 
   before(async () => {
     await initCrypto();

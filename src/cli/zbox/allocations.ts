@@ -42,8 +42,8 @@ function priceRange(text: string, flag: string): { min: bigint; max: bigint } {
   return { min: conv(parts[0] as string), max: conv(parts[1] as string) };
 }
 
-/** Create the read pool when the wallet has none; true when it was created. */
-async function ensureReadPool(ctx: CliContext, chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
+/** Create the read pool when the wallet has none. */
+export async function ensureReadPool(ctx: CliContext, chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
   try {
     await sdk.storage.getReadPoolStat(chain, wallet.client_id);
     return;

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo } from "../common.js";
 import { renderTable } from "../zbox.js";
+import { ensureReadPool } from "./allocations.js";
 import { bal, duration, given, goTime, line, orFail, prettyJson, tokens, walletAndChain } from "./format.js";
 
 function printPools(p: (...x: unknown[]) => void, pools: sdk.storage.AllocationPool[]): void {
@@ -70,6 +71,8 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
         const d = duration(opts.duration, "duration");
         const value = tokens(opts.tokens, "tokens");
         const { wallet, chain } = await walletAndChain(ctx);
+        // a reader's first lock creates the read pool it goes into (the reference needs rp-create first)
+        if (kind === "read") await ensureReadPool(ctx, chain, wallet);
         await orFail(`Failed to lock tokens in ${kind} pool: `, () =>
           sdk.storage.poolLock(chain, wallet, kind, String(opts.allocation), d, value, given(opts, "blobber") ?? ""),
         );

@@ -17,6 +17,8 @@ export {
   FileService,
   type FileServiceDeps,
   MAX_DOWNLOAD_BLOCKS,
+  type ReadBudget,
+  type ReadBudgetSource,
   type StoredReadMarker,
   type StoredWriteMarker,
 } from "./service.js";

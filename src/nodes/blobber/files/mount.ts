@@ -6,12 +6,14 @@
 
 import { join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
+import * as sdk from "../../../sdk/index.js";
 import { FsBlobStore } from "../../blobstore.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../loop.js";
 import type { BlobberContext } from "../blobber.js";
 import { registerFileRoutes } from "./routes.js";
+import type { ReadBudget } from "./service.js";
 import { type AllocationView, createFileServiceFrom, type FileService } from "./service-factory.js";
 import { createSettlementLoop } from "./settlement.js";
 import { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
@@ -48,6 +50,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     allocations,
     log: ctx.logger.child({ component: "files" }),
     onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
+    readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
   });
   registerFileRoutes(app, service);
   const hash = async (name: "commit_connection" | "read_redeem", input: unknown): Promise<string> => {
@@ -68,4 +71,36 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
   mounted.set(app, { service, settlement });
   app.addHook("onReady", async () => settlement.start());
   app.addHook("onClose", async () => settlement.stop());
+}
+
+function sas(v: unknown): bigint {
+  if (typeof v === "bigint") return v;
+  if (typeof v === "number" && Number.isSafeInteger(v)) return BigInt(v);
+  if (typeof v === "string" && /^\d+$/.test(v)) return BigInt(v);
+  return 0n;
+}
+
+/** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */
+async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: string): Promise<ReadBudget> {
+  const a = ctx.allocations.get(allocId) ?? (await ctx.allocations.refresh(allocId));
+  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
+  const terms = details.find((d) => d?.blobber_id === ctx.id)?.terms as Record<string, unknown> | undefined;
+  const readPrice = sas(terms?.read_price);
+  if (readPrice === 0n) return { balance: 0n, readPrice };
+  let pools: unknown;
+  try {
+    pools = await ctx.chain.scRest(sdk.ScAddress.storage, "getReadPoolAllocBlobberStat", {
+      client_id: clientId,
+      allocation_id: allocId,
+      blobber_id: ctx.id,
+    });
+  } catch (err) {
+    if (sdk.isNotFound(err)) return { balance: 0n, readPrice };
+    throw err;
+  }
+  const nowS = Math.floor(ctx.clock.now() / 1000);
+  let balance = 0n;
+  for (const p of Array.isArray(pools) ? (pools as Record<string, unknown>[]) : [])
+    if (Number(p?.expire_at ?? 0) >= nowS) balance += sas(p?.balance);
+  return { balance, readPrice };
 }

@@ -11,6 +11,8 @@
  *   the transaction leaves at most unreferenced objects (removed on start); after it, the commit is complete.
  * - Objects are reference-counted in the same transaction; unreferenced ones are deleted after it (and on start).
  */
+
+import { readCost } from "../../../contracts/storage/markers.js";
 import { CodedError } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
@@ -98,7 +100,27 @@ export interface FileServiceDeps {
   log: Logger;
   /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
   onCommit?: (allocationId: string, sizeDelta: number) => void;
+  /**
+   * What a reader may spend on this blobber for an allocation (the chain's read pools), fetched when needed;
+   * absent: reads are not checked against a pool (tests, benchmarks).
+   */
+  readBudget?: ReadBudgetSource;
 }
+
+/** A reader's read-pool money for one allocation on this blobber, and the blobber's read price there. */
+export interface ReadBudget {
+  /** SAS in the reader's unexpired read pools for this allocation and blobber. */
+  balance: bigint;
+  /** This blobber's read price in the allocation, SAS per GB. */
+  readPrice: bigint;
+}
+
+export interface ReadBudgetSource {
+  get(clientId: string, allocationId: string): Promise<ReadBudget>;
+}
+
+/** How long a read pool balance from the chain is trusted before it is fetched again (ms). */
+const READ_BUDGET_TTL_MS = 15_000;
 
 /** The caller of a request, as request authentication established it. */
 export interface Caller {
@@ -200,6 +222,8 @@ export class FileService {
   private readonly log: Logger;
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly onCommit: FileServiceDeps["onCommit"];
+  private readonly readBudget: ReadBudgetSource | undefined;
+  private readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -211,6 +235,7 @@ export class FileService {
     this.allocations = deps.allocations;
     this.log = deps.log;
     this.onCommit = deps.onCommit;
+    this.readBudget = deps.readBudget;
     this.startedAt = deps.clock.now();
   }
 
@@ -968,6 +993,7 @@ export class FileService {
         `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
         { latest_counter: served },
       );
+    await this.checkReadBudget(rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
     this.pendingReads.set(rm.client_id, {
       marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
       redeemed_counter: prev?.redeemed_counter ?? 0,
@@ -992,6 +1018,37 @@ export class FileService {
       proof_length: proof.length,
     };
     return encodeDownload(header, proof, blocks);
+  }
+
+  /**
+   * Refuse a read the reader's read pool cannot pay: `blocks` is what the reader would owe this blobber with it
+   * (served, not yet redeemed on chain). The chain's balance is cached for a few seconds and fetched again before
+   * a refusal, so a reader who just locked more tokens is served.
+   */
+  private async checkReadBudget(clientId: string, allocId: string, blocks: number, op: string): Promise<void> {
+    if (!this.readBudget) return;
+    const key = `${clientId}:${allocId}`;
+    const cost = (b: ReadBudget) => readCost(b.readPrice, BigInt(blocks));
+    let hit = this.budgets.get(key);
+    if (hit && this.clock.now() - hit.at < READ_BUDGET_TTL_MS && cost(hit.budget) <= hit.budget.balance) return;
+    try {
+      hit = { at: this.clock.now(), budget: await this.readBudget.get(clientId, allocId) };
+    } catch (err) {
+      throw storageError(
+        StorageErrors.notEnoughReadTokens,
+        op,
+        `cannot read the read pool of ${clientId} from the chain: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    this.budgets.set(key, hit);
+    if (this.budgets.size > 10_000) this.budgets.delete(this.budgets.keys().next().value as string);
+    const want = cost(hit.budget);
+    if (want > hit.budget.balance)
+      throw storageError(
+        StorageErrors.notEnoughReadTokens,
+        op,
+        `not enough tokens in the read pool of ${clientId} for allocation ${allocId} on this blobber: ${blocks} unredeemed blocks cost ${want} SAS at read price ${hit.budget.readPrice} SAS/GB, the pool holds ${hit.budget.balance} SAS (lock more with zbox rp-lock)`,
+      );
   }
 
   /** Merkle levels of the shards read most recently (a download asks for many ranges of one shard). */

@@ -101,6 +101,8 @@ export class ShardReader {
   private spares: number[];
   /** Why blobbers were dropped, by index. */
   readonly failed = new Map<number, string>();
+  /** The error codes of the dropped blobbers, by index. */
+  private readonly codes = new Map<number, string>();
   private readonly counters = new Map<number, number>();
   readonly totalBlocks: number;
 
@@ -192,7 +194,7 @@ export class ShardReader {
    */
   async read(start: number, count: number, need?: number): Promise<Uint8Array[]> {
     const got = new Map<number, Uint8Array>();
-    const pending = new Map<number, Promise<{ i: number; bytes?: Uint8Array; error?: string }>>();
+    const pending = new Map<number, Promise<{ i: number; bytes?: Uint8Array; error?: string; code?: string }>>();
     const tried = new Set<number>();
     const launch = (i: number) => {
       tried.add(i);
@@ -200,7 +202,7 @@ export class ShardReader {
         i,
         this.fetchFrom(i, start, count).then(
           (bytes) => ({ i, bytes }),
-          (err) => ({ i, error: errorMessage(err) }),
+          (err) => ({ i, error: errorMessage(err), code: err instanceof CodedError ? String(err.code) : "" }),
         ),
       );
     };
@@ -208,8 +210,10 @@ export class ShardReader {
     while (got.size < this.o.dataShards) {
       if (pending.size === 0) {
         const why = [...this.failed.entries(), ...this.c.left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
+        // blobbers refusing for want of read-pool tokens: the reader's fix is `zbox rp-lock`, say so by code
+        const unpaid = [...this.codes.values()].includes("not_enough_tokens");
         throw new CodedError<SdkErrorCode>(
-          { code: "download_failed", op: "download" },
+          { code: unpaid ? "not_enough_tokens" : "download_failed", op: "download" },
           `only ${got.size} of the ${this.o.dataShards} shards needed could be read for blocks ${start}..${start + count - 1}${why ? ` (${why})` : ""}`,
         );
       }
@@ -220,6 +224,7 @@ export class ShardReader {
         continue;
       }
       this.failed.set(r.i, r.error ?? "failed");
+      if (r.code) this.codes.set(r.i, r.code);
       this.o.onBlobberFailed?.(r.i, r.error ?? "failed");
       this.active = this.active.filter((x) => x !== r.i);
       // reads run concurrently: a replacement another read already took is active now and serves this one too

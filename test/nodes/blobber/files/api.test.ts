@@ -10,6 +10,7 @@ import {
   createSettlementLoop,
   type FileService,
   MemoryShardStore,
+  type ReadBudgetSource,
   registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
@@ -59,7 +60,7 @@ interface Rig {
   client(signer?: Signer): BlobberClient;
 }
 
-async function rig(size = 1024 * 1024 * 1024): Promise<Rig> {
+async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Promise<Rig> {
   const owner = signerOf();
   const blobberId = randomBytes(32).toString("hex");
   const clock = new ManualClock({ start: NOW });
@@ -82,6 +83,7 @@ async function rig(size = 1024 * 1024 * 1024): Promise<Rig> {
     blobberId,
     allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
     log: silentLogger(),
+    ...(readBudget ? { readBudget } : {}),
   });
   const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
   registerFileRoutes(app, service);
@@ -234,6 +236,38 @@ describe("blobber file API", () => {
       ["one", "two"],
     );
     await assert.rejects(c.commit("conn00000005", signWriteMarker(r.owner, good)), code("invalid_connection"));
+  });
+
+  it("refuses reads the reader's read pool cannot pay, and serves them once more tokens are locked", async () => {
+    // read price 1 GB = 2^30 SAS per GB: one 64 KiB block costs 65536 SAS
+    const budget = { balance: 2n * 65536n, readPrice: 1n << 30n };
+    let asked = 0;
+    const r = await rig(undefined, {
+      get: async () => {
+        asked++;
+        return { ...budget };
+      },
+    });
+    await put(r, "/dl", new Uint8Array(randomBytes(4 * BLOCK_SIZE)));
+    const c = r.client();
+    const rm = (counter: number): ReadMarker =>
+      signReadMarker(r.owner, {
+        blobber_id: r.blobberId,
+        allocation_id: r.alloc.id,
+        owner_id: r.owner.clientId,
+        timestamp: NOW / 1000,
+        counter,
+      });
+    await c.download({ path: "/dl", start_block: 0, num_blocks: 2, read_marker: rm(2) });
+    await assert.rejects(
+      c.download({ path: "/dl", start_block: 2, num_blocks: 1, read_marker: rm(3) }),
+      (err: unknown) =>
+        err instanceof CodedError && err.code === "not_enough_tokens" && /3 unredeemed blocks cost 196608 SAS/.test(err.message),
+    );
+    const before = asked;
+    budget.balance = 4n * 65536n; // the reader locked more: fetched again before refusing
+    await c.download({ path: "/dl", start_block: 2, num_blocks: 2, read_marker: rm(4) });
+    assert.ok(asked > before, "the pool was read from the chain again");
   });
 
   it("serves concurrent reads whose markers arrive out of order, never more blocks than the highest counter", async () => {
