@@ -138,9 +138,27 @@ export function hashBytesToSign(hashHex: string, op: string): Uint8Array {
   return fromHex(hashHex);
 }
 
+/**
+ * Public keys parsed for verification, by hex. Decompressing a G2 point with its subgroup check costs about
+ * half as much as the pairing itself, and the same clients, miners and sharders sign again and again. Only
+ * `verifyBytes` reads these objects (it never changes them); at most `PARSED_KEYS_MAX`, oldest dropped first.
+ */
+const parsedKeys = new Map<string, B.PublicKey>();
+const PARSED_KEYS_MAX = 10_000;
+
+function verifyingKey(hex: string): B.PublicKey | undefined {
+  const known = parsedKeys.get(hex);
+  if (known) return known;
+  const pk = parsePublicKey(hex);
+  if (!pk) return undefined;
+  parsedKeys.set(hex, pk);
+  if (parsedKeys.size > PARSED_KEYS_MAX) parsedKeys.delete(parsedKeys.keys().next().value as string);
+  return pk;
+}
+
 /** Verify a herumi signature over raw message bytes; false on any malformed input. */
 function verifyBytes(publicKey: string, message: Uint8Array, signatureHex: string): boolean {
-  const pk = parsePublicKey(publicKey);
+  const pk = verifyingKey(publicKey);
   const sig = parseSignature(signatureHex);
   if (!pk || !sig) return false;
   try {

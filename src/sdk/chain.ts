@@ -5,7 +5,7 @@
  */
 
 import { ChainRoutes as R, routePath, routeUrl } from "../chain/api.js";
-import { verifyConfirmation } from "../chain/block.js";
+import { blockHashOf, verifyConfirmation } from "../chain/block.js";
 import { parseJson } from "../chain/json.js";
 import { encodeTransactionJson, parseConfirmationJson, signTransaction } from "../chain/transaction.js";
 import type { Confirmation, Transaction } from "../chain/types.js";
@@ -44,6 +44,14 @@ export interface ChainClientOptions {
   maxTxnQuery?: number;
   /** Pause between confirmation queries (config `query_sleep_time`, here in ms). */
   querySleepMs?: number;
+  /**
+   * Finalized blocks that must extend a transaction's block before it counts as confirmed (config
+   * `confirmation_chain_length`; default 0: its block being finalized is enough). Each is checked to link to
+   * the one before by its hash.
+   */
+  confirmationChainLength?: number;
+  /** How long a miner may take to answer `transaction/put` (default 10 s). */
+  submitTimeoutMs?: number;
   /** Poll interval while waiting for a confirmation (default 500 ms, or `querySleepMs` when shorter). */
   pollMs?: number;
   transport: Transport;
@@ -88,6 +96,18 @@ function shuffled<T>(list: readonly T[], random: () => number): T[] {
     [out[i], out[j]] = [out[j] as T, out[i] as T];
   }
   return out;
+}
+
+/** How far the finalized chain is known to extend a confirmed transaction's block. */
+interface ChainExtension {
+  /** Hash of the last block of the extension (the transaction's block at first). */
+  tip: string;
+  /** Last round looked at. */
+  round: number;
+  /** Blocks found on top of the transaction's block. */
+  blocks: number;
+  /** Why the last look found no further block. */
+  problem: string;
 }
 
 /** A sharder whose latest finalized round trails the network's by more than this is not asked for state. */
@@ -218,6 +238,7 @@ export class ChainClient {
     const results = await requestAll(this.opts.transport, chosen, routePath(R.transactionPut), {
       method: R.transactionPut.method,
       body: encodeTransactionJson(txn),
+      timeoutMs: this.opts.submitTimeoutMs ?? 10_000,
     });
     const ok = results.filter((r) => r.status === 200).length;
     if (ok < quorumOf(chosen.length, 25)) {
@@ -311,11 +332,12 @@ export class ChainClient {
   }
 
   /**
-   * Wait until the sharders confirm `hash`, asking every sharder each time. Gives up — `verify_failed` with
-   * each sharder's answer and whether the sharders are behind the miners — once `maxTxnQuery × querySleepMs`
-   * (default: `confirmTimeoutMs`, 60 s) have passed on the client's clock, or earlier once a sharder's latest
-   * finalized block is more than `confirmTimeoutMs` past the transaction's creation (it can no longer be
-   * included). Never waits on a node longer than the time left.
+   * Wait until the sharders confirm `hash` and `confirmationChainLength` finalized blocks extend its block,
+   * asking every sharder each time. Gives up — `verify_failed` with each sharder's answer and whether the
+   * sharders are behind the miners, or how far the chain extends the transaction's block — once
+   * `maxTxnQuery × querySleepMs` (default: `confirmTimeoutMs`, 60 s) have passed on the client's clock, or
+   * earlier once a sharder's latest finalized block is more than `confirmTimeoutMs` past the transaction's
+   * creation without it (it can no longer be included). Never waits on a node longer than the time left.
    */
   async confirm(hash: string, creationDateSec: number): Promise<TxnResult> {
     const expiryMs = this.opts.confirmTimeoutMs ?? 60_000;
@@ -323,30 +345,127 @@ export class ChainClient {
       this.opts.maxTxnQuery !== undefined && this.opts.querySleepMs !== undefined
         ? this.opts.maxTxnQuery * this.opts.querySleepMs
         : expiryMs;
+    const need = this.opts.confirmationChainLength ?? 0;
     // within the budget, ask often: a confirmation is usually there within a few rounds
     const poll = this.opts.pollMs ?? Math.min(this.opts.querySleepMs ?? 500, 500);
     const start = this.now();
+    const timeLeft = (): number => Math.max(1000, Math.min(10_000, budgetMs - (this.now() - start)));
+    let found: TxnResult | undefined;
+    let chain: ChainExtension | undefined;
     for (let queries = 1; ; queries++) {
-      const left = budgetMs - (this.now() - start);
-      const q = await this.queryConfirmation(hash, Math.max(1000, Math.min(10_000, left)));
-      if (q.confirmation) {
+      let q: Awaited<ReturnType<ChainClient["queryConfirmation"]>> | undefined;
+      if (!found) {
+        q = await this.queryConfirmation(hash, timeLeft());
         const c = q.confirmation;
-        return { hash, confirmation: c, status: c.transaction_status, output: c.txn.transaction_output ?? "" };
+        if (c) {
+          found = { hash, confirmation: c, status: c.transaction_status, output: c.txn.transaction_output ?? "" };
+          chain = { tip: c.block_hash, round: c.round, blocks: 0, problem: "" };
+        }
+      }
+      if (found && chain) {
+        if (chain.blocks < need) await this.extendChain(chain, need, timeLeft());
+        if (chain.blocks >= need) return found;
       }
       const elapsed = this.now() - start;
-      const expired = q.lfbCreation > 0 && (q.lfbCreation - creationDateSec) * 1000 > expiryMs;
+      const expired = !found && q !== undefined && q.lfbCreation > 0 && (q.lfbCreation - creationDateSec) * 1000 > expiryMs;
       if (expired || elapsed + poll > budgetMs) {
-        const why = describeFailures(q.results);
-        const behind = await this.sharderLag(q.lfbRounds);
         const limit = expired
           ? `the chain finalized blocks ${Math.round(expiryMs / 1000)} s past its creation without it`
           : `within ${Math.round(elapsed / 1000)} s (${queries} queries)`;
-        throw new CodedError(
+        if (found && chain) {
+          const c = found.confirmation;
+          throw new CodedError<SdkErrorCode>(
+            { code: "verify_failed", op: "verify transaction" },
+            `${hash} is in block ${c.block_hash} (round ${c.round}), but only ${chain.blocks} of the ${need} finalized blocks confirmation_chain_length asks for extend it ${limit}${chain.problem ? `; ${chain.problem}` : ""}`,
+          );
+        }
+        const why = describeFailures(q?.results ?? []);
+        const behind = await this.sharderLag(q?.lfbRounds ?? new Map());
+        throw new CodedError<SdkErrorCode>(
           { code: "verify_failed", op: "verify transaction" },
           `${hash} not confirmed by any sharder ${limit}${behind ? `; ${behind}` : ""}${why ? `; ${why}` : ""}`,
         );
       }
       await this.sleep(poll);
+    }
+  }
+
+  /**
+   * Follow the finalized chain past `chain.tip` (round by round, `GET /v1/block/get?round=R&content=header` from
+   * every sharder) until `need` blocks extend it or the sharders have nothing further. A header counts only when
+   * its hash, recomputed with the previous block's hash as its `prev_hash`, is the hash it states — it extends
+   * that block; the header most sharders agree on wins. A round every answering sharder has finalized without a
+   * block (it timed out) is skipped.
+   */
+  private async extendChain(chain: ChainExtension, need: number, timeoutMs: number): Promise<void> {
+    const { sharders } = await this.network();
+    while (chain.blocks < need) {
+      const round = chain.round + 1;
+      const results = await requestAll(this.opts.transport, sharders, routePath(R.blockGet, {}, { round, content: "header" }), {
+        timeoutMs,
+      });
+      const votes = new Map<string, number>();
+      let empty = false;
+      const other: string[] = [];
+      for (const r of results) {
+        if (r.status === 404 && /no finalized block at round/.test(r.error ?? "")) empty = true;
+        if (r.status !== 200) continue;
+        try {
+          const j = parseJson(r.body) as { header?: Record<string, unknown> };
+          const h = (j.header ?? j) as {
+            hash?: unknown;
+            miner_id?: unknown;
+            creation_date?: unknown;
+            round?: unknown;
+            round_random_seed?: unknown;
+            merkle_tree_root?: unknown;
+            receipt_merkle_tree_root?: unknown;
+          };
+          const seed = h.round_random_seed;
+          if (
+            typeof h.hash !== "string" ||
+            typeof h.miner_id !== "string" ||
+            typeof h.creation_date !== "number" ||
+            h.round !== round ||
+            (typeof seed !== "number" && typeof seed !== "bigint") ||
+            typeof h.merkle_tree_root !== "string" ||
+            typeof h.receipt_merkle_tree_root !== "string"
+          ) {
+            r.error = "invalid block header";
+            continue;
+          }
+          const linked =
+            blockHashOf(
+              {
+                miner_id: h.miner_id,
+                prev_hash: chain.tip,
+                creation_date: h.creation_date,
+                round,
+                round_random_seed: BigInt(seed),
+              },
+              h.merkle_tree_root,
+              h.receipt_merkle_tree_root,
+            ) === h.hash;
+          if (linked) votes.set(h.hash, (votes.get(h.hash) ?? 0) + 1);
+          else other.push(`${r.url}: its block ${h.hash} of round ${round} does not extend ${chain.tip}`);
+        } catch (err) {
+          r.error = `invalid block header: ${errorMessage(err)}`;
+        }
+      }
+      let best: [string, number] | undefined;
+      for (const v of votes) if (!best || v[1] > best[1]) best = v;
+      if (best) {
+        chain.tip = best[0];
+        chain.round = round;
+        chain.blocks++;
+        chain.problem = "";
+      } else if (empty && other.length === 0) {
+        chain.round = round; // the round timed out: no block in it
+      } else {
+        const waiting = describeFailures(results.filter((r) => r.status !== 200));
+        chain.problem = [...other, ...(waiting ? [waiting] : [])].join("; ");
+        return;
+      }
     }
   }
 
@@ -492,6 +611,8 @@ export function chainClientFor(
       max_txn_query?: number;
       /** Seconds between confirmation queries. */
       query_sleep_time?: number;
+      /** Finalized blocks that must extend a transaction's block. */
+      confirmation_chain_length?: number;
     };
     network?: Partial<NetworkNodes>;
   },
@@ -500,7 +621,16 @@ export function chainClientFor(
   extra: Partial<
     Pick<
       ChainClientOptions,
-      "log" | "nowMs" | "sleep" | "random" | "pollMs" | "confirmTimeoutMs" | "maxTxnQuery" | "querySleepMs"
+      | "log"
+      | "nowMs"
+      | "sleep"
+      | "random"
+      | "pollMs"
+      | "confirmTimeoutMs"
+      | "maxTxnQuery"
+      | "querySleepMs"
+      | "confirmationChainLength"
+      | "submitTimeoutMs"
     >
   > = {},
 ): ChainClient {
@@ -513,6 +643,9 @@ export function chainClientFor(
     scheme,
     ...(loaded.config.max_txn_query !== undefined && loaded.config.query_sleep_time !== undefined
       ? { maxTxnQuery: loaded.config.max_txn_query, querySleepMs: loaded.config.query_sleep_time * 1000 }
+      : {}),
+    ...(loaded.config.confirmation_chain_length !== undefined
+      ? { confirmationChainLength: loaded.config.confirmation_chain_length }
       : {}),
     ...extra,
   };

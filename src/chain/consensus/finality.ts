@@ -3,6 +3,7 @@
  * consecutive rounds finalize the middle one and its ancestors, which become the new LFB; a finalized block
  * is deterministically final once notarized descendants come from a quorum of distinct generators.
  */
+import { errorMessage } from "../../core/errors.js";
 import type { EngineContext } from "./context.js";
 import { deterministicallyFinal, finalizesMiddle } from "./rules.js";
 import type { Tickets } from "./tickets.js";
@@ -73,7 +74,13 @@ export class Finality {
     }
     path.reverse();
     for (const p of path) p.finalized = true;
-    this.ctx.out.push({ kind: "finalized", blocks: path.map((p) => this.tickets.withTickets(p.block)) });
+    const blocks = path.map((p) => this.tickets.withTickets(p.block));
+    this.ctx.out.push({ kind: "finalized", blocks });
+    try {
+      this.ctx.logic.finalized?.(blocks); // in this step: a proposal built next must see these transactions
+    } catch (err) {
+      this.ctx.log("error", `BlockLogic.finalized failed: ${errorMessage(err)}`, { ...ref(middle) });
+    }
     this.ctx.counts.finalized += path.length;
     for (const p of path) this.undetermined.push({ round: p.block.round, ext: this.tree.descendantMiners(p) });
     if (this.undetermined.length > MAX_UNDETERMINED) this.undetermined.splice(0, this.undetermined.length - MAX_UNDETERMINED);

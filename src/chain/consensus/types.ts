@@ -65,6 +65,12 @@ export interface BlockLogic {
    * without waits out `minRoundTimeMs` (absent: never has work, so every proposal waits it out).
    */
   hasWork?(): boolean;
+  /**
+   * Blocks just finalized (chain order), called synchronously when the latest finalized block moves, before
+   * anything else happens in the same step: a proposal built or a block checked later in that step must already
+   * see their transactions as on the chain. The `finalized` action with the same blocks follows as before.
+   */
+  finalized?(blocks: Block[]): void;
 }
 
 /** Timing and memory parameters. The first three are protocol settings; the rest have defaults. */

@@ -15,6 +15,7 @@ import {
   type RegistrationSettings,
   type ViewChangeSettings,
 } from "../common/peer.js";
+import { cachingVerifier } from "../common/sigcache.js";
 import type { ConsensusSettings } from "../config/node.js";
 import { serve } from "../http.js";
 import type { DkgDriver } from "./dkg-driver.js";
@@ -47,7 +48,7 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     selfId: keys.id,
     privateKey: keys.privateKey,
     shareSecretKey: settings.shareSecretKey,
-    scheme: clientVerifier(getScheme("bls0chain")),
+    scheme: cachingVerifier(clientVerifier(getScheme("bls0chain"))),
     store: chain.store,
     transport: edges.transport,
     consensus: settings.consensus,

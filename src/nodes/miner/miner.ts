@@ -27,6 +27,7 @@ import type { Clock } from "../clock.js";
 import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -86,6 +87,8 @@ export class MinerNode {
     hookFailures: 0,
   };
   private lastPruneRound = 0;
+  /** The block this miner built last (its own proposal needs no second check). */
+  private lastBuilt: Block | undefined;
 
   constructor(readonly opts: MinerOptions) {
     const mbs = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
@@ -126,8 +129,13 @@ export class MinerNode {
     };
     const logic: BlockLogic = {
       hasWork: () => this.pool.size > 0,
+      // indexed at once: a proposal or check later in the same engine step must see these transactions
+      finalized: (blocks) => this.recordFinalized(blocks),
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
       validate: (block, parent) => {
+        // its own proposal: built and executed here a moment ago (state persisted, hooks noted)
+        const own = this.lastBuilt;
+        if (own && block.hash === own.hash && block.state_hash === own.state_hash && block.prev_hash === parent.hash) return;
         const failures = verifyBlockContent(block, parent, {
           chainId: opts.chainId,
           scheme: opts.scheme,
@@ -295,6 +303,7 @@ export class MinerNode {
       running_txn_count: parent.running_txn_count + executed.length,
     };
     block.hash = computeBlockHash(block);
+    this.lastBuilt = block;
     return block;
   }
 
@@ -402,8 +411,7 @@ export class MinerNode {
           this.pushToSharders(a.block);
           break;
         case "finalized":
-          this.opts.store.finalize(a.blocks);
-          for (const b of a.blocks) for (const t of b.transactions) this.unpool(t.hash);
+          // already recorded by the `finalized` hook, in the engine step that finalized them
           this.expirePool();
           this.maybePrune();
           break;
@@ -413,6 +421,16 @@ export class MinerNode {
       }
     }
     this.arm();
+  }
+
+  /**
+   * Record newly finalized blocks in the store (block files, round and transaction index) and drop their
+   * transactions from the pool, at the moment the engine finalizes them. The transaction index then agrees
+   * with the engine's latest finalized block whenever `onChain` reads it.
+   */
+  private recordFinalized(blocks: Block[]): void {
+    this.opts.store.finalize(blocks);
+    for (const b of blocks) for (const t of b.transactions) this.unpool(t.hash);
   }
 
   /** Log block hooks that failed while executing a block of `round` (their changes were rolled back). */
@@ -538,8 +556,11 @@ export class MinerNode {
     };
   }
 
-  /** A consensus message from a peer (parsed HTTP body). */
-  receive(body: unknown): void {
+  /**
+   * A consensus message from a peer (parsed HTTP body). Resolves once the engine has taken it (at once, or after
+   * the signatures of a large block were checked without blocking the event loop).
+   */
+  receive(body: unknown): Promise<void> | undefined {
     const v = body as { from?: unknown; msg?: unknown; auth?: { time?: unknown; sig?: unknown } } | undefined;
     const refuse = (why: string): never => {
       throw new CodedError<NodeErrorCode>({ code: "invalid_request", op: "receive consensus message" }, why);
@@ -562,7 +583,43 @@ export class MinerNode {
       )
         refuse(`get_block: the signature is not ${from}'s`);
     }
-    this.serial(() => this.engine.onMessage(from, msg, this.now()));
+    const pending = this.preverify(msg);
+    if (!pending) {
+      this.serial(() => this.engine.onMessage(from, msg, this.now()));
+      return;
+    }
+    return pending.then(() => this.serial(() => this.engine.onMessage(from, msg, this.now())));
+  }
+
+  /**
+   * Check the transaction signatures of the blocks a message carries before the engine sees it, a few at a
+   * time with event-loop turns between them, so the verified-signature cache answers the engine's synchronous
+   * check of the block and the API keeps answering (a proposal of a thousand bls0chain transactions this
+   * miner never admitted is several seconds of pairings). Only blocks signed by their generator are checked
+   * ahead. Undefined when there is little to check: the message goes to the engine at once. A signature that
+   * fails is simply not cached: the engine refuses the block as before.
+   */
+  private preverify(msg: ConsensusMessage): Promise<void> | undefined {
+    const blocks: Block[] =
+      msg.type === "proposal" || msg.type === "notarized"
+        ? [msg.block]
+        : msg.type === "block"
+          ? [msg.block, ...(msg.ancestors ?? [])]
+          : [];
+    const todo: Transaction[] = [];
+    for (const b of blocks) {
+      if (this.engine.getBlock(b.hash) || b.transactions.length < CHECK_AHEAD_MIN) continue;
+      // only a block its generator signed (one pairing, cheap next to the block's): no CPU for anyone's junk
+      const key = this.minerKey(b.miner_id);
+      try {
+        if (!key || computeBlockHash(b) !== b.hash || !this.opts.scheme.verify(key, b.hash, b.signature)) continue;
+      } catch {
+        continue;
+      }
+      for (const t of b.transactions) if (!this.pool.has(t.hash)) todo.push(t);
+    }
+    if (todo.length < CHECK_AHEAD_MIN) return undefined;
+    return checkSignaturesAhead(this.opts.scheme, todo, () => this.stopped);
   }
 
   /** Register a client key (`POST /v1/client/put`). */

@@ -110,7 +110,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     app,
     R.consensus,
     async (req) => {
-      miner.receive(req.body);
+      await miner.receive(req.body);
       return { ok: true };
     },
     { bodyLimit: 64 * 1024 * 1024 },

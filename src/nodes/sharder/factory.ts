@@ -14,6 +14,7 @@ import {
   type RegistrationSettings,
   type ViewChangeSettings,
 } from "../common/peer.js";
+import { cachingVerifier } from "../common/sigcache.js";
 import { sharderApp } from "./server.js";
 import { SharderNode } from "./sharder.js";
 
@@ -37,7 +38,7 @@ export function createSharder(chain: ChainSetup, settings: SharderSettings, edge
     magicBlock: chain.magicBlock,
     genesis: openGenesis(chain),
     selfId: settings.keys.id,
-    scheme: clientVerifier(getScheme("bls0chain")),
+    scheme: cachingVerifier(clientVerifier(getScheme("bls0chain"))),
     store: chain.store,
     transport: edges.transport,
     maxBlockTxns: settings.maxBlockTxns,

@@ -91,6 +91,8 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const b = store.getBlock(hash);
     if (!b)
       throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
+    // content=header: the summary only (what clients read to follow the chain); otherwise the whole block too
+    if (q.content === "header") return sendJson(reply, { header: blockSummary(b) });
     return sendJson(reply, { header: blockSummary(b), block: blockToJson(b) });
   });
   serve(app, R.confirmation, async (req, reply) => {

@@ -23,6 +23,7 @@ import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import { verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
+import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
@@ -405,6 +406,11 @@ export class SharderNode {
     try {
       this.checkTickets(block);
       if (block.round > this.highestSeen) this.highestSeen = block.round;
+      if (block.transactions.length >= CHECK_AHEAD_MIN) {
+        // notarized (its tickets verify): check its signatures in slices, the API keeps answering meanwhile
+        await checkSignaturesAhead(this.opts.scheme, block.transactions, () => this.stopped);
+        if (this.stopped || block.round <= this.lfb.round || this.tree.has(block.hash)) return;
+      }
       let parent = this.parentOf(block);
       if (!parent) {
         if (depth >= MAX_ANCESTOR_FETCH) {
