@@ -15,6 +15,7 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox file commands on the in-process network", { timeout: 600_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
@@ -24,17 +25,7 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
   let allocation = "";
   const tmp = mkdtempSync(join(tmpdir(), "cairn-zbox-files-"));
 
-  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
+  const { drive } = virtualTime(clock);
 
   async function zbox(...args: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = "";

@@ -15,6 +15,7 @@ import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic
 import { MAX_BLOCK_BYTES, MAX_PENDING_PER_CLIENT } from "../../src/nodes/common/pool.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 const sha3Hex = (hex: string): string => (/^[0-9a-f]*$/.test(hex) && hex.length % 2 === 0 ? clientIdOf(hex) : "0".repeat(64));
 
@@ -59,25 +60,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
 
-  async function drive<T>(promise: Promise<T>, maxMs = 120_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
-
-  async function until(what: string, cond: () => boolean, maxMs = 60_000): Promise<void> {
-    const end = clock.now() + maxMs;
-    while (!cond()) {
-      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
-      await clock.advance(25);
-    }
-  }
+  const { drive, until } = virtualTime(clock);
 
   function clientFor(scheme = "bls0chain", extra: Parameters<typeof sdk.chainClientFor>[3] = {}): sdk.ChainClient {
     return sdk.chainClientFor(

@@ -11,6 +11,7 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import type { TransportRequest, TransportResponse } from "../../src/sdk/transport.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 const SEED = Number(process.env.POOL_FINALITY_SEED ?? 7);
 
@@ -28,25 +29,7 @@ describe("pool and finality (in-process network)", { timeout: 300_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1) });
   let net: InProcessNetwork;
 
-  async function until(what: string, cond: () => boolean, maxMs = 60_000): Promise<void> {
-    const end = clock.now() + maxMs;
-    while (!cond()) {
-      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
-      await clock.advance(25);
-    }
-  }
-
-  async function drive<T>(promise: Promise<T>, maxMs = 60_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
+  const { drive, until } = virtualTime(clock, { driveMs: 60_000 });
 
   before(async () => {
     await initCrypto();

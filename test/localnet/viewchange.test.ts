@@ -10,30 +10,13 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { virtualTime } from "../support/virtual-time.js";
 
 describe("a second magic block on the in-process network", { timeout: 300_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 2) });
   let net: InProcessNetwork;
 
-  async function until(what: string, cond: () => boolean, maxMs = 60_000): Promise<void> {
-    const end = clock.now() + maxMs;
-    while (!cond()) {
-      assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
-      await clock.advance(25);
-    }
-  }
-
-  async function drive<T>(promise: Promise<T>, maxMs = 60_000): Promise<T> {
-    let done = false;
-    const p = promise.finally(() => {
-      done = true;
-    });
-    p.catch(() => undefined);
-    const end = clock.now() + maxMs;
-    while (!done && clock.now() < end) await clock.advance(25);
-    assert.ok(done, `still pending after ${maxMs} virtual ms`);
-    return p;
-  }
+  const { drive, until } = virtualTime(clock, { driveMs: 60_000 });
 
   const sharderLfb = (): number => net.sharders[0]?.node.latestFinalized().round ?? 0;
   const sharderBlock = (round: number): Block | undefined => {
