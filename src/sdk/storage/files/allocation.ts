@@ -77,7 +77,7 @@ export interface AllocationFilesOptions {
   window?: number;
   /** Chunks a blobber may fall behind the fastest before it is dropped as too slow (default 16). */
   maxLag?: number;
-  /** Download reads in flight, each of up to 64 blocks from each of `data` blobbers (default 3). */
+  /** Download reads in flight, each of up to 64 blocks (default 32) from each of `data` blobbers (default 4). */
   readWindow?: number;
   /** Where upload progress files go (resume after a killed client); none when absent. */
   progressDir?: string;
@@ -1100,8 +1100,8 @@ export class AllocationFiles {
     }
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
-    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
-    const readWindow = Math.max(1, this.o.readWindow ?? 3);
+    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 32));
+    const readWindow = Math.max(1, this.o.readWindow ?? 4);
     // a whole file written from its start is hashed as it is written (no second read)
     const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
     try {
