@@ -11,6 +11,7 @@ import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { type CliMain, runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("CLI failure lines (in-process network)", { timeout: 300_000 }, () => {
@@ -20,25 +21,8 @@ describe("CLI failure lines (in-process network)", { timeout: 300_000 }, () => {
 
   const { drive } = virtualTime(clock, { stepMs: 100 });
 
-  type Main = typeof zwalletMain;
-  async function run(main: Main, args: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = "";
-    let err = "";
-    const code = await drive(
-      main([...args, "--configDir", dir, "--silent"], {
-        out: (t) => {
-          out += t;
-        },
-        err: (t) => {
-          err += t;
-        },
-        transport: net.transport,
-        nowMs: () => clock.now(),
-        sleep: (ms) => clock.sleep(ms),
-      }),
-    );
-    return { code, out, err };
-  }
+  const run = (main: CliMain, args: string[]) =>
+    runInProcess(main, [...args, "--configDir", dir, "--silent"], { transport: net.transport, clock, drive });
   const zw = (args: string[]) => run(zwalletMain, args);
   const zb = (args: string[]) => run(zboxMain, args);
 

@@ -11,6 +11,7 @@ import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const FREQ = 30;
@@ -22,24 +23,12 @@ describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 },
 
   const { drive } = virtualTime(clock, { stepMs: 100 });
 
-  async function zw(args: string[], wallet = "wallet.json"): Promise<{ code: number; out: string; err: string }> {
-    let out = "";
-    let err = "";
-    const code = await drive(
-      zwalletMain([...args, "--configDir", dir, "--wallet", wallet, "--silent"], {
-        out: (t) => {
-          out += t;
-        },
-        err: (t) => {
-          err += t;
-        },
-        transport: net.transport,
-        nowMs: () => clock.now(),
-        sleep: (ms) => clock.sleep(ms),
-      }),
-    );
-    return { code, out, err };
-  }
+  const zw = (args: string[], wallet = "wallet.json") =>
+    runInProcess(zwalletMain, [...args, "--configDir", dir, "--wallet", wallet, "--silent"], {
+      transport: net.transport,
+      clock,
+      drive,
+    });
 
   const lfbRound = (): number => net.sharders[0]?.node.latestFinalized().round ?? 0;
 

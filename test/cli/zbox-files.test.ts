@@ -7,14 +7,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { runProgram } from "../../src/cli/common.js";
-import { buildZbox } from "../../src/cli/zbox.js";
+import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, serializeWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox file commands on the in-process network", { timeout: 600_000 }, () => {
@@ -27,23 +27,8 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
 
   const { drive } = virtualTime(clock);
 
-  async function zbox(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = "";
-    let err = "";
-    const io = {
-      out: (t: string) => {
-        out += t;
-      },
-      err: (t: string) => {
-        err += t;
-      },
-      transport: net.transport,
-      nowMs: () => clock.now(),
-      sleep: (ms: number) => clock.sleep(ms),
-    };
-    const code = await drive(runProgram(buildZbox(io), [...args, "--configDir", cfg, "--silent"], io));
-    return { code, out, err };
-  }
+  const zbox = (...args: string[]) =>
+    runInProcess(zboxMain, [...args, "--configDir", cfg, "--silent"], { transport: net.transport, clock, drive });
 
   before(async () => {
     await initCrypto();

@@ -13,27 +13,12 @@ import { after, before, describe, it } from "node:test";
 import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
 import { findFreeBase } from "../../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
+import { runCli } from "../support/cli-process.js";
 
-const ZWALLET = resolve(import.meta.dirname, "../../src/bin/zwallet.js");
 const LOCALNET = resolve(import.meta.dirname, "../../src/bin/localnet.js");
 const MINER_SC = "6dba10422e368813802877a85039d3985d96760ed844092319743fb3a76712d9";
 
-function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, args, { env: { ...process.env, FORCE_COLOR: "0" } });
-    let out = "";
-    let err = "";
-    c.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    c.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    c.on("exit", (code) => res({ code: code ?? -1, out, err }));
-  });
-}
-
-const zwallet = (cfgDir: string, args: string[]) => run([ZWALLET, ...args, "--configDir", cfgDir]);
+const zwallet = (cfgDir: string, args: string[]) => runCli("zwallet", args, cfgDir);
 
 async function json<T>(url: string): Promise<T> {
   const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
