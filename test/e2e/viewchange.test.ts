@@ -158,8 +158,13 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
     assert.equal(lock.code, 0, lock.err);
     poolId = /locked with: ([0-9a-f]{64})/.exec(lock.out)?.[1] ?? "";
     assert.ok(poolId, lock.out);
-    const pools = await myPools();
-    assert.equal(pools.pools?.miner?.[newId]?.[0]?.status, "PENDING");
+    // pending until the next view change activates it (any switch activates pending stakes, as the reference's
+    // pool work does; the rule is tested step by step in test/contracts/miner.test.ts); on a quiet machine a switch
+    // may already have come by the time the pools are read
+    const pool = (await myPools()).pools?.miner?.[newId]?.find((x) => x.id === poolId);
+    assert.ok(pool, "the stake is listed on the added miner");
+    assert.equal(Number(pool.balance), 2e10);
+    assert.ok(pool.status === "PENDING" || pool.status === "ACTIVE", `status ${pool.status}`);
   });
 
   it("the DKG puts it in the next magic block, it generates finalized blocks and its stake earns rewards", async () => {
