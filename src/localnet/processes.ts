@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { request } from "undici";
 import { type Clock, SystemClock } from "../nodes/clock.js";
 
 /** One process of the local network. */
@@ -67,9 +68,12 @@ export async function waitReady(
     if (exitCode !== undefined)
       throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
     try {
-      const res = await fetch(`${node.spec.url}${path}`, { signal: AbortSignal.timeout(2000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}`;
+      // undici's request, not fetch: fetch refuses the WHATWG "bad ports", and 5060/5061 (SIP) are among them
+      // while 5061 is the reference's first validator port
+      const res = await request(`${node.spec.url}${path}`, { headersTimeout: 2000, bodyTimeout: 2000 });
+      await res.body.dump();
+      if (res.statusCode === 200) return;
+      last = `HTTP ${res.statusCode}`;
     } catch (err) {
       last = (err as Error).message;
     }
