@@ -41,7 +41,8 @@ function num(v: unknown): number {
   return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : 0;
 }
 
-function big(v: unknown): bigint {
+/** A chain amount or size as JSON gives it (bigint, number or decimal string); anything else is 0. */
+export function big(v: unknown): bigint {
   if (typeof v === "bigint") return v;
   if (typeof v === "number" && Number.isFinite(v)) return BigInt(Math.trunc(v));
   if (typeof v === "string" && /^-?\d+$/.test(v)) return BigInt(v);

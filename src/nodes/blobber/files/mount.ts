@@ -11,6 +11,7 @@ import { FsBlobStore } from "../../blobstore.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../loop.js";
+import { big } from "../allocations.js";
 import type { BlobberContext } from "../blobber.js";
 import { registerFileRoutes } from "./routes.js";
 import type { ReadBudget } from "./service.js";
@@ -73,19 +74,12 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
   app.addHook("onClose", async () => settlement.stop());
 }
 
-function sas(v: unknown): bigint {
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number" && Number.isSafeInteger(v)) return BigInt(v);
-  if (typeof v === "string" && /^\d+$/.test(v)) return BigInt(v);
-  return 0n;
-}
-
 /** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */
 async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: string): Promise<ReadBudget> {
   const a = ctx.allocations.get(allocId) ?? (await ctx.allocations.refresh(allocId));
   const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
   const terms = details.find((d) => d?.blobber_id === ctx.id)?.terms as Record<string, unknown> | undefined;
-  const readPrice = sas(terms?.read_price);
+  const readPrice = big(terms?.read_price);
   if (readPrice === 0n) return { balance: 0n, readPrice };
   let pools: unknown;
   try {
@@ -101,6 +95,6 @@ async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: stri
   const nowS = Math.floor(ctx.clock.now() / 1000);
   let balance = 0n;
   for (const p of Array.isArray(pools) ? (pools as Record<string, unknown>[]) : [])
-    if (Number(p?.expire_at ?? 0) >= nowS) balance += sas(p?.balance);
+    if (Number(p?.expire_at ?? 0) >= nowS) balance += big(p?.balance);
   return { balance, readPrice };
 }

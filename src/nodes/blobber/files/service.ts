@@ -13,7 +13,7 @@
  */
 
 import { readCost } from "../../../contracts/storage/markers.js";
-import { CodedError } from "../../../core/errors.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
   allocationRoot,
@@ -1241,7 +1241,7 @@ export class FileService {
       throw storageError(
         StorageErrors.notEnoughReadTokens,
         op,
-        `cannot read the read pool of ${clientId} from the chain: ${err instanceof Error ? err.message : String(err)}`,
+        `cannot read the read pool of ${clientId} from the chain: ${errorMessage(err)}`,
       );
     }
     this.budgets.set(key, hit);
