@@ -30,10 +30,10 @@ import {
   type DirListing,
   type DownloadHeader,
   decodeBatch,
+  downloadReply,
   type Effect,
   EMPTY_ROOT,
   emptyDir,
-  encodeDownload,
   type FileMeta,
   fileHash,
   type LatestState,
@@ -1206,11 +1206,6 @@ export class FileService {
     const dk = K.downloads(a.id, path);
     this.pendingDownloads.set(dk, (this.pendingDownloads.get(dk) ?? 0) + count);
     this.scheduleFlush();
-    const blocks = await this.shards.read(
-      `${a.id}/${f.merkle_root}`,
-      start * BLOCK_SIZE,
-      Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE),
-    );
     const proof = rangeProofFromLevels(levels, start, start + count);
     const header: DownloadHeader = {
       path,
@@ -1221,7 +1216,11 @@ export class FileService {
       merkle_root: f.merkle_root,
       proof_length: proof.length,
     };
-    return encodeDownload(header, proof, blocks);
+    // the blocks are read straight into the reply (no second buffer, no copy)
+    const length = Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE);
+    const { reply, blocks } = downloadReply(header, proof, length);
+    const got = await this.shards.read(`${a.id}/${f.merkle_root}`, start * BLOCK_SIZE, length, blocks);
+    return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
   }
 
   /**
