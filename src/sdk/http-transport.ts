@@ -24,6 +24,20 @@ export type TransportErrorCode =
   | "transport_closed"
   | "request_failed";
 
+/** Whether `code` is one of the transport codes (the node could not be reached or did not answer). */
+export function isTransportCode(code: string | undefined): code is TransportErrorCode {
+  return (
+    code === "connection_refused" ||
+    code === "timeout" ||
+    code === "dns_failed" ||
+    code === "connection_reset" ||
+    code === "aborted" ||
+    code === "response_too_large" ||
+    code === "transport_closed" ||
+    code === "request_failed"
+  );
+}
+
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Default cap on a response body. */

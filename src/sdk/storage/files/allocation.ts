@@ -1198,13 +1198,22 @@ export class AllocationFiles {
   }
 
   /** Per-blobber statistics of a path (unreachable blobbers named). */
-  async stats(path: string): Promise<{ index: number; blobber: BlobberRef; stats?: StatsReply; error?: string }[]> {
+  /**
+   * Each blobber's statistics of a file: its stats, or why it has none (`error`, and `code`: the blobber's error
+   * code, or a transport code when it could not be reached).
+   * @throws CodedError `resource_not_found` when no blobber holds the path (every one answered that it does not exist)
+   */
+  async stats(
+    path: string,
+  ): Promise<{ index: number; blobber: BlobberRef; stats?: StatsReply; error?: string; code?: string }[]> {
     const p = normalizePath(path, "file stats");
     const r = await this.each((c) => c.stats(p));
+    if (r.every((x) => x.code === "resource_not_found"))
+      throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file stats" }, `${p} does not exist`);
     return r.map((x) => ({
       index: x.i,
       blobber: this.allocation.blobbers[x.i] as BlobberRef,
-      ...(x.value ? { stats: x.value } : { error: x.error as string }),
+      ...(x.value ? { stats: x.value } : { error: x.error as string, ...(x.code ? { code: x.code } : {}) }),
     }));
   }
 
