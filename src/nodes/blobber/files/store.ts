@@ -5,6 +5,10 @@
  * it into place and fsyncing the directory; a crash leaves either the temp file or the object, never half of
  * one. `MemoryShardStore` is its in-memory twin for tests.
  *
+ * Only shards longer than one block become objects here: the file service reads a tiny shard (at most
+ * `BLOCK_SIZE`) from its temp data with {@link ShardStore.readTemp} and keeps it in its KV, written by the commit's
+ * own transaction (no object file, no fsync of its own). Objects of tiny shards written before that stay readable.
+ *
  * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
  * name, so no key can leave the store's directory.
  */
@@ -25,11 +29,16 @@ export interface ShardStore {
   writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void>;
   /** The chunk records of temp file `key`, by index. */
   readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
+  /**
+   * The bytes of temp file `key` (a path's chunks or a batch's pack), or `undefined` when there is none. For tiny
+   * shards, which the commit copies into the KV.
+   */
+  readTemp(key: string): Promise<Uint8Array | undefined>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
   /**
    * Write the shards of a batch of small files as one temp file `key` (`<alloc>/<connection>/<name>`, replaced if
-   * present): one file for many shards. No fsync (a commit makes each shard durable as its object).
+   * present): one file for many shards. No fsync (a commit makes each shard durable: in the KV when it is tiny, as its object otherwise).
    */
   writePack(key: string, bytes: Uint8Array): Promise<void>;
   /**
@@ -313,6 +322,17 @@ export class FsShardStore implements ShardStore {
     }
   }
 
+  async readTemp(key: string): Promise<Uint8Array | undefined> {
+    const path = this.tempPath(key);
+    try {
+      const b = await readFile(path);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return undefined;
+      throw ioError("read shard temp data", path, err);
+    }
+  }
+
   async truncateTemp(key: string, length: number): Promise<void> {
     const path = this.tempPath(key);
     try {
@@ -470,6 +490,11 @@ export class MemoryShardStore implements ShardStore {
         );
       if (!this.objects.has(it.objectKey)) this.objects.set(it.objectKey, pack.slice(it.offset, it.offset + it.length));
     }
+  }
+
+  async readTemp(key: string): Promise<Uint8Array | undefined> {
+    parts(key, 3, "read shard temp data");
+    return this.temps.get(key)?.slice();
   }
 
   async truncateTemp(key: string, length: number): Promise<void> {
