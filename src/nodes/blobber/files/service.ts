@@ -115,6 +115,11 @@ export interface FileServiceDeps {
    * absent: reads are not checked against a pool (tests, benchmarks).
    */
   readBudget?: ReadBudgetSource;
+  /**
+   * Bytes of tiny shards (at most one block each) one commit writes into the KV, default 64 MiB: its transaction
+   * holds them in memory; the tiny shards of a larger commit beyond it become object files.
+   */
+  tinyCommitBytes?: number;
 }
 
 /** A reader's read-pool money for one allocation on this blobber, and the blobber's read price there. */
@@ -221,6 +226,8 @@ const K = {
 };
 
 const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
+/** Default of {@link FileServiceDeps.tinyCommitBytes}. */
+const TINY_COMMIT_BYTES = 64 * 1024 * 1024;
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
@@ -237,6 +244,7 @@ export class FileService {
   private readonly onCommit: FileServiceDeps["onCommit"];
   private readonly readBudget: ReadBudgetSource | undefined;
   private readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
+  private readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -249,6 +257,7 @@ export class FileService {
     this.log = deps.log;
     this.onCommit = deps.onCommit;
     this.readBudget = deps.readBudget;
+    this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
   }
 
@@ -999,9 +1008,11 @@ export class FileService {
   }
 
   /**
-   * The bytes of the commit's tiny shards (at most one block each), read from their temp data: a batch's pack is
-   * read once for all its shards. A shard whose temp data is gone (a commit retried after a crash of a blobber that
-   * still wrote tiny shards as object files) is left to `moves`, which finds its object or refuses the commit.
+   * The bytes of the commit's tiny shards (at most one block each), read from their temp data, one open per temp
+   * file (a batch's pack holds many). At most `tinyCommitBytes` of them per commit (the rest become object
+   * files: the commit's transaction holds them all in memory). A shard whose temp data is gone (a commit retried
+   * after a crash of a blobber that still wrote tiny shards as object files) is left to `moves`, which finds its
+   * object or refuses the commit.
    */
   private async readTiny(
     tiny: { root: string; item: PromoteItem }[],
@@ -1009,33 +1020,39 @@ export class FileService {
     op: string,
   ): Promise<Map<string, Uint8Array>> {
     const out = new Map<string, Uint8Array>();
-    const temps = new Map<string, Promise<Uint8Array | undefined>>();
-    const tempOf = (key: string) => {
-      let p = temps.get(key);
-      if (!p) {
-        p = this.shards.readTemp(key);
-        temps.set(key, p);
+    const byTemp = new Map<string, { root: string; item: PromoteItem; offset: number }[]>();
+    let bytes = 0;
+    for (const t of tiny) {
+      bytes += t.item.length;
+      if (bytes > this.tinyCommitBytes) {
+        moves.push(t.item);
+        continue;
       }
-      return p;
-    };
+      const key = "pack" in t.item ? t.item.pack : t.item.key;
+      const list = byTemp.get(key) ?? [];
+      list.push({ ...t, offset: "pack" in t.item ? t.item.offset : 0 });
+      byTemp.set(key, list);
+    }
+    const temps = [...byTemp.entries()];
     let next = 0;
     await Promise.all(
-      Array.from({ length: Math.min(16, tiny.length) }, async () => {
-        while (next < tiny.length) {
-          const { root, item } = tiny[next++] as { root: string; item: PromoteItem };
-          const key = "pack" in item ? item.pack : item.key;
-          const at = "pack" in item ? item.offset : 0;
-          const bytes = await tempOf(key);
-          if (bytes === undefined) {
-            moves.push(item);
-            continue;
+      Array.from({ length: Math.min(8, temps.length) }, async () => {
+        while (next < temps.length) {
+          const [key, list] = temps[next++] as [string, { root: string; item: PromoteItem; offset: number }[]];
+          const got = await this.shards.readTemp(
+            key,
+            list.map((t) => ({ offset: t.offset, length: t.item.length })),
+          );
+          for (const [j, t] of list.entries()) {
+            const b = got?.[j];
+            if (b === undefined) moves.push(t.item);
+            else if (b.length < t.item.length)
+              throw new CodedError<NodeErrorCode>(
+                { code: "store_corrupt", op },
+                `uploaded data ${key} ends before the shard ${t.root} it holds at [${t.offset}, ${t.offset + t.item.length})`,
+              );
+            else out.set(t.root, b);
           }
-          if (at + item.length > bytes.length)
-            throw new CodedError<NodeErrorCode>(
-              { code: "store_corrupt", op },
-              `uploaded data ${key} holds ${bytes.length} bytes, the shard ${root} needs [${at}, ${at + item.length})`,
-            );
-          out.set(root, bytes.slice(at, at + item.length));
         }
       }),
     );

@@ -30,10 +30,11 @@ export interface ShardStore {
   /** The chunk records of temp file `key`, by index. */
   readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
   /**
-   * The bytes of temp file `key` (a path's chunks or a batch's pack), or `undefined` when there is none. For tiny
-   * shards, which the commit copies into the KV.
+   * Byte ranges of temp file `key` (a path's chunks or a batch's pack), read with one open of the file: one array
+   * per range (shorter at the file's end), or `undefined` when there is no such file. For tiny shards, which the
+   * commit copies into the KV.
    */
-  readTemp(key: string): Promise<Uint8Array | undefined>;
+  readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
   /**
@@ -322,14 +323,32 @@ export class FsShardStore implements ShardStore {
     }
   }
 
-  async readTemp(key: string): Promise<Uint8Array | undefined> {
+  async readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined> {
     const path = this.tempPath(key);
+    let fh: Awaited<ReturnType<typeof open>>;
     try {
-      const b = await readFile(path);
-      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+      fh = await open(path, "r");
     } catch (err) {
       if ((err as { code?: string }).code === "ENOENT") return undefined;
       throw ioError("read shard temp data", path, err);
+    }
+    try {
+      const out: Uint8Array[] = [];
+      for (const r of ranges) {
+        const buf = new Uint8Array(r.length);
+        let got = 0;
+        while (got < r.length) {
+          const { bytesRead } = await fh.read(buf, got, r.length - got, r.offset + got);
+          if (bytesRead === 0) break;
+          got += bytesRead;
+        }
+        out.push(got === r.length ? buf : buf.subarray(0, got));
+      }
+      return out;
+    } catch (err) {
+      throw ioError("read shard temp data", path, err);
+    } finally {
+      await fh.close();
     }
   }
 
@@ -492,9 +511,10 @@ export class MemoryShardStore implements ShardStore {
     }
   }
 
-  async readTemp(key: string): Promise<Uint8Array | undefined> {
+  async readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined> {
     parts(key, 3, "read shard temp data");
-    return this.temps.get(key)?.slice();
+    const t = this.temps.get(key);
+    return t && ranges.map((r) => t.slice(r.offset, r.offset + r.length));
   }
 
   async truncateTemp(key: string, length: number): Promise<void> {

@@ -54,7 +54,7 @@ interface Rig {
   counter: number;
 }
 
-async function rig(): Promise<Rig> {
+async function rig(tinyCommitBytes?: number): Promise<Rig> {
   const dir = join(tmp, `b${dirs++}`);
   const owner = signerOf();
   const blobberId = randomBytes(32).toString("hex");
@@ -80,6 +80,7 @@ async function rig(): Promise<Rig> {
     blobberId,
     allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
     log: silentLogger(),
+    ...(tinyCommitBytes === undefined ? {} : { tinyCommitBytes }),
   });
   const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
   registerFileRoutes(app, service);
@@ -268,6 +269,24 @@ describe("blobber: tiny shards in the KV", () => {
     assert.deepEqual(await download(r, "/again", b.length), b);
     await change(r, [{ op: "delete", path: "/again" }]);
     assert.equal(existsSync(objectFile(r, root)), false);
+    await r.kv.close();
+  });
+
+  it("writes a commit's tiny shards beyond its KV budget as object files, all served", async () => {
+    const r = await rig(10_000);
+    const bytes = [4000, 4000, 4000, 100].map((n) => new Uint8Array(randomBytes(n)));
+    const changes = bytes.map((b, i) => ({ op: "upload" as const, path: `/t/f${i}`, file: metaOf(b) }));
+    await r.c.batch("budgetconn01", changes, bytes);
+    await commit(r, "budgetconn01", changes);
+    const places = bytes.map((b) => {
+      const root = metaOf(b).shard_roots[0] as string;
+      return `${kvShard(r, root) !== undefined ? "kv" : ""}${existsSync(objectFile(r, root)) ? "file" : ""}`;
+    });
+    assert.deepEqual(places, ["kv", "kv", "file", "file"]);
+    for (const [i, b] of bytes.entries()) assert.deepEqual(await download(r, `/t/f${i}`, b.length), b);
+    await change(r, [{ op: "delete", path: "/t" }]);
+    assert.deepEqual(await r.store.listObjects(), []);
+    assert.equal(r.kv.range({ prefix: `sf:sh:${r.allocId}:` }).length, 0);
     await r.kv.close();
   });
 });
