@@ -193,6 +193,12 @@ export class MemoryTransport implements Transport {
         for (const [k, v] of Object.entries(res.headers))
           if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);
         const raw = res.rawPayload;
+        if (req.replyBuffer && res.statusCode >= 200 && res.statusCode < 300) {
+          // as the real transport: the body read into the caller's buffer
+          const into = req.replyBuffer(raw.byteLength).subarray(0, raw.byteLength);
+          into.set(raw);
+          return makeResponse(res.statusCode, out, into);
+        }
         return makeResponse(res.statusCode, out, new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength));
       };
       const delivery = deliver();

@@ -9,6 +9,7 @@
  */
 import { Agent, request } from "undici";
 import { CodedError } from "../core/errors.js";
+import { BulkHttp, BulkHttpError } from "./bulk-http.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 
 /** Default per-request deadline. */
@@ -22,6 +23,20 @@ export type TransportErrorCode =
   | "response_too_large"
   | "transport_closed"
   | "request_failed";
+
+/** Whether `code` is one of the transport codes (the node could not be reached or did not answer). */
+export function isTransportCode(code: string | undefined): code is TransportErrorCode {
+  return (
+    code === "connection_refused" ||
+    code === "timeout" ||
+    code === "dns_failed" ||
+    code === "connection_reset" ||
+    code === "aborted" ||
+    code === "response_too_large" ||
+    code === "transport_closed" ||
+    code === "request_failed"
+  );
+}
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -131,12 +146,14 @@ export class HttpTransport implements Transport {
   private readonly agent: Agent;
   private readonly defaultTimeoutMs: number;
   private readonly maxResponseBytes: number;
+  private readonly bulk: BulkHttp;
   private closed = false;
 
   constructor(opts: HttpTransportOptions = {}) {
     this.agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: opts.keepAliveMs ?? 10_000 });
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+    this.bulk = new BulkHttp({ keepAliveMs: opts.keepAliveMs ?? 10_000, maxResponseBytes: this.maxResponseBytes });
   }
 
   /**
@@ -154,6 +171,39 @@ export class HttpTransport implements Transport {
       deadline.abort(new Error(`deadline of ${timeoutMs} ms passed`));
     }, timeoutMs);
     const signal = req.signal ? AbortSignal.any([deadline.signal, req.signal]) : deadline.signal;
+    if (req.replyBuffer && url.protocol === "http:") {
+      try {
+        const r = await this.bulk.request(req, url, signal);
+        return makeResponse(r.status, r.headers, r.body);
+      } catch (err) {
+        const e = err instanceof BulkHttpError ? err : new BulkHttpError("other", String(err), err);
+        const cause = classify(e.cause);
+        const code: TransportErrorCode = timedOut
+          ? "timeout"
+          : req.signal?.aborted
+            ? "aborted"
+            : this.closed
+              ? "transport_closed"
+              : e.kind === "too_large"
+                ? "response_too_large"
+                : e.kind === "protocol" || e.kind === "other"
+                  ? "request_failed"
+                  : cause !== "request_failed"
+                    ? cause
+                    : e.kind === "refused"
+                      ? "connection_refused"
+                      : "connection_reset";
+        const why =
+          code === "request_failed"
+            ? `request failed: ${e.message}`
+            : code === "response_too_large"
+              ? e.message
+              : transportReason(code, timeoutMs);
+        throw transportError(req, code, why, err);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
     try {
       const res = await request(url, {
         method: req.method,
@@ -212,6 +262,7 @@ export class HttpTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.bulk.close();
     await this.agent.close();
   }
 }

@@ -53,6 +53,7 @@ export {
   DEFAULT_TIMEOUT_MS,
   HttpTransport,
   type HttpTransportOptions,
+  isTransportCode,
   makeResponse,
   preflight,
   type TransportErrorCode,

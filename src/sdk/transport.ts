@@ -16,6 +16,13 @@ export interface TransportRequest {
   timeoutMs?: number;
   /** Abort the request (fails with code `aborted`). */
   signal?: AbortSignal;
+  /**
+   * For large binary replies: the buffer a successful (2xx) reply body of announced length is read into, asked
+   * for with that length (it may be longer; `body` is then a view of its first `length` bytes). The caller can
+   * reuse buffers across requests, and `HttpTransport` reads such replies with a lean client that allocates
+   * nothing per socket read (`bulk-http.ts`).
+   */
+  replyBuffer?: (length: number) => Uint8Array;
 }
 
 /** A complete response (any HTTP status). Header names are lower-case. */

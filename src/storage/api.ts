@@ -247,17 +247,30 @@ export interface DownloadHeader {
  * range proof of the blocks), then the blocks' bytes.
  */
 export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], blocks: Uint8Array): Uint8Array {
+  const { reply, blocks: into } = downloadReply(header, proof, blocks.length);
+  into.set(blocks);
+  return reply;
+}
+
+/**
+ * A download reply with its header and proof written and room for `blocksLength` bytes of blocks (`blocks`, a
+ * view of its tail), so a blobber can read the blocks straight into the reply.
+ */
+export function downloadReply(
+  header: DownloadHeader,
+  proof: Uint8Array[],
+  blocksLength: number,
+): { reply: Uint8Array; blocks: Uint8Array } {
   const h = Buffer.from(JSON.stringify(header), "utf8");
-  const out = new Uint8Array(4 + h.length + proof.length * HASH_BYTES + blocks.length);
-  new DataView(out.buffer).setUint32(0, h.length);
-  out.set(h, 4);
+  const reply = new Uint8Array(4 + h.length + proof.length * HASH_BYTES + blocksLength);
+  new DataView(reply.buffer).setUint32(0, h.length);
+  reply.set(h, 4);
   let off = 4 + h.length;
   for (const p of proof) {
-    out.set(p, off);
+    reply.set(p, off);
     off += HASH_BYTES;
   }
-  out.set(blocks, off);
-  return out;
+  return { reply, blocks: reply.subarray(off) };
 }
 
 /** Split a download reply. @throws CodedError `invalid_download_reply` */

@@ -232,5 +232,9 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
     assert.match(del.err, /^Delete failed\. /);
     const unknown = await zbox("list", "--allocation", "ab".repeat(32), "--remotepath", "/");
     assert.equal(unknown.code, 1);
+    // no blobber holds the path: an error, not a table of "unreachable" blobbers
+    const noStats = await zbox("stats", "--allocation", allocation, "--remotepath", "/nope");
+    assert.equal(noStats.code, 1);
+    assert.equal(noStats.err, "Error getting file stats: /nope does not exist\n");
   });
 });

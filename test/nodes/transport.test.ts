@@ -1,6 +1,7 @@
 // The Transport compliance suite, run against HttpTransport (a real fastify server on 127.0.0.1, port 0) and
 // MemoryTransport (the same app reached through inject), plus MemoryTransport's fault hooks.
 import assert from "node:assert/strict";
+import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { CodedError, errorMessage } from "../../src/core/errors.js";
 import { ManualClock } from "../../src/nodes/clock.js";
@@ -225,6 +226,186 @@ transportContract("MemoryTransport", async () => {
       await app.close();
     },
   };
+});
+
+/** A transport whose every request asks for its reply in a caller buffer (longer than needed, to check views). */
+function withReplyBuffers(inner: Transport): { asked: number; request: Transport["request"]; close(): Promise<void> } {
+  const t = {
+    asked: 0,
+    request: (req: TransportRequest) =>
+      inner.request({
+        ...req,
+        replyBuffer: (n: number) => {
+          t.asked++;
+          return new Uint8Array(n + 7).fill(0xee);
+        },
+      }),
+    close: async () => {
+      await inner.close?.();
+    },
+  };
+  return t;
+}
+
+transportContract("HttpTransport, bulk replies (lean HTTP/1.1 client)", async () => {
+  const { app, releaseAll } = testApp();
+  const srv = await listen(app, "127.0.0.1", 0);
+  const tmp = await listen(createServer({ node: "tmp", logger: silentLogger() }), "127.0.0.1", 0);
+  await tmp.close();
+  const transport = withReplyBuffers(new HttpTransport());
+  return {
+    transport,
+    base: srv.url,
+    deadBase: `http://127.0.0.1:${tmp.port}`,
+    releaseAll,
+    close: async () => {
+      await transport.close();
+      await srv.close(1_000);
+    },
+  };
+});
+
+transportContract("MemoryTransport, bulk replies", async () => {
+  const { app, releaseAll } = testApp();
+  const mem = new MemoryTransport();
+  mem.register("10.0.0.1:7071", app);
+  const t = withReplyBuffers(mem);
+  return {
+    transport: t,
+    base: "http://10.0.0.1:7071",
+    deadBase: "http://10.0.0.2:7071",
+    releaseAll,
+    close: async () => {
+      await t.close();
+      await app.close();
+    },
+  };
+});
+
+/** A raw TCP server answering each request with `answer(n)` (n = request number, from 1), counting connections. */
+async function rawServer(
+  answer: (n: number, socket: Socket) => void,
+): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  let conns = 0;
+  let n = 0;
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    conns++;
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    let buf = "";
+    socket.on("data", (d) => {
+      buf += d.toString("latin1");
+      for (;;) {
+        const end = buf.indexOf("\r\n\r\n");
+        if (end < 0) return;
+        const len = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+        if (buf.length < end + 4 + len) return;
+        buf = buf.slice(end + 4 + len);
+        answer(++n, socket);
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => conns,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+describe("HttpTransport bulk replies (lean client) specifics", () => {
+  it("names DNS failures", async () => {
+    const t = new HttpTransport();
+    await assert.rejects(
+      t.request({
+        method: "GET",
+        url: "http://cairn-no-such-host.invalid:7071/x",
+        timeoutMs: 5_000,
+        replyBuffer: (n) => new Uint8Array(n),
+      }),
+      isCode("dns_failed", "host name not found"),
+    );
+    await t.close();
+  });
+
+  const bulk = (t: Transport, url: string, into?: (n: number) => Uint8Array) =>
+    t.request({ method: "POST", url, body: "{}", timeoutMs: 5_000, replyBuffer: into ?? ((n) => new Uint8Array(n)) });
+
+  it("reads a large body into the caller's buffer and reuses one connection for sequential requests", async () => {
+    const payload = Buffer.alloc(3 * 1024 * 1024 + 5);
+    for (let i = 0; i < payload.length; i++) payload[i] = (i * 7) & 0xff;
+    const srv = await rawServer((_n, s) => {
+      s.write(`HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\ncontent-length: ${payload.length}\r\n\r\n`);
+      s.write(payload);
+    });
+    const t = new HttpTransport();
+    const mine = new Uint8Array(payload.length + 100);
+    for (let i = 0; i < 3; i++) {
+      const res = await bulk(t, `${srv.url}/x`, () => mine);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.buffer, mine.buffer, "the body is a view of the caller's buffer");
+      assert.equal(res.body.length, payload.length);
+      assert.ok(Buffer.from(res.body).equals(payload));
+      assert.equal(res.headers["content-type"], "application/octet-stream");
+    }
+    assert.equal(srv.connections(), 1, "keep-alive: one connection for three requests");
+    await t.close();
+    await srv.close();
+  });
+
+  it("decodes chunked replies and reads until close when no length is given", async () => {
+    const srv = await rawServer((n, s) => {
+      if (n === 1)
+        s.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n1;ext=1\r\n \r\n5\r\nworld\r\n0\r\n\r\n");
+      else s.end("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nuntil the end");
+    });
+    const t = new HttpTransport();
+    assert.equal((await bulk(t, `${srv.url}/a`)).text(), "hello world");
+    assert.equal((await bulk(t, `${srv.url}/b`)).text(), "until the end");
+    await t.close();
+    await srv.close();
+  });
+
+  it("sends again on a new connection when a kept-alive one was closed by the server while idle", async () => {
+    const srv = await rawServer((n, s) => {
+      s.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+      if (n === 1) setImmediate(() => s.destroy()); // the server drops the idle connection
+    });
+    const t = new HttpTransport();
+    assert.equal((await bulk(t, `${srv.url}/1`)).text(), "ok");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await bulk(t, `${srv.url}/2`)).text(), "ok");
+    assert.equal(srv.connections(), 2);
+    await t.close();
+    await srv.close();
+  });
+
+  it("fails with connection_reset when the node dies in the middle of a reply, and with request_failed on garbage", async () => {
+    const srv = await rawServer((n, s) => {
+      if (n === 1) {
+        s.write("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly part");
+        setImmediate(() => s.destroy());
+      } else s.end("SSH-2.0-not-http\r\n\r\n");
+    });
+    const t = new HttpTransport();
+    await assert.rejects(bulk(t, `${srv.url}/x`), isCode("connection_reset", "connection closed by the node"));
+    await assert.rejects(bulk(t, `${srv.url}/y`), isCode("request_failed", "not an HTTP/1.x status line"));
+    await t.close();
+    await srv.close();
+  });
+
+  it("refuses a reply longer than maxResponseBytes before reading it", async () => {
+    const srv = await rawServer((_n, s) => s.write("HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n"));
+    const t = new HttpTransport({ maxResponseBytes: 10 });
+    await assert.rejects(bulk(t, `${srv.url}/x`), isCode("response_too_large", "exceeds 10 bytes"));
+    await t.close();
+    await srv.close();
+  });
 });
 
 describe("HttpTransport specifics", () => {

@@ -353,7 +353,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       action(io, async (ctx, opts) => {
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const s = await open(ctx, opts, "");
-        const st = await guarded("", () => s.files.stats(remote));
+        const st = await guarded("Error getting file stats: ", () => s.files.stats(remote));
         if (opts.json) {
           ctx.println(JSON.stringify(Object.fromEntries(st.map((x) => [x.blobber.id, x.stats ?? { error: x.error }]))));
           return;
@@ -370,7 +370,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
                 "0",
                 "true",
               ]
-            : [x.blobber.id, "", "", "", "", "", "", `unreachable: ${x.error}`],
+            : [x.blobber.id, "", "", "", "", "", "", `${sdk.isTransportCode(x.code) ? "unreachable" : "error"}: ${x.error}`],
         );
         ctx.println(
           renderTable(["Blobber", "Name", "Path", "Size", "Uploads", "Block Downloads", "Challenges", "Blockchain Aware"], rows),

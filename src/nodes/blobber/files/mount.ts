@@ -71,7 +71,10 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
   });
   mounted.set(app, { service, settlement });
   app.addHook("onReady", async () => settlement.start());
-  app.addHook("onClose", async () => settlement.stop());
+  app.addHook("onClose", async () => {
+    await settlement.stop();
+    await shards.close?.();
+  });
 }
 
 /** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */

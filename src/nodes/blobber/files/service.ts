@@ -34,10 +34,10 @@ import {
   type DirListing,
   type DownloadHeader,
   decodeBatch,
+  downloadReply,
   type Effect,
   EMPTY_ROOT,
   emptyDir,
-  encodeDownload,
   type FileMeta,
   fileHash,
   type LatestState,
@@ -1288,13 +1288,6 @@ export class FileService {
     const dk = K.downloads(a.id, path);
     this.pendingDownloads.set(dk, (this.pendingDownloads.get(dk) ?? 0) + count);
     this.scheduleFlush();
-    const blocks = await this.readShard(
-      a.id,
-      f.merkle_root,
-      f.shard_size,
-      start * BLOCK_SIZE,
-      Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE),
-    );
     const proof = rangeProofFromLevels(levels, start, start + count);
     const header: DownloadHeader = {
       path,
@@ -1305,20 +1298,37 @@ export class FileService {
       merkle_root: f.merkle_root,
       proof_length: proof.length,
     };
-    return encodeDownload(header, proof, blocks);
+    // the blocks are read straight into the reply (no second buffer, no copy)
+    const length = Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE);
+    const { reply, blocks } = downloadReply(header, proof, length);
+    const got = await this.readShard(a.id, f.merkle_root, f.shard_size, start * BLOCK_SIZE, length, blocks);
+    return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
   }
 
   /**
-   * `length` bytes at `offset` of the committed shard `root` of `shardSize` bytes: a tiny shard from the KV, else
-   * (or when the KV does not hold it: stored as a file before tiny shards went to the KV) from its object file.
+   * `length` bytes at `offset` of the committed shard `root` of `shardSize` bytes (fewer at its end), into `into`
+   * when given (as {@link ShardStore.read}): a tiny shard from the KV, else (or when the KV does not hold it: stored
+   * as a file before tiny shards went to the KV) from its object file.
    * @throws CodedError `resource_not_found` when neither holds it
    */
-  async readShard(allocId: string, root: string, shardSize: number, offset: number, length: number): Promise<Uint8Array> {
+  async readShard(
+    allocId: string,
+    root: string,
+    shardSize: number,
+    offset: number,
+    length: number,
+    into?: Uint8Array,
+  ): Promise<Uint8Array> {
     if (shardSize <= BLOCK_SIZE) {
       const bytes = this.kv.get(K.shard(allocId, root));
-      if (bytes) return bytes.subarray(offset, offset + length);
+      if (bytes) {
+        const part = bytes.subarray(offset, offset + length);
+        if (!into) return part;
+        into.set(part);
+        return into.subarray(0, part.length);
+      }
     }
-    return this.shards.read(`${allocId}/${root}`, offset, length);
+    return this.shards.read(`${allocId}/${root}`, offset, length, into);
   }
 
   /**

@@ -13,7 +13,7 @@
  * name, so no key can leave the store's directory.
  */
 
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 import type { NodeErrorCode } from "../../errors.js";
@@ -56,18 +56,25 @@ export interface ShardStore {
   dropTemps(prefix: string): Promise<void>;
   /** Temp prefixes `<alloc>/<connection>` present. */
   listTempConnections(): Promise<string[]>;
-  /** Read `length` bytes at `offset` of an object (fewer at its end). @throws CodedError `resource_not_found` */
-  read(objectKey: string, offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * Read `length` bytes at `offset` of an object (fewer at its end), into `into` when given (at least `length`
+   * bytes; the result is then a view of it). @throws CodedError `resource_not_found`
+   */
+  read(objectKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
   hasObject(objectKey: string): Promise<boolean>;
   deleteObject(objectKey: string): Promise<void>;
   /** Object keys `<alloc>/<root>`. */
   listObjects(): Promise<string[]>;
+  /** Release what the store holds open (the node is stopping). */
+  close?(): Promise<void>;
 }
 
 /** One shard to put into place at a commit (see {@link ShardStore.promoteMany}). */
 export type PromoteItem = { objectKey: string; length: number } & ({ key: string } | { pack: string; offset: number });
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
+/** Object read handles kept open (see FsShardStore.handles). */
+const READ_HANDLES = 16;
 
 /** Leaf hashes one chunk record holds (16 blocks of 64 KiB = one 1 MiB chunk). */
 export const CHUNK_META_LEAVES = 16;
@@ -402,11 +409,55 @@ export class FsShardStore implements ShardStore {
     return out;
   }
 
-  async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {
-    const path = this.objectPath(objectKey);
-    let fh: Awaited<ReturnType<typeof open>>;
+  /**
+   * Open read handles of the objects read last (objects never change, and a download reads one object in many
+   * requests: an open and a close per request cost more than the read). `refs` counts reads in progress; a handle
+   * is closed when evicted or its object deleted, once no read uses it.
+   */
+  private readonly handles = new Map<string, { fh: Promise<FileHandle>; refs: number; evicted: boolean }>();
+
+  private async handle(objectKey: string, path: string): Promise<{ fh: FileHandle; done: () => void }> {
+    let h = this.handles.get(objectKey);
+    if (h) {
+      this.handles.delete(objectKey); // most recent last
+      this.handles.set(objectKey, h);
+    } else {
+      h = { fh: open(path, "r"), refs: 0, evicted: false };
+      this.handles.set(objectKey, h);
+      h.fh.catch(() => this.handles.get(objectKey) === h && this.handles.delete(objectKey));
+      for (const [k, old] of this.handles) {
+        if (this.handles.size <= READ_HANDLES) break;
+        this.handles.delete(k);
+        this.retire(old);
+      }
+    }
+    const entry = h;
+    entry.refs++;
     try {
-      fh = await open(path, "r");
+      const fh = await entry.fh;
+      return {
+        fh,
+        done: () => {
+          entry.refs--;
+          if (entry.evicted) this.retire(entry);
+        },
+      };
+    } catch (err) {
+      entry.refs--;
+      throw err;
+    }
+  }
+
+  private retire(h: { fh: Promise<FileHandle>; refs: number; evicted: boolean }): void {
+    h.evicted = true;
+    if (h.refs === 0) h.fh.then((fh) => fh.close()).catch(() => {});
+  }
+
+  async read(objectKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    const path = this.objectPath(objectKey);
+    let h: { fh: FileHandle; done: () => void };
+    try {
+      h = await this.handle(objectKey, path);
     } catch (err) {
       if ((err as { code?: string }).code === "ENOENT")
         throw new CodedError<NodeErrorCode>(
@@ -416,10 +467,10 @@ export class FsShardStore implements ShardStore {
       throw ioError("read shard", path, err);
     }
     try {
-      const buf = new Uint8Array(length);
+      const buf = into ? into.subarray(0, length) : new Uint8Array(length);
       let got = 0;
       while (got < length) {
-        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        const { bytesRead } = await h.fh.read(buf, got, length - got, offset + got);
         if (bytesRead === 0) break;
         got += bytesRead;
       }
@@ -427,7 +478,15 @@ export class FsShardStore implements ShardStore {
     } catch (err) {
       throw ioError("read shard", path, err);
     } finally {
-      await fh.close();
+      h.done();
+    }
+  }
+
+  /** Close every cached read handle (a store being shut down). */
+  async close(): Promise<void> {
+    for (const [k, h] of this.handles) {
+      this.handles.delete(k);
+      this.retire(h);
     }
   }
 
@@ -436,6 +495,11 @@ export class FsShardStore implements ShardStore {
   }
 
   async deleteObject(objectKey: string): Promise<void> {
+    const h = this.handles.get(objectKey);
+    if (h) {
+      this.handles.delete(objectKey);
+      this.retire(h);
+    }
     await unlink(this.objectPath(objectKey)).catch(() => {});
   }
 
@@ -547,14 +611,17 @@ export class MemoryShardStore implements ShardStore {
     return [...new Set([...this.temps.keys(), ...this.metas.keys()].map((k) => k.split("/").slice(0, 2).join("/")))];
   }
 
-  async read(objectKey: string, offset: number, length: number): Promise<Uint8Array> {
+  async read(objectKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     const o = this.objects.get(objectKey);
     if (!o)
       throw new CodedError<NodeErrorCode>(
         { code: "resource_not_found", op: "read shard" },
         `shard object ${objectKey} is missing`,
       );
-    return o.slice(offset, offset + length);
+    if (!into) return o.slice(offset, offset + length);
+    const part = o.subarray(offset, offset + length);
+    into.set(part);
+    return into.subarray(0, part.length);
   }
 
   async hasObject(objectKey: string): Promise<boolean> {

@@ -10,7 +10,7 @@
  */
 
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
@@ -48,7 +48,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { fileConsensus, ShardReader } from "./reader.js";
+import { fileConsensus, ReplyPool, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
 export interface StorageAllocation {
@@ -383,9 +383,10 @@ export class AllocationFiles {
     }
   }
 
-  private reader(consensus: Awaited<ReturnType<typeof fileConsensus>>): ShardReader {
+  private reader(consensus: Awaited<ReturnType<typeof fileConsensus>>, pool?: ReplyPool): ShardReader {
     return new ShardReader(
       {
+        ...(pool ? { pool } : {}),
         clients: this.clients,
         dataShards: this.dataShards,
         parityShards: this.allocation.parity_shards,
@@ -1076,7 +1077,11 @@ export class AllocationFiles {
     for (const [i, why] of consensus.left) this.fail(i, why, op);
     const meta = consensus.meta;
     if (meta.type !== "f") throw new CodedError<SdkErrorCode>({ code: "is_a_directory", op }, `${remote} is a directory`);
-    const reader = this.reader(consensus);
+    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 32));
+    const readWindow = Math.max(1, this.o.readWindow ?? 4);
+    // reply buffers come back once written: enough for every request in flight and the one being written
+    const pool = new ReplyPool((readWindow + 1) * (this.dataShards + this.allocation.parity_shards));
+    const reader = this.reader(consensus, pool);
     const d = this.dataShards;
     const stripes = stripeCount(meta.size, d);
     const first = (opts.startBlock ?? 1) - 1;
@@ -1099,11 +1104,8 @@ export class AllocationFiles {
       // no progress: start at the beginning
     }
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
-    const fh = await open(opts.localPath, next > first ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
-    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 32));
-    const readWindow = Math.max(1, this.o.readWindow ?? 4);
-    // a whole file written from its start is hashed as it is written (no second read)
-    const streamHash = !ranged && next === first ? createHash("sha256") : undefined;
+    const resumed = next > first;
+    const fh = await open(opts.localPath, resumed ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
     try {
       // a small window of requests in flight; writes happen in order
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
@@ -1122,28 +1124,22 @@ export class AllocationFiles {
         const job = inflight.shift() as { s: number; count: number; p: Promise<Uint8Array[]> };
         const shards = await job.p;
         launch();
-        // the request's stripes assembled in one buffer, written with one call
+        // the request's stripes written with one call, straight from the reply buffers (no copy)
         const jobOff = job.s * stripeBytes(d);
-        const jobEnd = Math.min(meta.size, (job.s + job.count) * stripeBytes(d));
-        const outBuf = new Uint8Array(Math.max(0, jobEnd - jobOff));
+        const pieces: Uint8Array[] = [];
         for (let k = 0; k < job.count; k++) {
           const s = job.s + k;
           const frag = fragmentSize(meta.size, d, s);
-          const fileOff = s * stripeBytes(d);
-          const stripeLen = Math.min(stripeBytes(d), meta.size - fileOff);
+          const stripeLen = Math.min(stripeBytes(d), meta.size - s * stripeBytes(d));
           for (let i = 0; i < d; i++) {
             const from = i * frag;
             if (from >= stripeLen) break;
             const n = Math.min(frag, stripeLen - from);
-            outBuf.set((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n), fileOff - jobOff + from);
+            pieces.push((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n));
           }
         }
-        let written = 0;
-        while (written < outBuf.length) {
-          const { bytesWritten } = await fh.write(outBuf, written, outBuf.length - written, jobOff + written - startByte);
-          written += bytesWritten;
-        }
-        streamHash?.update(outBuf);
+        await writeAllAt(fh, pieces, jobOff - startByte);
+        pool.release(shards);
         next = job.s + job.count;
         await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
         this.o.onEvent?.({
@@ -1158,24 +1154,24 @@ export class AllocationFiles {
     } finally {
       await fh.close();
     }
-    if (!ranged) {
-      let digest = streamHash?.digest("hex");
-      if (digest === undefined) {
-        const h = createHash("sha256");
-        const rfh = await open(opts.localPath, "r");
-        try {
-          const buf = new Uint8Array(4 * 1024 * 1024);
-          for (;;) {
-            const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
-            if (bytesRead === 0) break;
-            h.update(buf.subarray(0, bytesRead));
-          }
-        } finally {
-          await rfh.close();
+    // Every block read from its own blobber was checked against that shard's Merkle root, and the roots are part
+    // of the file hash the blobbers agreed on, so a whole file read that way is already proven; the whole-file
+    // hash is checked where that chain is broken: stripes rebuilt from parity (sound only if the uploader's parity
+    // was), or bytes written by an earlier, interrupted run.
+    if (!ranged && (reader.rebuilt || resumed)) {
+      const h = createHash("sha256");
+      const rfh = await open(opts.localPath, "r");
+      try {
+        const buf = new Uint8Array(4 * 1024 * 1024);
+        for (;;) {
+          const { bytesRead } = await rfh.read(buf, 0, buf.length, null);
+          if (bytesRead === 0) break;
+          h.update(buf.subarray(0, bytesRead));
         }
-        digest = h.digest("hex");
+      } finally {
+        await rfh.close();
       }
-      if (digest !== meta.actual_hash) {
+      if (h.digest("hex") !== meta.actual_hash) {
         await rm(progressFile, { force: true });
         throw new CodedError<SdkErrorCode>(
           { code: "content_hash_mismatch", op },
@@ -1202,13 +1198,22 @@ export class AllocationFiles {
   }
 
   /** Per-blobber statistics of a path (unreachable blobbers named). */
-  async stats(path: string): Promise<{ index: number; blobber: BlobberRef; stats?: StatsReply; error?: string }[]> {
+  /**
+   * Each blobber's statistics of a file: its stats, or why it has none (`error`, and `code`: the blobber's error
+   * code, or a transport code when it could not be reached).
+   * @throws CodedError `resource_not_found` when no blobber holds the path (every one answered that it does not exist)
+   */
+  async stats(
+    path: string,
+  ): Promise<{ index: number; blobber: BlobberRef; stats?: StatsReply; error?: string; code?: string }[]> {
     const p = normalizePath(path, "file stats");
     const r = await this.each((c) => c.stats(p));
+    if (r.every((x) => x.code === "resource_not_found"))
+      throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file stats" }, `${p} does not exist`);
     return r.map((x) => ({
       index: x.i,
       blobber: this.allocation.blobbers[x.i] as BlobberRef,
-      ...(x.value ? { stats: x.value } : { error: x.error as string }),
+      ...(x.value ? { stats: x.value } : { error: x.error as string, ...(x.code ? { code: x.code } : {}) }),
     }));
   }
 
@@ -1239,6 +1244,21 @@ export class AllocationFiles {
         }
       }),
     );
+  }
+}
+
+/** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
+async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
+  let pos = position;
+  let rest = pieces;
+  while (rest.length > 0) {
+    const { bytesWritten } = await fh.writev(rest.slice(0, 1024), pos);
+    pos += bytesWritten;
+    let n = bytesWritten;
+    let k = 0;
+    while (k < rest.length && n >= (rest[k] as Uint8Array).length) n -= (rest[k++] as Uint8Array).length;
+    rest = rest.slice(k);
+    if (n > 0) rest[0] = (rest[0] as Uint8Array).subarray(n);
   }
 }
 

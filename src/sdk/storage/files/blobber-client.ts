@@ -93,7 +93,7 @@ export class BlobberClient {
     op: string,
     query: Record<string, string | number> = {},
     body?: Uint8Array | object,
-    opts: { signed?: boolean; timeoutMs?: number; signal?: AbortSignal } = {},
+    opts: { signed?: boolean; timeoutMs?: number; signal?: AbortSignal; replyBuffer?: (length: number) => Uint8Array } = {},
   ): Promise<Uint8Array> {
     const qs = Object.entries(query)
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
@@ -117,6 +117,7 @@ export class BlobberClient {
         ...(bytes !== undefined ? { body: bytes } : {}),
         timeoutMs: opts.timeoutMs ?? this.opts.timeoutMs ?? 30_000,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.replyBuffer ? { replyBuffer: opts.replyBuffer } : {}),
       });
     } catch (err) {
       const code = err instanceof CodedError ? err.code : "request_failed";
@@ -200,10 +201,12 @@ export class BlobberClient {
   refs(path: string, offsetPath = "", pageLimit = 1000): Promise<RefsReply> {
     return this.json(FileRoutes.refs, "refs", { path, offset_path: offsetPath, page_limit: pageLimit });
   }
-  download(req: DownloadRequest, timeoutMs?: number): Promise<Uint8Array> {
+  /** Blocks of a file; `replyBuffer` supplies the buffer a successful reply is read into (see Transport). */
+  download(req: DownloadRequest, timeoutMs?: number, replyBuffer?: (length: number) => Uint8Array): Promise<Uint8Array> {
     return this.raw(FileRoutes.download, "download", {}, req, {
       signed: false,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(replyBuffer ? { replyBuffer } : {}),
     });
   }
 }

@@ -80,6 +80,38 @@ export async function fileConsensus(
   return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
 }
 
+/**
+ * Reply buffers lent to download requests and given back once their blocks are written: a download reuses a
+ * handful of buffers instead of allocating one per reply (large allocations are what drives the collector).
+ * Only buffers it lent are taken back, each once; a buffer never given back is simply collected.
+ */
+export class ReplyPool {
+  private readonly free: Uint8Array[] = [];
+  private readonly lent = new WeakSet<ArrayBufferLike>();
+  private readonly keep: number;
+
+  constructor(keep = 16) {
+    this.keep = keep;
+  }
+
+  /** A buffer of at least `n` bytes. */
+  take(n: number): Uint8Array {
+    const i = this.free.findIndex((b) => b.byteLength >= n);
+    const b = i >= 0 ? (this.free.splice(i, 1)[0] as Uint8Array) : new Uint8Array(Math.ceil(Math.max(n, 1) / 65536) * 65536);
+    this.lent.add(b.buffer);
+    return b;
+  }
+
+  /** Give back the buffers behind these views (views of other memory are ignored). */
+  release(views: readonly (Uint8Array | undefined)[]): void {
+    for (const v of views) {
+      if (!v || !this.lent.has(v.buffer)) continue;
+      this.lent.delete(v.buffer);
+      if (this.free.length < this.keep) this.free.push(new Uint8Array(v.buffer));
+    }
+  }
+}
+
 export interface ReaderOptions {
   clients: BlobberClient[];
   dataShards: number;
@@ -90,6 +122,8 @@ export interface ReaderOptions {
   now: () => number;
   /** Called when a blobber is dropped from the read, with the reason. */
   onBlobberFailed?: (index: number, reason: string) => void;
+  /** Where reply buffers come from (a download gives them back once written); fresh ones when absent. */
+  pool?: ReplyPool;
 }
 
 /** Reads verified blocks of one file. */
@@ -105,6 +139,8 @@ export class ShardReader {
   private readonly codes = new Map<number, string>();
   private readonly counters = new Map<number, number>();
   readonly totalBlocks: number;
+  /** True once any data shard's blocks were rebuilt from parity rather than read from their own blobber. */
+  rebuilt = false;
 
   constructor(opts: ReaderOptions, consensus: FileConsensus) {
     this.o = opts;
@@ -148,9 +184,11 @@ export class ShardReader {
         counter,
       });
       try {
+        const pool = this.o.pool;
         return await client.download(
           { path: meta.path, start_block: start, num_blocks: count, read_marker: rm },
           this.o.timeoutMs,
+          pool ? (n) => pool.take(n) : undefined,
         );
       } catch (err) {
         if (err instanceof CodedError && err.code === "stale_read_marker") {
@@ -169,6 +207,15 @@ export class ShardReader {
   }
 
   private verify(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {
+    try {
+      return this.check(i, start, count, bytes);
+    } catch (err) {
+      this.o.pool?.release([bytes]);
+      throw err;
+    }
+  }
+
+  private check(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     const { header, proof, blocks } = decodeDownload(bytes);
@@ -242,6 +289,8 @@ export class ShardReader {
     const want = need ?? this.o.dataShards;
     let complete = true;
     for (let i = 0; i < want; i++) if (!shards[i]) complete = false;
-    return complete ? (shards as Uint8Array[]) : this.rs.reconstruct(shards, want <= this.o.dataShards);
+    if (complete) return shards as Uint8Array[];
+    for (let i = 0; i < this.o.dataShards; i++) if (!shards[i]) this.rebuilt = true;
+    return this.rs.reconstruct(shards, want <= this.o.dataShards);
   }
 }
