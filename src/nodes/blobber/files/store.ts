@@ -73,6 +73,8 @@ export interface ShardStore {
 export type PromoteItem = { objectKey: string; length: number } & ({ key: string } | { pack: string; offset: number });
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
+/** Ranges of a temp file within this span are read at once (see FsShardStore.readTemp). */
+const SPAN_READ = 4 * 1024 * 1024;
 /** Object read handles kept open (see FsShardStore.handles). */
 const READ_HANDLES = 16;
 
@@ -339,18 +341,31 @@ export class FsShardStore implements ShardStore {
       if ((err as { code?: string }).code === "ENOENT") return undefined;
       throw ioError("read shard temp data", path, err);
     }
-    try {
-      const out: Uint8Array[] = [];
-      for (const r of ranges) {
-        const buf = new Uint8Array(r.length);
-        let got = 0;
-        while (got < r.length) {
-          const { bytesRead } = await fh.read(buf, got, r.length - got, r.offset + got);
-          if (bytesRead === 0) break;
-          got += bytesRead;
-        }
-        out.push(got === r.length ? buf : buf.subarray(0, got));
+    if (ranges.length === 0) {
+      await fh.close();
+      return [];
+    }
+    const readAt = async (offset: number, length: number): Promise<Uint8Array> => {
+      const buf = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
       }
+      return got === length ? buf : buf.subarray(0, got);
+    };
+    try {
+      // ranges close together (a pack's shards) in one read, copied out of it; scattered ones one by one
+      const start = Math.min(...ranges.map((r) => r.offset));
+      const span = Math.max(...ranges.map((r) => r.offset + r.length)) - start;
+      const want = ranges.reduce((t, r) => t + r.length, 0);
+      if (ranges.length > 1 && span <= Math.max(SPAN_READ, 2 * want)) {
+        const all = await readAt(start, span);
+        return ranges.map((r) => all.slice(r.offset - start, r.offset - start + r.length));
+      }
+      const out: Uint8Array[] = [];
+      for (const r of ranges) out.push(await readAt(r.offset, r.length));
       return out;
     } catch (err) {
       throw ioError("read shard temp data", path, err);

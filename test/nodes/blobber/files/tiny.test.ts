@@ -13,6 +13,7 @@ import {
   createFileService,
   type FileService,
   FsShardStore,
+  MemoryShardStore,
   registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
@@ -288,5 +289,38 @@ describe("blobber: tiny shards in the KV", () => {
     assert.deepEqual(await r.store.listObjects(), []);
     assert.equal(r.kv.range({ prefix: `sf:sh:${r.allocId}:` }).length, 0);
     await r.kv.close();
+  });
+
+  it("reads byte ranges of temp data, near or far apart, short at the end, and nothing of a missing file", async () => {
+    const store = await FsShardStore.open(join(tmp, `store${dirs++}`));
+    const mem = new MemoryShardStore();
+    const bytes = new Uint8Array(randomBytes(9 * 1024 * 1024));
+    for (const s of [store, mem]) {
+      await s.writePack("a/conn0001/pk1", bytes);
+      for (const ranges of [
+        [{ offset: 0, length: 10 }],
+        [
+          { offset: 5, length: 2048 },
+          { offset: 2053, length: 100 },
+          { offset: 9000, length: 1 },
+        ],
+        [
+          { offset: 0, length: 3 },
+          { offset: 8 * 1024 * 1024, length: 70_000 },
+        ],
+        [
+          { offset: bytes.length - 5, length: 10 },
+          { offset: 1, length: 2 },
+        ],
+        [],
+      ]) {
+        const got = await s.readTemp("a/conn0001/pk1", ranges);
+        assert.deepEqual(
+          got,
+          ranges.map((r) => bytes.slice(r.offset, r.offset + r.length)),
+        );
+      }
+      assert.equal(await s.readTemp("a/conn0001/nothere", [{ offset: 0, length: 1 }]), undefined);
+    }
   });
 });
