@@ -1469,7 +1469,8 @@ export class FileService {
 
   /**
    * After a restart: drop temp data of connections the KV does not know, and objects no committed file references
-   * (a crash between moving shards into place and the commit's transaction).
+   * (a crash between moving shards into place and the commit's transaction). Tiny shards in the KV need nothing:
+   * the transaction that adds or drops their last reference writes or deletes them.
    */
   async recover(): Promise<{ droppedTemps: number; droppedObjects: number }> {
     let droppedTemps = 0;

@@ -39,7 +39,8 @@ export interface ShardStore {
   truncateTemp(key: string, length: number): Promise<void>;
   /**
    * Write the shards of a batch of small files as one temp file `key` (`<alloc>/<connection>/<name>`, replaced if
-   * present): one file for many shards. No fsync (a commit makes each shard durable: in the KV when it is tiny, as its object otherwise).
+   * present): one file for many shards. No fsync (a commit makes each shard durable: in the KV when it is tiny, as
+   * its object otherwise).
    */
   writePack(key: string, bytes: Uint8Array): Promise<void>;
   /**
