@@ -7,9 +7,13 @@
  *   of its blocks) in the KV, so a resumed upload continues after the last acknowledged chunk and nothing of an
  *   uncommitted connection is visible.
  * - Commit, under a per-allocation lock: check the write marker against the recomputed tree, fsync and rename every
- *   uploaded shard into its content-addressed object, then apply all metadata in ONE KV transaction. A crash before
- *   the transaction leaves at most unreferenced objects (removed on start); after it, the commit is complete.
- * - Objects are reference-counted in the same transaction; unreferenced ones are deleted after it (and on start).
+ *   uploaded shard longer than one block into its content-addressed object, then apply all metadata in ONE KV
+ *   transaction. A tiny shard (at most one block) is read from its temp data and written as a KV value by that same
+ *   transaction: no object file, no fsync of its own. A crash before the transaction leaves at most unreferenced
+ *   objects (removed on start) and no tiny shard; after it, the commit is complete.
+ * - Objects are reference-counted in the same transaction; a tiny shard is deleted by the transaction that drops
+ *   its last reference, unreferenced object files after it (and on start). Reads look in the KV first, then for an
+ *   object file (tiny shards committed before they went to the KV are files).
  */
 
 import { readCost } from "../../../contracts/storage/markers.js";
@@ -69,6 +73,7 @@ import {
   type WriteMarker,
 } from "../../../storage/index.js";
 import type { Clock } from "../../clock.js";
+import type { NodeErrorCode } from "../../errors.js";
 import type { KV, KVTxn } from "../../kv.js";
 import type { Logger } from "../../logger.js";
 import type { PromoteItem, ShardStore } from "./store.js";
@@ -110,6 +115,11 @@ export interface FileServiceDeps {
    * absent: reads are not checked against a pool (tests, benchmarks).
    */
   readBudget?: ReadBudgetSource;
+  /**
+   * Bytes of tiny shards (at most one block each) one commit writes into the KV, default 64 MiB: its transaction
+   * holds them in memory; the tiny shards of a larger commit beyond it become object files.
+   */
+  tinyCommitBytes?: number;
 }
 
 /** A reader's read-pool money for one allocation on this blobber, and the blobber's read price there. */
@@ -197,6 +207,8 @@ const K = {
   filePrefix: (a: string) => `sf:file:${a}:`,
   obj: (a: string, r: string) => `sf:obj:${a}:${r}`,
   leaves: (a: string, r: string) => `sf:lv:${a}:${r}`,
+  /** The bytes of a tiny shard (at most one block), kept in the KV instead of an object file. */
+  shard: (a: string, r: string) => `sf:sh:${a}:${r}`,
   conn: (a: string, c: string) => `sf:conn:${a}:${c}`,
   connPrefix: () => "sf:conn:",
   chunk: (a: string, c: string, ph: string, i: number) => `sf:chunk:${a}:${c}:${ph}:${String(i).padStart(8, "0")}`,
@@ -214,6 +226,8 @@ const K = {
 };
 
 const CONN_RE = /^[0-9A-Za-z_-]{8,64}$/;
+/** Default of {@link FileServiceDeps.tinyCommitBytes}. */
+const TINY_COMMIT_BYTES = 64 * 1024 * 1024;
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
@@ -230,6 +244,7 @@ export class FileService {
   private readonly onCommit: FileServiceDeps["onCommit"];
   private readonly readBudget: ReadBudgetSource | undefined;
   private readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
+  private readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
 
@@ -242,6 +257,7 @@ export class FileService {
     this.log = deps.log;
     this.onCommit = deps.onCommit;
     this.readBudget = deps.readBudget;
+    this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
   }
 
@@ -844,22 +860,24 @@ export class FileService {
           `Max size reached for the allocation with this blobber: ${result.rootSize} bytes exceeds its share of ${cap}`,
         );
 
-      // content first: every uploaded shard durable under its object name
+      // content first: every uploaded shard longer than a block durable under its object name, every tiny one read
+      // from its temp data (it goes into the KV with the metadata)
       const mineIdx = this.indexIn(a);
       const uploads = result.effects.filter((e): e is Extract<Effect, { kind: "put_file" }> => e.kind === "put_file");
       const leavesByRoot = new Map<string, string>();
       // (every shard of the commit at once: their fsyncs overlap, one directory fsync per object directory)
       const moves: PromoteItem[] = [];
+      const tiny: { root: string; item: PromoteItem }[] = [];
       for (const u of uploads) {
         const root = u.file.shard_roots[mineIdx] as string;
         if (u.file.shard_size === 0) continue;
-        // an object already referenced is on disk for good: its temp copy goes with the connection's temp data
+        // an object already referenced is stored for good: its temp copy goes with the connection's temp data
         if (leavesByRoot.has(root) || this.kv.has(K.obj(a.id, root))) continue;
         const ph = sha3(u.path);
         const list = await this.chunks(a.id, conn, ph);
         leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
         const whole = list.length === 1 ? list[0]?.rec : undefined;
-        moves.push(
+        const item: PromoteItem =
           whole?.pack !== undefined
             ? {
                 pack: `${a.id}/${conn}/${whole.pack}`,
@@ -867,14 +885,17 @@ export class FileService {
                 objectKey: `${a.id}/${root}`,
                 length: u.file.shard_size,
               }
-            : { key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size },
-        );
+            : { key: `${a.id}/${conn}/${ph}`, objectKey: `${a.id}/${root}`, length: u.file.shard_size };
+        if (u.file.shard_size <= BLOCK_SIZE) tiny.push({ root, item });
+        else moves.push(item);
       }
+      const tinyByRoot = await this.readTiny(tiny, moves, op);
       await this.shards.promoteMany(moves);
 
       // then all metadata in one transaction
       const now = this.clock.now();
       const unreferenced: string[] = [];
+      const inKv = new Set<string>();
       const seq = st.wm_seq + 1;
       this.kv.transaction((tx) => {
         const ref = (root: string, delta: number) => {
@@ -885,9 +906,14 @@ export class FileService {
             unreferenced.push(root);
           } else putFast(tx, K.obj(a.id, root), n);
         };
-        for (const e of result.effects) this.applyEffect(tx, a, e, mineIdx, now, ref, leavesByRoot);
-        // leaves go with the last reference, once every change is applied (a later change may take the object again)
-        for (const r of unreferenced) if (!tx.has(K.obj(a.id, r))) tx.delete(K.leaves(a.id, r));
+        for (const e of result.effects) this.applyEffect(tx, a, e, mineIdx, now, ref, leavesByRoot, tinyByRoot);
+        // leaves and tiny shards go with the last reference, once every change is applied (a later change may take
+        // the object again)
+        for (const r of unreferenced)
+          if (!tx.has(K.obj(a.id, r))) {
+            tx.delete(K.leaves(a.id, r));
+            if (tx.delete(K.shard(a.id, r))) inKv.add(r);
+          }
         for (const d of result.removedDirs) tx.delete(K.dir(a.id, d));
         for (const [d, l] of result.listings) putFast(tx, K.dir(a.id, d), l);
         const next: AllocState = {
@@ -900,7 +926,8 @@ export class FileService {
         tx.putJson(K.wm(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
         this.dropConnection(a.id, conn, tx, { count: rec.changes, changes });
       });
-      for (const r of unreferenced) if (!this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
+      for (const r of unreferenced)
+        if (!inKv.has(r) && !this.kv.has(K.obj(a.id, r))) await this.shards.deleteObject(`${a.id}/${r}`);
       await this.shards.dropTemps(`${a.id}/${conn}`);
       this.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
       this.onCommit?.(a.id, wm.size);
@@ -916,6 +943,7 @@ export class FileService {
     now: number,
     ref: (root: string, delta: number) => void,
     leavesByRoot: Map<string, string>,
+    tinyByRoot: Map<string, Uint8Array>,
   ): void {
     switch (e.kind) {
       case "put_file": {
@@ -923,6 +951,8 @@ export class FileService {
         const root = e.file.shard_roots[mineIdx] as string;
         const lv = leavesByRoot.get(root);
         if (lv !== undefined && !tx.has(K.leaves(a.id, root))) tx.put(K.leaves(a.id, root), Buffer.from(lv, "hex"));
+        const tinyShard = tinyByRoot.get(root);
+        if (tinyShard !== undefined && !tx.has(K.shard(a.id, root))) tx.put(K.shard(a.id, root), tinyShard);
         ref(root, 1);
         if (old) ref(old.merkle_root, -1);
         const f: StoredFile = {
@@ -975,6 +1005,58 @@ export class FileService {
       case "create_dir":
         break;
     }
+  }
+
+  /**
+   * The bytes of the commit's tiny shards (at most one block each), read from their temp data, one open per temp
+   * file (a batch's pack holds many). At most `tinyCommitBytes` of them per commit (the rest become object
+   * files: the commit's transaction holds them all in memory). A shard whose temp data is gone (a commit retried
+   * after a crash of a blobber that still wrote tiny shards as object files) is left to `moves`, which finds its
+   * object or refuses the commit.
+   */
+  private async readTiny(
+    tiny: { root: string; item: PromoteItem }[],
+    moves: PromoteItem[],
+    op: string,
+  ): Promise<Map<string, Uint8Array>> {
+    const out = new Map<string, Uint8Array>();
+    const byTemp = new Map<string, { root: string; item: PromoteItem; offset: number }[]>();
+    let bytes = 0;
+    for (const t of tiny) {
+      bytes += t.item.length;
+      if (bytes > this.tinyCommitBytes) {
+        moves.push(t.item);
+        continue;
+      }
+      const key = "pack" in t.item ? t.item.pack : t.item.key;
+      const list = byTemp.get(key) ?? [];
+      list.push({ ...t, offset: "pack" in t.item ? t.item.offset : 0 });
+      byTemp.set(key, list);
+    }
+    const temps = [...byTemp.entries()];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(8, temps.length) }, async () => {
+        while (next < temps.length) {
+          const [key, list] = temps[next++] as [string, { root: string; item: PromoteItem; offset: number }[]];
+          const got = await this.shards.readTemp(
+            key,
+            list.map((t) => ({ offset: t.offset, length: t.item.length })),
+          );
+          for (const [j, t] of list.entries()) {
+            const b = got?.[j];
+            if (b === undefined) moves.push(t.item);
+            else if (b.length < t.item.length)
+              throw new CodedError<NodeErrorCode>(
+                { code: "store_corrupt", op },
+                `uploaded data ${key} ends before the shard ${t.root} it holds at [${t.offset}, ${t.offset + t.item.length})`,
+              );
+            else out.set(t.root, b);
+          }
+        }
+      }),
+    );
+    return out;
   }
 
   // ---------------------------------------------------------------- reads
@@ -1219,8 +1301,34 @@ export class FileService {
     // the blocks are read straight into the reply (no second buffer, no copy)
     const length = Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE);
     const { reply, blocks } = downloadReply(header, proof, length);
-    const got = await this.shards.read(`${a.id}/${f.merkle_root}`, start * BLOCK_SIZE, length, blocks);
+    const got = await this.readShard(a.id, f.merkle_root, f.shard_size, start * BLOCK_SIZE, length, blocks);
     return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
+  }
+
+  /**
+   * `length` bytes at `offset` of the committed shard `root` of `shardSize` bytes (fewer at its end), into `into`
+   * when given (as {@link ShardStore.read}): a tiny shard from the KV, else (or when the KV does not hold it: stored
+   * as a file before tiny shards went to the KV) from its object file.
+   * @throws CodedError `resource_not_found` when neither holds it
+   */
+  async readShard(
+    allocId: string,
+    root: string,
+    shardSize: number,
+    offset: number,
+    length: number,
+    into?: Uint8Array,
+  ): Promise<Uint8Array> {
+    if (shardSize <= BLOCK_SIZE) {
+      const bytes = this.kv.get(K.shard(allocId, root));
+      if (bytes) {
+        const part = bytes.subarray(offset, offset + length);
+        if (!into) return part;
+        into.set(part);
+        return into.subarray(0, part.length);
+      }
+    }
+    return this.shards.read(`${allocId}/${root}`, offset, length, into);
   }
 
   /**
@@ -1361,7 +1469,8 @@ export class FileService {
 
   /**
    * After a restart: drop temp data of connections the KV does not know, and objects no committed file references
-   * (a crash between moving shards into place and the commit's transaction).
+   * (a crash between moving shards into place and the commit's transaction). Tiny shards in the KV need nothing:
+   * the transaction that adds or drops their last reference writes or deletes them.
    */
   async recover(): Promise<{ droppedTemps: number; droppedObjects: number }> {
     let droppedTemps = 0;

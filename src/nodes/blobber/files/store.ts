@@ -5,6 +5,10 @@
  * it into place and fsyncing the directory; a crash leaves either the temp file or the object, never half of
  * one. `MemoryShardStore` is its in-memory twin for tests.
  *
+ * Only shards longer than one block become objects here: the file service reads a tiny shard (at most
+ * `BLOCK_SIZE`) from its temp data with {@link ShardStore.readTemp} and keeps it in its KV, written by the commit's
+ * own transaction (no object file, no fsync of its own). Objects of tiny shards written before that stay readable.
+ *
  * Keys: temp `<alloc>/<connection>/<path hash>`, object `<alloc>/<root>`; every part is checked to be a plain
  * name, so no key can leave the store's directory.
  */
@@ -25,11 +29,18 @@ export interface ShardStore {
   writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void>;
   /** The chunk records of temp file `key`, by index. */
   readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]>;
+  /**
+   * Byte ranges of temp file `key` (a path's chunks or a batch's pack), read with one open of the file: one array
+   * per range (shorter at the file's end), or `undefined` when there is no such file. For tiny shards, which the
+   * commit copies into the KV.
+   */
+  readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined>;
   /** Cut temp file `key` to `length` bytes (drops a partial write beyond the acknowledged data). */
   truncateTemp(key: string, length: number): Promise<void>;
   /**
    * Write the shards of a batch of small files as one temp file `key` (`<alloc>/<connection>/<name>`, replaced if
-   * present): one file for many shards. No fsync (a commit makes each shard durable as its object).
+   * present): one file for many shards. No fsync (a commit makes each shard durable: in the KV when it is tiny, as
+   * its object otherwise).
    */
   writePack(key: string, bytes: Uint8Array): Promise<void>;
   /**
@@ -63,6 +74,8 @@ export interface ShardStore {
 export type PromoteItem = { objectKey: string; length: number } & ({ key: string } | { pack: string; offset: number });
 
 const PART = /^[0-9A-Za-z_-]{1,128}$/;
+/** Ranges of a temp file within this span are read at once (see FsShardStore.readTemp). */
+const SPAN_READ = 4 * 1024 * 1024;
 /** Object read handles kept open (see FsShardStore.handles). */
 const READ_HANDLES = 16;
 
@@ -320,6 +333,48 @@ export class FsShardStore implements ShardStore {
     }
   }
 
+  async readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined> {
+    const path = this.tempPath(key);
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(path, "r");
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return undefined;
+      throw ioError("read shard temp data", path, err);
+    }
+    if (ranges.length === 0) {
+      await fh.close();
+      return [];
+    }
+    const readAt = async (offset: number, length: number): Promise<Uint8Array> => {
+      const buf = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === length ? buf : buf.subarray(0, got);
+    };
+    try {
+      // ranges close together (a pack's shards) in one read, copied out of it; scattered ones one by one
+      const start = Math.min(...ranges.map((r) => r.offset));
+      const span = Math.max(...ranges.map((r) => r.offset + r.length)) - start;
+      const want = ranges.reduce((t, r) => t + r.length, 0);
+      if (ranges.length > 1 && span <= Math.max(SPAN_READ, 2 * want)) {
+        const all = await readAt(start, span);
+        return ranges.map((r) => all.slice(r.offset - start, r.offset - start + r.length));
+      }
+      const out: Uint8Array[] = [];
+      for (const r of ranges) out.push(await readAt(r.offset, r.length));
+      return out;
+    } catch (err) {
+      throw ioError("read shard temp data", path, err);
+    } finally {
+      await fh.close();
+    }
+  }
+
   async truncateTemp(key: string, length: number): Promise<void> {
     const path = this.tempPath(key);
     try {
@@ -534,6 +589,12 @@ export class MemoryShardStore implements ShardStore {
         );
       if (!this.objects.has(it.objectKey)) this.objects.set(it.objectKey, pack.slice(it.offset, it.offset + it.length));
     }
+  }
+
+  async readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined> {
+    parts(key, 3, "read shard temp data");
+    const t = this.temps.get(key);
+    return t && ranges.map((r) => t.slice(r.offset, r.offset + r.length));
   }
 
   async truncateTemp(key: string, length: number): Promise<void> {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, it } from "node:test";
@@ -19,8 +19,9 @@ import { signerOf } from "../../../sdk/storage/harness.js";
 const tmp = mkdtempSync(join(tmpdir(), "cairn-crash-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function startChild(dir: string, alloc: unknown, id: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "crash-child.js"), dir, JSON.stringify(alloc), id], {
+function startChild(dir: string, alloc: unknown, id: string, dieAt?: string): Promise<{ child: ChildProcess; url: string }> {
+  const args = [join(import.meta.dirname, "crash-child.js"), dir, JSON.stringify(alloc), id, ...(dieAt ? [dieAt] : [])];
+  const child = spawn(process.execPath, args, {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {
@@ -60,7 +61,10 @@ async function checkConsistent(dir: string, allocId: string): Promise<number> {
     for (const e of files) {
       const f = JSON.parse(Buffer.from(e.value).toString()) as { shard_size: number; merkle_root: string };
       if (f.shard_size === 0) continue;
-      const bytes = await store.read(`${allocId}/${f.merkle_root}`, 0, f.shard_size + BLOCK_SIZE);
+      // a tiny shard (at most one block) is in the KV, a larger one in its object file
+      const bytes =
+        kv.get(`sf:sh:${allocId}:${f.merkle_root}`) ??
+        (await store.read(`${allocId}/${f.merkle_root}`, 0, f.shard_size + BLOCK_SIZE));
       assert.equal(bytes.length, f.shard_size, `${e.key}: complete shard on disk`);
       assert.equal(merkleRoot(leavesOf(bytes)), f.merkle_root, `${e.key}: shard hashes to its root`);
     }
@@ -136,3 +140,79 @@ it("a blobber killed with SIGKILL at random moments restarts consistent", async 
   }
   await transport.close();
 });
+
+for (const dieAt of ["before-commit-txn", "after-commit-txn"] as const) {
+  const what =
+    dieAt === "before-commit-txn"
+      ? "before its KV transaction restarts with nothing of the batch visible: no file, no tiny shard, no object"
+      : "right after its KV transaction restarts with every file of the batch, tiny shards from the KV";
+  it(`a blobber killed in a commit of small files ${what}`, async () => {
+    await initCrypto();
+    const owner = signerOf();
+    const id = randomBytes(32).toString("hex");
+    const alloc = {
+      id: randomBytes(32).toString("hex"),
+      owner_id: owner.clientId,
+      owner_public_key: owner.publicKey,
+      data_shards: 1,
+      parity_shards: 0,
+      size: 1024 * 1024 * 1024,
+      expiration_date: Math.floor(Date.now() / 1000) + 3600,
+      blobbers: [id],
+      finalized: false,
+      canceled: false,
+    };
+    const dir = join(tmp, dieAt);
+    const transport = new HttpTransport();
+    const filesAt = (url: string) =>
+      new AllocationFiles({ allocation: { ...alloc, blobbers: [{ id, url }] }, transport, signer: owner, timeoutMs: 20_000 });
+    // tiny files (one block or less: the KV), one larger small file (an object) and one large file (chunks)
+    const sizes = [0, 1, 100, 4096, 4096, BLOCK_SIZE, ...Array.from({ length: 20 }, (_, i) => 1000 + i), 200_000, 1_500_000];
+    const srcs = sizes.map((n, i) => {
+      const localPath = join(tmp, `${dieAt}-${i}`);
+      writeFileSync(localPath, randomBytes(n));
+      return { localPath, remotePath: `/batch/f${i}` };
+    });
+    const dying = await startChild(dir, alloc, id, dieAt);
+    const exited = new Promise((r) => dying.child.once("exit", r));
+    await assert.rejects(filesAt(dying.url).upload(srcs));
+    await exited;
+    const { child, url } = await startChild(dir, alloc, id);
+    const files = filesAt(url);
+    if (dieAt === "before-commit-txn") assert.deepEqual((await files.list("/")).list, []);
+    else {
+      assert.equal((await files.list("/batch")).list.length, sizes.length);
+      for (const [i, s] of srcs.entries()) {
+        const out = join(tmp, `${dieAt}-out${i}`);
+        await files.download({ remotePath: s.remotePath, localPath: out });
+        assert.deepEqual(readFileSync(out), readFileSync(s.localPath), `${s.remotePath} (${sizes[i]} bytes) byte-exact`);
+      }
+    }
+    child.kill("SIGKILL");
+    await new Promise((r) => child.once("exit", r));
+    await transport.close();
+    const n = await checkConsistent(dir, alloc.id);
+    const kv = new LmdbKV(join(dir, "db"));
+    const store = await FsShardStore.open(join(dir, "files"));
+    try {
+      const tinyShards = kv.range({ prefix: `sf:sh:${alloc.id}:` }).length;
+      const objects = (await store.listObjects()).length;
+      const temps = readdirSync(join(dir, "files", "tmp", alloc.id));
+      if (dieAt === "before-commit-txn") {
+        assert.equal(n, 0, "no file");
+        assert.equal(tinyShards, 0, "no tiny shard");
+        assert.equal(objects, 0, "the objects written before the transaction were removed at start");
+        // the connection stays open (uncommitted, invisible) with its temp data until it is rolled back or expires
+        const open = kv.range({ prefix: `sf:conn:${alloc.id}:` }).map((e) => e.key.split(":").pop());
+        assert.deepEqual(temps, open, "temp data of the open connection only");
+      } else {
+        assert.equal(n, sizes.length);
+        // distinct non-empty shards of at most one block (the two 4096-byte files differ)
+        assert.equal(tinyShards, sizes.filter((x) => x > 0 && x <= BLOCK_SIZE).length);
+        assert.equal(objects, 2);
+      }
+    } finally {
+      await kv.close();
+    }
+  });
+}
