@@ -10,6 +10,7 @@ import {
   BLOCK_SIZE,
   decodeDownload,
   type ErasureCoder,
+  leavesOf,
   type MetaReply,
   type Signer,
   signReadMarker,
@@ -19,7 +20,6 @@ import { systemNow } from "../../ambient.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { leafHasher } from "./hasher.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -97,11 +97,7 @@ export class ReplyPool {
   /** A buffer of at least `n` bytes. */
   take(n: number): Uint8Array {
     const i = this.free.findIndex((b) => b.byteLength >= n);
-    // shared memory, so that the hashing worker reads the blocks where they are
-    const b =
-      i >= 0
-        ? (this.free.splice(i, 1)[0] as Uint8Array)
-        : new Uint8Array(new SharedArrayBuffer(Math.ceil(Math.max(n, 1) / 65536) * 65536));
+    const b = i >= 0 ? (this.free.splice(i, 1)[0] as Uint8Array) : new Uint8Array(Math.ceil(Math.max(n, 1) / 65536) * 65536);
     this.lent.add(b.buffer);
     return b;
   }
@@ -171,7 +167,7 @@ export class ShardReader {
    * it has seen covers what it served), so they may arrive in any order.
    */
   private async fetchFrom(i: number, start: number, count: number): Promise<Uint8Array> {
-    return await this.verify(i, start, count, await this.transfer(i, start, count));
+    return this.verify(i, start, count, await this.transfer(i, start, count));
   }
 
   private async transfer(i: number, start: number, count: number): Promise<Uint8Array> {
@@ -210,16 +206,16 @@ export class ShardReader {
     );
   }
 
-  private async verify(i: number, start: number, count: number, bytes: Uint8Array): Promise<Uint8Array> {
+  private verify(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {
     try {
-      return await this.check(i, start, count, bytes);
+      return this.check(i, start, count, bytes);
     } catch (err) {
       this.o.pool?.release([bytes]);
       throw err;
     }
   }
 
-  private async check(i: number, start: number, count: number, bytes: Uint8Array): Promise<Uint8Array> {
+  private check(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     const { header, proof, blocks } = decodeDownload(bytes);
@@ -230,10 +226,7 @@ export class ShardReader {
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned ${blocks.length} bytes for blocks ${start}..${start + count - 1}, expected ${expectLen}`,
       );
-    if (
-      header.total_blocks !== this.totalBlocks ||
-      !verifyRange(root, this.totalBlocks, start, await leafHasher.leaves(blocks), proof)
-    )
+    if (header.total_blocks !== this.totalBlocks || !verifyRange(root, this.totalBlocks, start, leavesOf(blocks), proof))
       throw new CodedError<SdkErrorCode>(
         { code: "wrong_data", op: "download", node: client.blobber.url },
         `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) returned blocks ${start}..${start + count - 1} that fail Merkle verification against its shard root`,
