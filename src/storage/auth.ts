@@ -3,7 +3,8 @@
  * `sha3(allocation id)`, so one captured request authorises any other forever; here every request carries
  *
  *   X-App-Client-ID, X-App-Client-Key, X-App-Timestamp (Unix ms), X-App-Nonce (16–64 hex),
- *   X-App-Client-Signature = sign(sha3("cairn-req:{METHOD}:{path?query}:{sha256(body)}:{timestamp}:{nonce}:{client_id}"))
+ *   X-App-Client-Signature = sign(sha3("cairn-req:{METHOD}:{path?query}:{body digest}:{timestamp}:{nonce}:{client_id}"))
+ *   (body digest: {@link bodyHash}, SHA-256 over the body's 64 KiB-block Merkle leaves)
  *
  * and the blobber refuses a signature that does not verify, a timestamp outside ±{@link AUTH_WINDOW_MS} of its
  * clock or older than its own start (so nothing signed before a restart is accepted after it), and a nonce it has
@@ -14,6 +15,7 @@ import { sha3 } from "../core/hash.js";
 import { clientIdOf } from "../core/schemes.js";
 import { StorageErrors, storageError } from "./errors.js";
 import { type Signer, verifyClientSignature } from "./markers.js";
+import { leavesOf } from "./merkle.js";
 
 /** Accepted clock difference between client and blobber. */
 export const AUTH_WINDOW_MS = 120_000;
@@ -26,10 +28,16 @@ export const AuthHeaders = {
   nonce: "x-app-nonce",
 } as const;
 
-/** Hex SHA-256 of a request body (empty body: of nothing). */
-export function bodyHash(body: Uint8Array | string | undefined): string {
+/**
+ * Digest of a request body that the signature covers: SHA-256 over the body's Merkle leaf hashes (the body cut
+ * into 64 KiB blocks, `leavesOf`), or over nothing for an empty body. Pass `leaves` when they are already known
+ * (they must be the body's): an uploaded chunk's leaves are needed anyway for its Merkle records, so client and
+ * blobber hash the chunk's bytes once, not twice.
+ */
+export function bodyHash(body: Uint8Array | string | undefined, leaves?: readonly Uint8Array[]): string {
+  const bytes = body === undefined ? new Uint8Array(0) : typeof body === "string" ? Buffer.from(body, "utf8") : body;
   const h = createHash("sha256");
-  if (body !== undefined) h.update(body);
+  for (const l of leaves ?? leavesOf(bytes)) h.update(l);
   return h.digest("hex");
 }
 
@@ -53,6 +61,7 @@ export function signRequest(
   body: Uint8Array | string | undefined,
   nowMs: number,
   nonce: string,
+  leaves?: readonly Uint8Array[],
 ): Record<string, string> {
   const ts = Math.floor(nowMs);
   return {
@@ -60,7 +69,7 @@ export function signRequest(
     [AuthHeaders.clientKey]: signer.publicKey,
     [AuthHeaders.timestamp]: String(ts),
     [AuthHeaders.nonce]: nonce,
-    [AuthHeaders.signature]: signer.sign(requestHash(method, pathAndQuery, bodyHash(body), ts, nonce, signer.clientId)),
+    [AuthHeaders.signature]: signer.sign(requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce, signer.clientId)),
   };
 }
 
@@ -116,6 +125,7 @@ export function verifyRequest(
   nowMs: number,
   startedAt: number,
   nonces: NonceCache,
+  leaves?: readonly Uint8Array[],
 ): AuthClaims {
   const op = "authenticate request";
   const clientId = header(headers, AuthHeaders.clientId);
@@ -154,7 +164,7 @@ export function verifyRequest(
     );
   if (ts < startedAt - 1000)
     throw storageError(StorageErrors.staleRequest, op, "request signed before the blobber started; sign it again");
-  const hash = requestHash(method, pathAndQuery, bodyHash(body), ts, nonce as string, clientId as string);
+  const hash = requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce as string, clientId as string);
   if (!verifyClientSignature(publicKey as string, hash, sig as string))
     throw storageError(
       StorageErrors.invalidSignature,

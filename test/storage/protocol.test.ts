@@ -9,6 +9,7 @@ import {
   allocationRoot,
   applyChanges,
   BLOCK_SIZE,
+  bodyHash,
   type Change,
   checkChange,
   decodeDownload,
@@ -229,6 +230,34 @@ describe("markers and request auth", () => {
       () => verifyRequest({ ...h2, "x-app-client-key": other.publicKey }, "POST", "/p", body, now, started, nonces),
       code("invalid_signature"),
     );
+  });
+
+  it("signs a body by the digest of its Merkle leaves: any changed byte of a multi-block chunk breaks the signature", () => {
+    const c = signerOf("ed25519");
+    const now = 1_700_000_000_000;
+    const nonces = new MemoryNonceCache();
+    const chunk = new Uint8Array(randomBytes(3 * BLOCK_SIZE + 17));
+    // the digest from the leaves the uploader already has equals the one computed from the bytes
+    assert.equal(bodyHash(chunk, leavesOf(chunk)), bodyHash(chunk));
+    assert.equal(bodyHash(undefined), bodyHash(new Uint8Array(0)));
+    assert.equal(bodyHash("{}"), bodyHash(new Uint8Array([0x7b, 0x7d])));
+    const h = signRequest(c, "POST", "/v1/file/chunk/x", chunk, now, "2123456789abcdef", leavesOf(chunk));
+    for (const at of [0, BLOCK_SIZE + 5, 3 * BLOCK_SIZE + 16]) {
+      const bad = chunk.slice();
+      bad[at] = (bad[at] as number) ^ 1;
+      assert.throws(() => verifyRequest(h, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces), code("invalid_signature"));
+      // leaves handed to the verifier are the verifier's own, computed from what arrived
+      assert.throws(
+        () => verifyRequest(h, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces, leavesOf(bad)),
+        code("invalid_signature"),
+      );
+    }
+    assert.throws(
+      () => verifyRequest(h, "POST", "/v1/file/chunk/x", chunk.subarray(0, chunk.length - 1), now, now - 1, nonces),
+      code("invalid_signature"),
+      "a truncated body",
+    );
+    assert.equal(verifyRequest(h, "POST", "/v1/file/chunk/x", chunk, now, now - 1, nonces, leavesOf(chunk)).clientId, c.clientId);
   });
 
   it("round-trips the binary download reply", () => {

@@ -8,6 +8,7 @@ import { parseJson } from "../../../chain/json.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   FileRoutes,
+  leavesOf,
   MAX_BODY_BYTES,
   MemoryNonceCache,
   type NonceCache,
@@ -54,7 +55,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   const nonces = opts.nonces ?? new MemoryNonceCache();
   const startedAt = service.startedAt;
 
-  const auth = (req: FastifyRequest, body: Uint8Array): Caller => {
+  const auth = (req: FastifyRequest, body: Uint8Array, leaves?: Uint8Array[]): Caller => {
     const claims = verifyRequest(
       req.headers as Record<string, unknown>,
       req.method,
@@ -63,13 +64,21 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       service.now(),
       startedAt,
       nonces,
+      leaves,
     );
     return { clientId: claims.clientId, publicKey: claims.publicKey };
   };
 
   const add = (
     r: RouteDef,
-    handler: (alloc: string, caller: Caller, q: Query, body: Uint8Array, req: FastifyRequest) => Promise<unknown>,
+    handler: (
+      alloc: string,
+      caller: Caller,
+      q: Query,
+      body: Uint8Array,
+      req: FastifyRequest,
+      leaves: Uint8Array[] | undefined,
+    ) => Promise<unknown>,
     authenticate = true,
   ) => {
     app.route({
@@ -79,8 +88,10 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       handler: async (req, reply) => {
         const alloc = (req.params as { allocation: string }).allocation;
         const body = rawBody(req);
-        const caller = authenticate ? auth(req, body) : { clientId: "", publicKey: "" };
-        const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req);
+        // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
+        const leaves = authenticate ? leavesOf(body) : undefined;
+        const caller = authenticate ? auth(req, body, leaves) : { clientId: "", publicKey: "" };
+        const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
         if (out instanceof Uint8Array) {
           void reply.type("application/octet-stream");
           return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
@@ -93,7 +104,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   // read markers are written in batches: write what is pending when the server stops
   app.addHook("onClose", async () => service.flushReads());
 
-  add(FileRoutes.chunk, (a, c, q, body) => service.chunk(a, c, q, body));
+  add(FileRoutes.chunk, (a, c, q, body, _req, leaves) => service.chunk(a, c, q, body, leaves));
   add(FileRoutes.batch, (a, c, _q, body) => service.batch(a, c, body));
   add(FileRoutes.uploadStatus, (a, c, q) => service.uploadStatus(a, c, q));
   add(FileRoutes.upload, (a, c, _q, body) => {

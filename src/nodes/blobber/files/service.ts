@@ -356,6 +356,8 @@ export class FileService {
     caller: Caller,
     q: { connection_id?: unknown; path?: unknown; offset?: unknown },
     body: Uint8Array,
+    /** The body's Merkle leaves when the caller already has them (the request's signature check computes them). */
+    bodyLeaves?: Uint8Array[],
   ): Promise<ChunkReply> {
     const op = "upload chunk";
     const a = await this.allocation(allocId, op, true);
@@ -389,7 +391,7 @@ export class FileService {
         `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
       );
     await this.shards.writeTemp(tempKey, offset, body);
-    await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(leavesOf(body)));
+    await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
     const lens = this.chunkLens.get(tempKey) ?? new Map<number, number>();
     lens.set(index, body.length);
     this.chunkLens.set(tempKey, lens);

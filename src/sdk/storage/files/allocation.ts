@@ -787,7 +787,8 @@ export class AllocationFiles {
         const data = buf.subarray(0, len);
         fileHash.update(data);
         const shards = this.encodeGroup(data, size, off);
-        for (let i = 0; i < n; i++) for (const l of leavesOf(shards[i] as Uint8Array)) (leaves[i] as Uint8Array[]).push(l);
+        const chunkLeaves = shards.map((sh) => leavesOf(sh));
+        for (let i = 0; i < n; i++) for (const l of chunkLeaves[i] as Uint8Array[]) (leaves[i] as Uint8Array[]).push(l);
         const offset = chunk * CHUNK_SIZE;
         for (let i = 0; i < n; i++) {
           const lane = lanes[i] as Lane;
@@ -798,7 +799,7 @@ export class AllocationFiles {
           lane.push(async () => {
             if (lane.dead) return;
             try {
-              await c.chunk(conn, remote, offset, bytes, this.timeoutMs);
+              await c.chunk(conn, remote, offset, bytes, this.timeoutMs, chunkLeaves[i]);
             } catch (err) {
               if (isRefusal(err)) refusal ??= err;
               killLane(i, errorMessage(err));

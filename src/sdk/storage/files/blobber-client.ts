@@ -93,7 +93,14 @@ export class BlobberClient {
     op: string,
     query: Record<string, string | number> = {},
     body?: Uint8Array | object,
-    opts: { signed?: boolean; timeoutMs?: number; signal?: AbortSignal; replyBuffer?: (length: number) => Uint8Array } = {},
+    opts: {
+      signed?: boolean;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      replyBuffer?: (length: number) => Uint8Array;
+      /** The body's Merkle leaves, when known (the signature's body digest is made of them). */
+      leaves?: Uint8Array[];
+    } = {},
   ): Promise<Uint8Array> {
     const qs = Object.entries(query)
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
@@ -105,7 +112,15 @@ export class BlobberClient {
     if (opts.signed !== false)
       Object.assign(
         headers,
-        signRequest(this.opts.signer, r.method, path, bytes, (this.opts.now ?? systemNow)(), randomBytes(16).toString("hex")),
+        signRequest(
+          this.opts.signer,
+          r.method,
+          path,
+          bytes,
+          (this.opts.now ?? systemNow)(),
+          randomBytes(16).toString("hex"),
+          opts.leaves,
+        ),
       );
     const url = this.blobber.url.replace(/\/+$/, "") + path;
     let res: Awaited<ReturnType<Transport["request"]>>;
@@ -140,8 +155,20 @@ export class BlobberClient {
     return parseJson(Buffer.from(b).toString("utf8")) as T;
   }
 
-  chunk(connectionId: string, path: string, offset: number, bytes: Uint8Array, timeoutMs?: number): Promise<ChunkReply> {
-    return this.json(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, timeoutMs);
+  /** One chunk of a shard; `leaves` (its Merkle leaves, when the caller has them) spare hashing it again to sign. */
+  async chunk(
+    connectionId: string,
+    path: string,
+    offset: number,
+    bytes: Uint8Array,
+    timeoutMs?: number,
+    leaves?: Uint8Array[],
+  ): Promise<ChunkReply> {
+    const b = await this.raw(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(leaves ? { leaves } : {}),
+    });
+    return parseJson(Buffer.from(b).toString("utf8")) as ChunkReply;
   }
   /** Send whole small files (their shards for this blobber, in order) as one request; all are recorded or none. */
   batch(
