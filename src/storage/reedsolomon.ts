@@ -331,7 +331,8 @@ function mulAddRows(coefs: Uint8Array, inputs: Uint8Array[], out: Uint8Array, le
 export interface ErasureCoder {
   readonly dataShards: number;
   readonly parityShards: number;
-  encode(data: Uint8Array[]): Uint8Array[];
+  /** The parity shards of `data`, written into `out` when given (buffers of the shards' length). */
+  encode(data: Uint8Array[], out?: Uint8Array[]): Uint8Array[];
   /** Missing shards rebuilt; with `dataOnly` only the data shards are guaranteed present. */
   reconstruct(shards: (Uint8Array | undefined)[], dataOnly?: boolean): Uint8Array[];
 }

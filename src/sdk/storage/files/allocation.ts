@@ -773,6 +773,14 @@ export class AllocationFiles {
     const groupBytes = d * CHUNK_SIZE;
     const total = shardSize(size, d);
     let sentChunks = 0;
+    // chunk buffers go back to `spare` once their request is done and are reused for the next groups: a big
+    // upload then allocates a few dozen buffers instead of `data + parity` per MiB of data (garbage that drove the
+    // collector and the peak memory)
+    const spare: Uint8Array[] = [];
+    const take = (length: number) => (spare.pop() ?? new Uint8Array(CHUNK_SIZE)).subarray(0, length);
+    const giveBack = (b: Uint8Array) => {
+      if (b.buffer.byteLength === CHUNK_SIZE && spare.length < 4 * n) spare.push(new Uint8Array(b.buffer));
+    };
     try {
       const buf = new Uint8Array(groupBytes);
       for (let off = 0, chunk = 0; off < size; off += groupBytes, chunk++) {
@@ -786,7 +794,7 @@ export class AllocationFiles {
         }
         const data = buf.subarray(0, len);
         fileHash.update(data);
-        const shards = this.encodeGroup(data, size, off);
+        const shards = this.encodeGroup(data, size, off, take);
         const chunkLeaves = shards.map((sh) => leavesOf(sh));
         for (let i = 0; i < n; i++) for (const l of chunkLeaves[i] as Uint8Array[]) (leaves[i] as Uint8Array[]).push(l);
         const offset = chunk * CHUNK_SIZE;
@@ -803,6 +811,8 @@ export class AllocationFiles {
             } catch (err) {
               if (isRefusal(err)) refusal ??= err;
               killLane(i, errorMessage(err));
+            } finally {
+              giveBack(bytes); // sent (or failed): the request no longer reads it
             }
           });
         }
@@ -993,14 +1003,24 @@ export class AllocationFiles {
   }
 
   /** Erasure-code one group of up to CHUNK_BLOCKS stripes (file bytes from `fileOffset`) into n shard chunks. */
-  private encodeGroup(data: Uint8Array, fileSize: number, fileOffset: number): Uint8Array[] {
+  /**
+   * The `data + parity` shards of one chunk group of the file (`data` at `fileOffset`). Buffers come from `take`
+   * when given (a big upload reuses the chunks' buffers once sent), else new ones.
+   */
+  private encodeGroup(
+    data: Uint8Array,
+    fileSize: number,
+    fileOffset: number,
+    take?: (length: number) => Uint8Array,
+  ): Uint8Array[] {
     const d = this.dataShards;
     const sb = stripeBytes(d);
     const firstStripe = fileOffset / sb;
     const stripes = Math.ceil(data.length / sb);
     let shardLen = 0;
     for (let s = 0; s < stripes; s++) shardLen += fragmentSize(fileSize, d, firstStripe + s);
-    const shards: Uint8Array[] = Array.from({ length: d }, () => new Uint8Array(shardLen));
+    // a reused buffer is zeroed: the last stripe's fragments are zero-padded
+    const shards: Uint8Array[] = Array.from({ length: d }, () => (take ? take(shardLen).fill(0) : new Uint8Array(shardLen)));
     for (let s = 0; s < stripes; s++) {
       const frag = fragmentSize(fileSize, d, firstStripe + s);
       const base = s * sb;
@@ -1010,7 +1030,8 @@ export class AllocationFiles {
         if (from < to) (shards[i] as Uint8Array).set(data.subarray(from, to), s * BLOCK_SIZE);
       }
     }
-    return [...shards, ...this.rs.encode(shards)];
+    const parity = take ? Array.from({ length: this.totalShards - d }, () => take(shardLen)) : undefined;
+    return [...shards, ...this.rs.encode(shards, parity)];
   }
 
   private progressPath(key: string | undefined, sources: UploadSource[]): string | undefined {
