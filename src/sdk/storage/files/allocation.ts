@@ -1128,6 +1128,8 @@ export class AllocationFiles {
     await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
     const resumed = next > first;
     const fh = await open(opts.localPath, resumed ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
+    const writing = new Set<Promise<void>>();
+    let saving: Promise<void> = Promise.resolve();
     try {
       // a small window of requests in flight; writes happen in order
       const inflight: { s: number; count: number; p: Promise<Uint8Array[]> }[] = [];
@@ -1142,6 +1144,33 @@ export class AllocationFiles {
         }
       };
       launch();
+      // Writes of consecutive requests run side by side (positional writes to distinct ranges): writing new file
+      // pages costs the kernel about as much as the rest of the download, and one write at a time left the
+      // receiving side idle. The progress file records the written prefix, every PROGRESS_EVERY requests.
+      const ends = new Map<number, number>(); // written request start → its end, beyond the prefix
+      let sinceSaved = 0;
+      const written = (s: number, end: number) => {
+        ends.set(s, end);
+        const before = next;
+        while (ends.has(next)) {
+          const e = ends.get(next) as number;
+          ends.delete(next);
+          next = e;
+        }
+        if (next === before) return;
+        if (++sinceSaved >= PROGRESS_EVERY) {
+          sinceSaved = 0;
+          const state = JSON.stringify({ hash: meta.hash, first, last, next });
+          saving = saving.then(() => writeFile(progressFile, state));
+        }
+        this.o.onEvent?.({
+          kind: "progress",
+          op: "download",
+          path: remote,
+          done: Math.min(outSize, next * stripeBytes(d) - startByte),
+          total: outSize,
+        });
+      };
       while (inflight.length > 0) {
         const job = inflight.shift() as { s: number; count: number; p: Promise<Uint8Array[]> };
         const shards = await job.p;
@@ -1160,20 +1189,21 @@ export class AllocationFiles {
             pieces.push((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n));
           }
         }
-        await writeAllAt(fh, pieces, jobOff - startByte);
-        pool.release(shards);
-        next = job.s + job.count;
-        await writeFile(progressFile, JSON.stringify({ hash: meta.hash, first, last, next }));
-        this.o.onEvent?.({
-          kind: "progress",
-          op: "download",
-          path: remote,
-          done: Math.min(outSize, next * stripeBytes(d) - startByte),
-          total: outSize,
+        const w = writeAllAt(fh, pieces, jobOff - startByte).then(() => {
+          pool.release(shards);
+          written(job.s, job.s + job.count);
         });
+        w.catch(() => undefined); // observed below
+        writing.add(w);
+        void w.finally(() => writing.delete(w)).catch(() => undefined);
+        if (writing.size >= WRITES_IN_FLIGHT) await Promise.race(writing);
       }
+      await Promise.all(writing);
+      await saving;
       await fh.truncate(outSize);
     } finally {
+      await Promise.allSettled(writing); // never close the file under a write
+      await saving.catch(() => undefined);
       await fh.close();
     }
     // Every block read from its own blobber was checked against that shard's Merkle root, and the roots are part
@@ -1268,6 +1298,11 @@ export class AllocationFiles {
     );
   }
 }
+
+/** Download writes in flight at once (see download). */
+const WRITES_IN_FLIGHT = 3;
+/** A download saves its progress file every this many requests (32 blocks each). */
+const PROGRESS_EVERY = 8;
 
 /** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
 async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
