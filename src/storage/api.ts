@@ -254,16 +254,18 @@ export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], bloc
 
 /**
  * A download reply with its header and proof written and room for `blocksLength` bytes of blocks (`blocks`, a
- * view of its tail), so a blobber can read the blocks straight into the reply.
+ * view of its tail), so a blobber can read the blocks straight into the reply. `alloc` gives the buffer (exactly
+ * the length asked; a reused one is fine: every byte is written).
  */
 export function downloadReply(
   header: DownloadHeader,
   proof: Uint8Array[],
   blocksLength: number,
+  alloc: (length: number) => Uint8Array = (n) => new Uint8Array(n),
 ): { reply: Uint8Array; blocks: Uint8Array } {
   const h = Buffer.from(JSON.stringify(header), "utf8");
-  const reply = new Uint8Array(4 + h.length + proof.length * HASH_BYTES + blocksLength);
-  new DataView(reply.buffer).setUint32(0, h.length);
+  const reply = alloc(4 + h.length + proof.length * HASH_BYTES + blocksLength);
+  new DataView(reply.buffer, reply.byteOffset, reply.byteLength).setUint32(0, h.length);
   reply.set(h, 4);
   let off = 4 + h.length;
   for (const p of proof) {

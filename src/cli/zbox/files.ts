@@ -171,7 +171,10 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .option("--localpath <path>", "local path to save the file to (a directory: the file keeps its name)")
     .option("--startblock <n>", "first block to download (1-based)")
     .option("--endblock <n>", "last block to download (inclusive)")
-    .option("--blockspermarker <n>", "blocks per read marker / request (default 32 here; the reference's 10 works too)")
+    .option(
+      "--blockspermarker <n>",
+      "blocks per read marker / request, at most 64 (default 64 here; the reference's 10 works too)",
+    )
     .option("--authticket <ticket>", "auth ticket (sharing is not supported yet)")
     .option("--thumbnail", "download the thumbnail (not supported)", false)
     .action(

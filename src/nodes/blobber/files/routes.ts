@@ -94,6 +94,8 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
         const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
         if (out instanceof Uint8Array) {
           void reply.type("application/octet-stream");
+          // a reusable reply buffer goes back once the reply is handed to the OS (not if the connection drops first)
+          if (service.replies.owns(out)) reply.raw.once("finish", () => service.replies.release(out));
           return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
         }
         return out;

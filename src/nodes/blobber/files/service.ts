@@ -247,6 +247,11 @@ export class FileService {
   private readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
+  /**
+   * Download reply buffers, reused once a reply has been handed to the OS (the route gives them back on the
+   * response's `finish`): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber.
+   */
+  readonly replies = new ReplyBuffers();
 
   constructor(deps: FileServiceDeps) {
     this.kv = deps.kv;
@@ -1302,7 +1307,7 @@ export class FileService {
     };
     // the blocks are read straight into the reply (no second buffer, no copy)
     const length = Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE);
-    const { reply, blocks } = downloadReply(header, proof, length);
+    const { reply, blocks } = downloadReply(header, proof, length, (n) => this.replies.take(n));
     const got = await this.readShard(a.id, f.merkle_root, f.shard_size, start * BLOCK_SIZE, length, blocks);
     return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
   }
@@ -1539,3 +1544,29 @@ function namedError(err: unknown, op: string, label: string, index: number): Cod
 }
 
 export { CodedError };
+
+/** Reusable reply buffers (see {@link FileService.replies}). Only buffers it lent are taken back, each once. */
+export class ReplyBuffers {
+  private readonly free: Uint8Array[] = [];
+  private readonly lent = new WeakSet<ArrayBufferLike>();
+
+  /** A buffer of exactly `n` bytes (a view of a reused one when one is large enough). */
+  take(n: number): Uint8Array {
+    const i = this.free.findIndex((b) => b.byteLength >= n);
+    const b = i >= 0 ? (this.free.splice(i, 1)[0] as Uint8Array) : new Uint8Array(Math.ceil(Math.max(n, 1) / 65536) * 65536);
+    this.lent.add(b.buffer);
+    return b.subarray(0, n);
+  }
+
+  /** Whether `view` is (part of) a buffer lent and not given back. */
+  owns(view: Uint8Array): boolean {
+    return this.lent.has(view.buffer);
+  }
+
+  /** Give back the buffer behind `view` (nothing reads it any more). */
+  release(view: Uint8Array): void {
+    if (!this.lent.has(view.buffer)) return;
+    this.lent.delete(view.buffer);
+    if (this.free.length < 8) this.free.push(new Uint8Array(view.buffer));
+  }
+}

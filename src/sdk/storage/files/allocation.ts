@@ -77,7 +77,7 @@ export interface AllocationFilesOptions {
   window?: number;
   /** Chunks a blobber may fall behind the fastest before it is dropped as too slow (default 16). */
   maxLag?: number;
-  /** Download reads in flight, each of up to 64 blocks (default 32) from each of `data` blobbers (default 4). */
+  /** Download reads in flight, each of `blocksPerRequest` blocks from each of `data` blobbers (default 2). */
   readWindow?: number;
   /** Where upload progress files go (resume after a killed client); none when absent. */
   progressDir?: string;
@@ -1099,8 +1099,10 @@ export class AllocationFiles {
     for (const [i, why] of consensus.left) this.fail(i, why, op);
     const meta = consensus.meta;
     if (meta.type !== "f") throw new CodedError<SdkErrorCode>({ code: "is_a_directory", op }, `${remote} is a directory`);
-    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 32));
-    const readWindow = Math.max(1, this.o.readWindow ?? 4);
+    // 64 blocks (4 MiB per shard) per request, two in flight per blobber: the same bytes in flight as 32 × 4, with
+    // half the requests, markers and proofs (1 GiB on 2+2: 286 MB/s against 253 MB/s, mean of five alternating runs)
+    const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
+    const readWindow = Math.max(1, this.o.readWindow ?? 2);
     // reply buffers come back once written: enough for every request in flight and the one being written
     const pool = new ReplyPool((readWindow + 1) * (this.dataShards + this.allocation.parity_shards));
     const reader = this.reader(consensus, pool);
