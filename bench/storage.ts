@@ -9,7 +9,7 @@
  * - peak RSS of the client (this process) and of the largest blobber (VmHWM).
  * Results go to bench/results/storage.json.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
@@ -42,6 +42,14 @@ function startNode(args: string[]): Promise<{ child: ChildProcess; url: string }
   });
 }
 
+/**
+ * Flush dirty pages before a timed phase, so that one phase's writes are not flushed on the next one's time (a
+ * 2 GiB upload leaves that much for the kernel to write back).
+ */
+function settle(): void {
+  spawnSync("sync");
+}
+
 function peakRssMb(pid: number | undefined): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -69,6 +77,7 @@ async function rawBaseline(dir: string, wireBytes: number): Promise<{ putMBs: nu
   const src = join(dir, "raw-src");
   await makeFile(src, Math.ceil(per / MB));
   const { request } = await import("undici");
+  settle();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: streams }, async (_, i) => {
@@ -77,6 +86,7 @@ async function rawBaseline(dir: string, wireBytes: number): Promise<{ putMBs: nu
     }),
   );
   const put = (performance.now() - t0) / 1000;
+  settle();
   const t1 = performance.now();
   await Promise.all(
     Array.from({ length: streams }, async (_, i) => {
@@ -132,9 +142,11 @@ async function main(): Promise<void> {
     });
     const big = join(root, "big.bin");
     await makeFile(big, FILE_MB);
+    settle();
     const t0 = performance.now();
     await files.upload([{ localPath: big, remotePath: "/bench/big.bin" }]);
     const upS = (performance.now() - t0) / 1000;
+    settle();
     const t1 = performance.now();
     await files.download({ remotePath: "/bench/big.bin", localPath: join(root, "big.out") });
     const downS = (performance.now() - t1) / 1000;
@@ -147,6 +159,7 @@ async function main(): Promise<void> {
       writeFileSync(p, randomBytes(4096));
       return { localPath: p, remotePath: `/bench/small/f${i}` };
     });
+    settle();
     const t2 = performance.now();
     for (let i = 0; i < srcs.length; i += 200) await files.upload(srcs.slice(i, i + 200));
     const smallS = (performance.now() - t2) / 1000;

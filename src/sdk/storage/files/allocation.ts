@@ -1302,7 +1302,7 @@ export class AllocationFiles {
 }
 
 /** Download writes in flight at once (see download). */
-const WRITES_IN_FLIGHT = 3;
+const WRITES_IN_FLIGHT = 2;
 /** A download saves its progress file every this many requests (32 blocks each). */
 const PROGRESS_EVERY = 8;
 
