@@ -17,6 +17,7 @@
  */
 
 import { readCost } from "../../../contracts/storage/markers.js";
+import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
@@ -251,7 +252,7 @@ export class FileService {
    * Download reply buffers, reused once a reply has been handed to the OS (the route gives them back on the
    * response's `finish`): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber.
    */
-  readonly replies = new ReplyBuffers();
+  readonly replies = new BufferPool(8);
 
   constructor(deps: FileServiceDeps) {
     this.kv = deps.kv;
@@ -1544,29 +1545,3 @@ function namedError(err: unknown, op: string, label: string, index: number): Cod
 }
 
 export { CodedError };
-
-/** Reusable reply buffers (see {@link FileService.replies}). Only buffers it lent are taken back, each once. */
-export class ReplyBuffers {
-  private readonly free: Uint8Array[] = [];
-  private readonly lent = new WeakSet<ArrayBufferLike>();
-
-  /** A buffer of exactly `n` bytes (a view of a reused one when one is large enough). */
-  take(n: number): Uint8Array {
-    const i = this.free.findIndex((b) => b.byteLength >= n);
-    const b = i >= 0 ? (this.free.splice(i, 1)[0] as Uint8Array) : new Uint8Array(Math.ceil(Math.max(n, 1) / 65536) * 65536);
-    this.lent.add(b.buffer);
-    return b.subarray(0, n);
-  }
-
-  /** Whether `view` is (part of) a buffer lent and not given back. */
-  owns(view: Uint8Array): boolean {
-    return this.lent.has(view.buffer);
-  }
-
-  /** Give back the buffer behind `view` (nothing reads it any more). */
-  release(view: Uint8Array): void {
-    if (!this.lent.has(view.buffer)) return;
-    this.lent.delete(view.buffer);
-    if (this.free.length < 8) this.free.push(new Uint8Array(view.buffer));
-  }
-}

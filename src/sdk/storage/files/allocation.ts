@@ -12,6 +12,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
@@ -48,7 +49,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { fileConsensus, ReplyPool, ShardReader } from "./reader.js";
+import { fileConsensus, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
 export interface StorageAllocation {
@@ -383,7 +384,7 @@ export class AllocationFiles {
     }
   }
 
-  private reader(consensus: Awaited<ReturnType<typeof fileConsensus>>, pool?: ReplyPool): ShardReader {
+  private reader(consensus: Awaited<ReturnType<typeof fileConsensus>>, pool?: BufferPool): ShardReader {
     return new ShardReader(
       {
         ...(pool ? { pool } : {}),
@@ -773,14 +774,11 @@ export class AllocationFiles {
     const groupBytes = d * CHUNK_SIZE;
     const total = shardSize(size, d);
     let sentChunks = 0;
-    // chunk buffers go back to `spare` once their request is done and are reused for the next groups: a big
+    // chunk buffers go back to the pool once their request is done and are reused for the next groups: a big
     // upload then allocates a few dozen buffers instead of `data + parity` per MiB of data (garbage that drove the
     // collector and the peak memory)
-    const spare: Uint8Array[] = [];
-    const take = (length: number) => (spare.pop() ?? new Uint8Array(CHUNK_SIZE)).subarray(0, length);
-    const giveBack = (b: Uint8Array) => {
-      if (b.buffer.byteLength === CHUNK_SIZE && spare.length < 4 * n) spare.push(new Uint8Array(b.buffer));
-    };
+    const chunks = new BufferPool(4 * n, CHUNK_SIZE);
+    const take = (length: number) => chunks.take(length);
     try {
       const buf = new Uint8Array(groupBytes);
       for (let off = 0, chunk = 0; off < size; off += groupBytes, chunk++) {
@@ -812,7 +810,7 @@ export class AllocationFiles {
               if (isRefusal(err)) refusal ??= err;
               killLane(i, errorMessage(err));
             } finally {
-              giveBack(bytes); // sent (or failed): the request no longer reads it
+              chunks.release(bytes); // sent (or failed): the request no longer reads it
             }
           });
         }
@@ -1104,7 +1102,7 @@ export class AllocationFiles {
     const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
     const readWindow = Math.max(1, this.o.readWindow ?? 2);
     // reply buffers come back once written: enough for every request in flight and the one being written
-    const pool = new ReplyPool((readWindow + 1) * (this.dataShards + this.allocation.parity_shards));
+    const pool = new BufferPool((readWindow + 1) * (this.dataShards + this.allocation.parity_shards));
     const reader = this.reader(consensus, pool);
     const d = this.dataShards;
     const stripes = stripeCount(meta.size, d);
@@ -1192,7 +1190,7 @@ export class AllocationFiles {
           }
         }
         const w = writeAllAt(fh, pieces, jobOff - startByte).then(() => {
-          pool.release(shards);
+          pool.release(...shards);
           written(job.s, job.s + job.count);
         });
         w.catch(() => undefined); // observed below

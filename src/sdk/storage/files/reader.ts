@@ -5,6 +5,7 @@
  * by another, the missing shards rebuilt with Reed–Solomon. Used by download and by repair.
  */
 
+import type { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
@@ -80,38 +81,6 @@ export async function fileConsensus(
   return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
 }
 
-/**
- * Reply buffers lent to download requests and given back once their blocks are written: a download reuses a
- * handful of buffers instead of allocating one per reply (large allocations are what drives the collector).
- * Only buffers it lent are taken back, each once; a buffer never given back is simply collected.
- */
-export class ReplyPool {
-  private readonly free: Uint8Array[] = [];
-  private readonly lent = new WeakSet<ArrayBufferLike>();
-  private readonly keep: number;
-
-  constructor(keep = 16) {
-    this.keep = keep;
-  }
-
-  /** A buffer of at least `n` bytes. */
-  take(n: number): Uint8Array {
-    const i = this.free.findIndex((b) => b.byteLength >= n);
-    const b = i >= 0 ? (this.free.splice(i, 1)[0] as Uint8Array) : new Uint8Array(Math.ceil(Math.max(n, 1) / 65536) * 65536);
-    this.lent.add(b.buffer);
-    return b;
-  }
-
-  /** Give back the buffers behind these views (views of other memory are ignored). */
-  release(views: readonly (Uint8Array | undefined)[]): void {
-    for (const v of views) {
-      if (!v || !this.lent.has(v.buffer)) continue;
-      this.lent.delete(v.buffer);
-      if (this.free.length < this.keep) this.free.push(new Uint8Array(v.buffer));
-    }
-  }
-}
-
 export interface ReaderOptions {
   clients: BlobberClient[];
   dataShards: number;
@@ -123,7 +92,7 @@ export interface ReaderOptions {
   /** Called when a blobber is dropped from the read, with the reason. */
   onBlobberFailed?: (index: number, reason: string) => void;
   /** Where reply buffers come from (a download gives them back once written); fresh ones when absent. */
-  pool?: ReplyPool;
+  pool?: BufferPool;
 }
 
 /** Reads verified blocks of one file. */
@@ -210,7 +179,7 @@ export class ShardReader {
     try {
       return this.check(i, start, count, bytes);
     } catch (err) {
-      this.o.pool?.release([bytes]);
+      this.o.pool?.release(bytes);
       throw err;
     }
   }
