@@ -14,28 +14,21 @@ import type { Transport, TransportRequest, TransportResponse } from "./transport
 
 /** Default per-request deadline. */
 /** The codes every transport raises. */
-export type TransportErrorCode =
-  | "connection_refused"
-  | "timeout"
-  | "dns_failed"
-  | "connection_reset"
-  | "aborted"
-  | "response_too_large"
-  | "transport_closed"
-  | "request_failed";
+export const TRANSPORT_ERROR_CODES = [
+  "connection_refused",
+  "timeout",
+  "dns_failed",
+  "connection_reset",
+  "aborted",
+  "response_too_large",
+  "transport_closed",
+  "request_failed",
+] as const;
+export type TransportErrorCode = (typeof TRANSPORT_ERROR_CODES)[number];
 
 /** Whether `code` is one of the transport codes (the node could not be reached or did not answer). */
 export function isTransportCode(code: string | undefined): code is TransportErrorCode {
-  return (
-    code === "connection_refused" ||
-    code === "timeout" ||
-    code === "dns_failed" ||
-    code === "connection_reset" ||
-    code === "aborted" ||
-    code === "response_too_large" ||
-    code === "transport_closed" ||
-    code === "request_failed"
-  );
+  return (TRANSPORT_ERROR_CODES as readonly (string | undefined)[]).includes(code);
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -193,94 +193,60 @@ function transportContract(name: string, setup: () => Promise<Harness>): void {
   });
 }
 
-transportContract("HttpTransport", async () => {
+/** A transport whose every request asks for its reply in a caller buffer (longer than needed, to check views). */
+function withReplyBuffers(inner: Transport): Transport {
+  return {
+    request: (req: TransportRequest) => inner.request({ ...req, replyBuffer: (n: number) => new Uint8Array(n + 7).fill(0xee) }),
+    close: async () => {
+      await inner.close?.();
+    },
+  };
+}
+
+type Wrap = (t: Transport) => Transport;
+
+/** The test node on real HTTP (port 0), with a URL where nothing listens. */
+async function httpHarness(wrap: Wrap = (t) => t): Promise<Harness> {
   const { app, releaseAll } = testApp();
   const srv = await listen(app, "127.0.0.1", 0);
   // a port that was just free: listen, note it, close
   const tmp = await listen(createServer({ node: "tmp", logger: silentLogger() }), "127.0.0.1", 0);
   await tmp.close();
-  const transport = new HttpTransport();
+  const transport = wrap(new HttpTransport());
   return {
     transport,
     base: srv.url,
     deadBase: `http://127.0.0.1:${tmp.port}`,
     releaseAll,
     close: async () => {
-      await transport.close();
+      await transport.close?.();
       await srv.close(1_000);
     },
   };
-});
-
-transportContract("MemoryTransport", async () => {
-  const { app, releaseAll } = testApp();
-  const transport = new MemoryTransport();
-  transport.register("10.0.0.1:7071", app);
-  return {
-    transport,
-    base: "http://10.0.0.1:7071",
-    deadBase: "http://10.0.0.2:7071",
-    releaseAll,
-    close: async () => {
-      await transport.close();
-      await app.close();
-    },
-  };
-});
-
-/** A transport whose every request asks for its reply in a caller buffer (longer than needed, to check views). */
-function withReplyBuffers(inner: Transport): { asked: number; request: Transport["request"]; close(): Promise<void> } {
-  const t = {
-    asked: 0,
-    request: (req: TransportRequest) =>
-      inner.request({
-        ...req,
-        replyBuffer: (n: number) => {
-          t.asked++;
-          return new Uint8Array(n + 7).fill(0xee);
-        },
-      }),
-    close: async () => {
-      await inner.close?.();
-    },
-  };
-  return t;
 }
 
-transportContract("HttpTransport, bulk replies (lean HTTP/1.1 client)", async () => {
-  const { app, releaseAll } = testApp();
-  const srv = await listen(app, "127.0.0.1", 0);
-  const tmp = await listen(createServer({ node: "tmp", logger: silentLogger() }), "127.0.0.1", 0);
-  await tmp.close();
-  const transport = withReplyBuffers(new HttpTransport());
-  return {
-    transport,
-    base: srv.url,
-    deadBase: `http://127.0.0.1:${tmp.port}`,
-    releaseAll,
-    close: async () => {
-      await transport.close();
-      await srv.close(1_000);
-    },
-  };
-});
-
-transportContract("MemoryTransport, bulk replies", async () => {
+/** The same node reached in process. */
+async function memoryHarness(wrap: Wrap = (t) => t): Promise<Harness> {
   const { app, releaseAll } = testApp();
   const mem = new MemoryTransport();
   mem.register("10.0.0.1:7071", app);
-  const t = withReplyBuffers(mem);
+  const transport = wrap(mem);
   return {
-    transport: t,
+    transport,
     base: "http://10.0.0.1:7071",
     deadBase: "http://10.0.0.2:7071",
     releaseAll,
     close: async () => {
-      await t.close();
+      await transport.close?.();
       await app.close();
     },
   };
-});
+}
+
+transportContract("HttpTransport", () => httpHarness());
+transportContract("MemoryTransport", () => memoryHarness());
+transportContract("HttpTransport, bulk replies (lean HTTP/1.1 client)", () => httpHarness(withReplyBuffers));
+transportContract("MemoryTransport, bulk replies", () => memoryHarness(withReplyBuffers));
 
 /** A raw TCP server answering each request with `answer(n)` (n = request number, from 1), counting connections. */
 async function rawServer(
