@@ -50,6 +50,37 @@ export function signerOf(scheme: "ed25519" | "bls0chain" = "ed25519"): Signer {
   return { clientId: clientIdOf(k.publicKey), publicKey: k.publicKey, sign: (h) => s.sign(k.privateKey, h) };
 }
 
+/** The chain's view of an allocation held whole by one blobber (1 data shard, no parity), as blobber tests use it. */
+export function oneBlobberAllocation(
+  owner: Signer,
+  blobberId: string,
+  opts: { expiresAtSec: number; size?: number },
+): {
+  id: string;
+  owner_id: string;
+  owner_public_key: string;
+  data_shards: number;
+  parity_shards: number;
+  size: number;
+  expiration_date: number;
+  blobbers: string[];
+  finalized: boolean;
+  canceled: boolean;
+} {
+  return {
+    id: randomBytes(32).toString("hex"),
+    owner_id: owner.clientId,
+    owner_public_key: owner.publicKey,
+    data_shards: 1,
+    parity_shards: 0,
+    size: opts.size ?? 1024 * 1024 * 1024,
+    expiration_date: opts.expiresAtSec,
+    blobbers: [blobberId],
+    finalized: false,
+    canceled: false,
+  };
+}
+
 export async function startNet(opts: { data?: number; parity?: number; size?: number; owner?: Signer } = {}): Promise<TestNet> {
   await initCrypto();
   const data = opts.data ?? 2;

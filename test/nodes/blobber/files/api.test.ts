@@ -38,7 +38,7 @@ import {
   signWriteMarker,
   type WriteMarker,
 } from "../../../../src/storage/index.js";
-import { signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
 
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 const NOW = 1_800_000_000_000;
@@ -68,18 +68,7 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
   const owner = signerOf();
   const blobberId = randomBytes(32).toString("hex");
   const clock = new ManualClock({ start: NOW });
-  const alloc = {
-    id: randomBytes(32).toString("hex"),
-    owner_id: owner.clientId,
-    owner_public_key: owner.publicKey,
-    data_shards: 1,
-    parity_shards: 0,
-    size,
-    expiration_date: NOW / 1000 + 3600,
-    blobbers: [blobberId],
-    finalized: false,
-    canceled: false,
-  };
+  const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600, size });
   const service = await createFileService({
     kv: new MemoryKV(),
     shards: new MemoryShardStore(),

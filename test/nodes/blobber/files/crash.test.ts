@@ -14,7 +14,7 @@ import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
 import { HttpTransport } from "../../../../src/sdk/http-transport.js";
 import { AllocationFiles } from "../../../../src/sdk/storage/files/index.js";
 import { BLOCK_SIZE, type DirListing, dirHash, leavesOf, merkleRoot } from "../../../../src/storage/index.js";
-import { signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-crash-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -78,18 +78,7 @@ it("a blobber killed with SIGKILL at random moments restarts consistent", async 
   await initCrypto();
   const owner = signerOf();
   const id = randomBytes(32).toString("hex");
-  const alloc = {
-    id: randomBytes(32).toString("hex"),
-    owner_id: owner.clientId,
-    owner_public_key: owner.publicKey,
-    data_shards: 1,
-    parity_shards: 0,
-    size: 1024 * 1024 * 1024,
-    expiration_date: Math.floor(Date.now() / 1000) + 3600,
-    blobbers: [id],
-    finalized: false,
-    canceled: false,
-  };
+  const alloc = oneBlobberAllocation(owner, id, { expiresAtSec: Math.floor(Date.now() / 1000) + 3600 });
   const dir = join(tmp, "blobber");
   const transport = new HttpTransport();
   const locals = [1, 5000, 3 * 1024 * 1024 + 7].map((n, i) => {
@@ -150,18 +139,7 @@ for (const dieAt of ["before-commit-txn", "after-commit-txn"] as const) {
     await initCrypto();
     const owner = signerOf();
     const id = randomBytes(32).toString("hex");
-    const alloc = {
-      id: randomBytes(32).toString("hex"),
-      owner_id: owner.clientId,
-      owner_public_key: owner.publicKey,
-      data_shards: 1,
-      parity_shards: 0,
-      size: 1024 * 1024 * 1024,
-      expiration_date: Math.floor(Date.now() / 1000) + 3600,
-      blobbers: [id],
-      finalized: false,
-      canceled: false,
-    };
+    const alloc = oneBlobberAllocation(owner, id, { expiresAtSec: Math.floor(Date.now() / 1000) + 3600 });
     const dir = join(tmp, dieAt);
     const transport = new HttpTransport();
     const filesAt = (url: string) =>

@@ -36,7 +36,7 @@ import {
   signReadMarker,
   signWriteMarker,
 } from "../../../../src/storage/index.js";
-import { signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
 
 const NOW = 1_800_000_000_000;
 const tmp = mkdtempSync(join(tmpdir(), "cairn-tiny-"));
@@ -60,18 +60,7 @@ async function rig(tinyCommitBytes?: number): Promise<Rig> {
   const owner = signerOf();
   const blobberId = randomBytes(32).toString("hex");
   const clock = new ManualClock({ start: NOW });
-  const alloc = {
-    id: randomBytes(32).toString("hex"),
-    owner_id: owner.clientId,
-    owner_public_key: owner.publicKey,
-    data_shards: 1,
-    parity_shards: 0,
-    size: 1024 * 1024 * 1024,
-    expiration_date: NOW / 1000 + 3600,
-    blobbers: [blobberId],
-    finalized: false,
-    canceled: false,
-  };
+  const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600 });
   const kv = new LmdbKV(join(dir, "db"), { sync: false });
   const store = await FsShardStore.open(join(dir, "files"));
   const service = await createFileService({
