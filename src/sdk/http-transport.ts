@@ -122,6 +122,15 @@ function classify(err: unknown): TransportErrorCode {
   return "request_failed";
 }
 
+/** The transport code of a lean-client failure: its kind, or the socket error's code when that says more. */
+function bulkCode(e: BulkHttpError): TransportErrorCode {
+  if (e.kind === "too_large") return "response_too_large";
+  if (e.kind === "protocol" || e.kind === "other") return "request_failed";
+  const cause = classify(e.cause);
+  if (cause !== "request_failed") return cause;
+  return e.kind === "refused" ? "connection_refused" : "connection_reset";
+}
+
 /** Options of {@link HttpTransport}. */
 export interface HttpTransportOptions {
   /** Connections per origin (default 64). */
@@ -164,40 +173,12 @@ export class HttpTransport implements Transport {
       deadline.abort(new Error(`deadline of ${timeoutMs} ms passed`));
     }, timeoutMs);
     const signal = req.signal ? AbortSignal.any([deadline.signal, req.signal]) : deadline.signal;
-    if (req.replyBuffer && url.protocol === "http:") {
-      try {
+    try {
+      // large binary replies into the caller's buffer: the lean client (see bulk-http.ts)
+      if (req.replyBuffer && url.protocol === "http:") {
         const r = await this.bulk.request(req, url, signal);
         return makeResponse(r.status, r.headers, r.body);
-      } catch (err) {
-        const e = err instanceof BulkHttpError ? err : new BulkHttpError("other", String(err), err);
-        const cause = classify(e.cause);
-        const code: TransportErrorCode = timedOut
-          ? "timeout"
-          : req.signal?.aborted
-            ? "aborted"
-            : this.closed
-              ? "transport_closed"
-              : e.kind === "too_large"
-                ? "response_too_large"
-                : e.kind === "protocol" || e.kind === "other"
-                  ? "request_failed"
-                  : cause !== "request_failed"
-                    ? cause
-                    : e.kind === "refused"
-                      ? "connection_refused"
-                      : "connection_reset";
-        const why =
-          code === "request_failed"
-            ? `request failed: ${e.message}`
-            : code === "response_too_large"
-              ? e.message
-              : transportReason(code, timeoutMs);
-        throw transportError(req, code, why, err);
-      } finally {
-        clearTimeout(timer);
       }
-    }
-    try {
       const res = await request(url, {
         method: req.method,
         headers: req.headers ?? {},
@@ -242,9 +223,21 @@ export class HttpTransport implements Transport {
       return makeResponse(res.statusCode, headers, new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength));
     } catch (err) {
       if (err instanceof CodedError) throw err;
-      const code = timedOut ? "timeout" : req.signal?.aborted ? "aborted" : this.closed ? "transport_closed" : classify(err);
+      const code: TransportErrorCode = timedOut
+        ? "timeout"
+        : req.signal?.aborted
+          ? "aborted"
+          : this.closed
+            ? "transport_closed"
+            : err instanceof BulkHttpError
+              ? bulkCode(err)
+              : classify(err);
       const why =
-        code === "request_failed" ? `request failed: ${(err as Error).message ?? String(err)}` : transportReason(code, timeoutMs);
+        code === "request_failed"
+          ? `request failed: ${(err as Error).message ?? String(err)}`
+          : code === "response_too_large" && err instanceof BulkHttpError
+            ? err.message
+            : transportReason(code, timeoutMs);
       throw transportError(req, code, why, err);
     } finally {
       clearTimeout(timer);

@@ -149,14 +149,18 @@ export class BlobberClient {
     query?: Record<string, string | number>,
     body?: Uint8Array | object,
     timeoutMs?: number,
+    leaves?: Uint8Array[],
   ): Promise<T> {
-    const b = await this.raw(r, op, query, body, timeoutMs === undefined ? {} : { timeoutMs });
+    const b = await this.raw(r, op, query, body, {
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      ...(leaves ? { leaves } : {}),
+    });
     if (b.length === 0) return undefined as T;
     return parseJson(Buffer.from(b).toString("utf8")) as T;
   }
 
   /** One chunk of a shard; `leaves` (its Merkle leaves, when the caller has them) spare hashing it again to sign. */
-  async chunk(
+  chunk(
     connectionId: string,
     path: string,
     offset: number,
@@ -164,11 +168,7 @@ export class BlobberClient {
     timeoutMs?: number,
     leaves?: Uint8Array[],
   ): Promise<ChunkReply> {
-    const b = await this.raw(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, {
-      ...(timeoutMs === undefined ? {} : { timeoutMs }),
-      ...(leaves ? { leaves } : {}),
-    });
-    return parseJson(Buffer.from(b).toString("utf8")) as ChunkReply;
+    return this.json(FileRoutes.chunk, "upload chunk", { connection_id: connectionId, path, offset }, bytes, timeoutMs, leaves);
   }
   /** Send whole small files (their shards for this blobber, in order) as one request; all are recorded or none. */
   batch(
