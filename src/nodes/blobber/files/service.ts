@@ -234,6 +234,17 @@ export const MAX_DOWNLOAD_BLOCKS = 64;
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
 const MARKER_WINDOW_S = 300;
 
+/** Bytes received without a gap from the start of a file: its chunks 0, 1, … up to the first missing or short one. */
+function receivedOf(lens: Map<number, number>): number {
+  let received = 0;
+  for (let i = 0; ; i++) {
+    const len = lens.get(i);
+    if (len === undefined) return received;
+    received += len;
+    if (len < CHUNK_SIZE) return received;
+  }
+}
+
 export class FileService {
   readonly blobberId: string;
   private readonly kv: KV;
@@ -387,7 +398,8 @@ export class FileService {
       this.kv.putJson(K.conn(a.id, conn), this.openConn(a, caller, conn, op));
     else this.openConn(a, caller, conn, op); // refuses another client's connection
     const tempKey = `${a.id}/${conn}/${ph}`;
-    const prevLen = this.chunkLens.get(tempKey)?.get(index) ?? 0;
+    const lens = await this.lensOf(tempKey);
+    const prevLen = lens.get(index) ?? 0;
     const cap = this.capacity(a);
     const used = this.state(a.id).used_size + this.pendingBytes(a.id);
     if (used - prevLen + body.length > cap)
@@ -398,14 +410,29 @@ export class FileService {
       );
     await this.shards.writeTemp(tempKey, offset, body);
     await this.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
-    const lens = this.chunkLens.get(tempKey) ?? new Map<number, number>();
     lens.set(index, body.length);
     this.chunkLens.set(tempKey, lens);
-    return { path, offset, length: body.length, received: (await this.received(a.id, conn, ph)).received };
+    return { path, offset, length: body.length, received: receivedOf(lens) };
   }
 
-  /** Lengths of chunks received by open connections (`alloc/conn/pathhash` → chunk index → bytes), for the space check. */
+  /**
+   * Lengths of chunks received by open connections (`alloc/conn/pathhash` → chunk index → bytes): the space check,
+   * and the `received` of each chunk's reply without reading the connection's chunk records again (that was a read
+   * of the whole record file per chunk: quadratic in the file's size).
+   */
   private readonly chunkLens = new Map<string, Map<number, number>>();
+
+  /** A file's chunk lengths, read from its chunk records the first time it is seen (a restart forgets them). */
+  private async lensOf(tempKey: string): Promise<Map<number, number>> {
+    const known = this.chunkLens.get(tempKey);
+    if (known) return known;
+    const stored = await this.shards.readChunkMetas(tempKey);
+    // a request for the same file may have recorded a chunk while the records were read: keep its length
+    const lens = this.chunkLens.get(tempKey) ?? new Map<number, number>();
+    for (const c of stored) if (!lens.has(c.index)) lens.set(c.index, c.len);
+    this.chunkLens.set(tempKey, lens);
+    return lens;
+  }
 
   private pendingBytes(allocId: string): number {
     let n = 0;
@@ -426,14 +453,7 @@ export class FileService {
 
   private async received(allocId: string, conn: string, ph: string): Promise<{ received: number; chunks: number[] }> {
     const list = await this.chunks(allocId, conn, ph);
-    let received = 0;
-    for (let i = 0; i < list.length; i++) {
-      const c = list[i] as { index: number; rec: ChunkRecord };
-      if (c.index !== i) break;
-      received += c.rec.len;
-      if (c.rec.len < CHUNK_SIZE) break;
-    }
-    return { received, chunks: list.map((c) => c.index) };
+    return { received: receivedOf(new Map(list.map((c) => [c.index, c.rec.len]))), chunks: list.map((c) => c.index) };
   }
 
   async uploadStatus(allocId: string, caller: Caller, q: { connection_id?: unknown; path?: unknown }): Promise<UploadStatus> {

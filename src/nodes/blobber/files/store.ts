@@ -13,6 +13,7 @@
  * name, so no key can leave the store's directory.
  */
 
+import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
@@ -143,6 +144,21 @@ async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promis
 /** File system calls of a batch or a commit in flight at once (they queue in libuv's thread pool). */
 const FS_PARALLEL = 32;
 
+/**
+ * Open a temp file for positional writes, creating it (and its directory) when missing and never truncating it: one
+ * system call per chunk in the usual case, where the file or at least its directory exists.
+ */
+async function openForWrite(path: string): Promise<FileHandle> {
+  const flags = constants.O_RDWR | constants.O_CREAT;
+  try {
+    return await open(path, flags, 0o644);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+    await mkdir(dirname(path), { recursive: true });
+    return open(path, flags, 0o644);
+  }
+}
+
 async function fsyncPath(path: string): Promise<void> {
   const fh = await open(path, "r");
   try {
@@ -178,11 +194,7 @@ export class FsShardStore implements ShardStore {
   async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
     const path = this.tempPath(key);
     try {
-      await mkdir(dirname(path), { recursive: true });
-      const fh = await open(path, "a+").then(async (h) => {
-        await h.close();
-        return open(path, "r+");
-      });
+      const fh = await openForWrite(path);
       try {
         let done = 0;
         while (done < bytes.length) {
@@ -308,11 +320,7 @@ export class FsShardStore implements ShardStore {
   async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
     const path = `${this.tempPath(key)}.lv`;
     try {
-      await mkdir(dirname(path), { recursive: true });
-      const fh = await open(path, "a+").then(async (h) => {
-        await h.close();
-        return open(path, "r+");
-      });
+      const fh = await openForWrite(path);
       try {
         await fh.write(encodeSlot(len, leaves), 0, SLOT, index * SLOT);
       } finally {

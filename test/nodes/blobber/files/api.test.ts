@@ -23,6 +23,7 @@ import {
   allocationRoot,
   applyChanges,
   BLOCK_SIZE,
+  CHUNK_SIZE,
   type Change,
   decodeDownload,
   emptyDir,
@@ -62,6 +63,8 @@ interface Rig {
     canceled: boolean;
   };
   client(signer?: Signer): BlobberClient;
+  /** A new service over the same KV and shard store (a restarted blobber: everything in memory forgotten). */
+  restart(): Promise<FileService>;
 }
 
 async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Promise<Rig> {
@@ -69,15 +72,19 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
   const blobberId = randomBytes(32).toString("hex");
   const clock = new ManualClock({ start: NOW });
   const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600, size });
-  const service = await createFileService({
-    kv: new MemoryKV(),
-    shards: new MemoryShardStore(),
-    clock,
-    blobberId,
-    allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
-    log: silentLogger(),
-    ...(readBudget ? { readBudget } : {}),
-  });
+  const kv = new MemoryKV();
+  const shards = new MemoryShardStore();
+  const boot = () =>
+    createFileService({
+      kv,
+      shards,
+      clock,
+      blobberId,
+      allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
+      log: silentLogger(),
+      ...(readBudget ? { readBudget } : {}),
+    });
+  const service = await boot();
   const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
   registerFileRoutes(app, service);
   const transport = new MemoryTransport({ clock });
@@ -91,6 +98,7 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
     alloc,
     client: (signer = owner) =>
       new BlobberClient({ id: blobberId, url: "http://blobber:1" }, alloc.id, { transport, signer, now: () => clock.now() }),
+    restart: boot,
   };
 }
 
@@ -303,6 +311,23 @@ describe("blobber file API", () => {
     assert.equal((await c.uploadStatus("conn00000002", "/hidden")).received, 1000);
     assert.deepEqual(await c.rollback("conn00000002"), { dropped: true });
     assert.equal((await c.uploadStatus("conn00000002", "/hidden")).received, 0);
+  });
+
+  it("counts the chunks received before a restart, in the chunk reply and against the allocation's share", async () => {
+    const r = await rig(2 * CHUNK_SIZE + 1000);
+    const conn = "conn00000003";
+    await r.client().chunk(conn, "/big", 0, new Uint8Array(randomBytes(CHUNK_SIZE)));
+    await r.client().chunk(conn, "/big", CHUNK_SIZE, new Uint8Array(randomBytes(CHUNK_SIZE)));
+    const again = await r.restart();
+    const caller = { clientId: r.owner.clientId, publicKey: r.owner.publicKey };
+    const q = (offset: number) => ({ connection_id: conn, path: "/big", offset });
+    // the third chunk would pass the share if the first two were forgotten
+    await assert.rejects(again.chunk(r.alloc.id, caller, q(2 * CHUNK_SIZE), new Uint8Array(1001)), code("max_allocation_size"));
+    const reply = await again.chunk(r.alloc.id, caller, q(2 * CHUNK_SIZE), new Uint8Array(randomBytes(1000)));
+    assert.equal(reply.received, 2 * CHUNK_SIZE + 1000, "the reply counts the chunks from before the restart");
+    // a chunk sent again replaces its earlier length instead of adding to it
+    const resent = await again.chunk(r.alloc.id, caller, q(CHUNK_SIZE), new Uint8Array(randomBytes(CHUNK_SIZE)));
+    assert.equal(resent.received, 2 * CHUNK_SIZE + 1000);
   });
 
   it("checks content against the declared root, and the allocation's share", async () => {
