@@ -24,6 +24,8 @@ const FILE_MB = Number(process.env.BENCH_STORAGE_MB ?? 1024);
 const SMALL = Number(process.env.BENCH_SMALL_FILES ?? 1000);
 const DATA = 2;
 const PARITY = 2;
+/** Repetitions of every measure (BENCH_REPS, default 3): the medians are reported, with the lowest and highest. */
+const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 3));
 
 function startNode(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   // BENCH_CHILD_PROF=<dir>: CPU profiles of the blobber processes (written when they are stopped)
@@ -69,42 +71,50 @@ async function makeFile(path: string, mb: number): Promise<void> {
   await fh.close();
 }
 
-async function rawBaseline(dir: string, wireBytes: number): Promise<{ putMBs: number; getMBs: number }> {
-  const { child, url } = await startNode(["raw", dir]);
-  const transport = new sdk.HttpTransport();
-  const streams = DATA + PARITY;
-  const per = Math.ceil(wireBytes / streams);
-  const src = join(dir, "raw-src");
-  await makeFile(src, Math.ceil(per / MB));
+/** Raw loopback HTTP against the raw server: four parallel streams of `per` bytes each, PUT (to disk, fsync) or GET. */
+async function rawPut(url: string, src: string, per: number, tag: string): Promise<number> {
   const { request } = await import("undici");
   settle();
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: streams }, async (_, i) => {
-      const res = await request(`${url}/s${i}`, { method: "PUT", body: createReadStream(src, { end: per - 1 }) });
+    Array.from({ length: DATA + PARITY }, async (_, i) => {
+      const res = await request(`${url}/${tag}s${i}`, { method: "PUT", body: createReadStream(src, { end: per - 1 }) });
       await res.body.text();
     }),
   );
-  const put = (performance.now() - t0) / 1000;
+  return (performance.now() - t0) / 1000;
+}
+
+async function rawGet(url: string, tag: string): Promise<number> {
+  const { request } = await import("undici");
   settle();
-  const t1 = performance.now();
+  const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: streams }, async (_, i) => {
-      const res = await request(`${url}/s${i}`, { method: "GET" });
+    Array.from({ length: DATA + PARITY }, async (_, i) => {
+      const res = await request(`${url}/${tag}s${i}`, { method: "GET" });
       for await (const _c of res.body) {
         // drain
       }
     }),
   );
-  const get = (performance.now() - t1) / 1000;
-  await transport.close();
-  child.kill();
-  return { putMBs: wireBytes / MB / put, getMBs: wireBytes / MB / get };
+  return (performance.now() - t0) / 1000;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** Median, lowest and highest of one measure over the repetitions. */
+function spread(xs: number[]): { median: number; min: number; max: number; runs: number[] } {
+  return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), runs: xs };
 }
 
 async function main(): Promise<void> {
   await initCrypto();
   const root = mkdtempSync(join(tmpdir(), "cairn-bench-storage-"));
+  const children: ChildProcess[] = [];
   try {
     const scheme = getScheme("ed25519");
     const keys = scheme.generateKeys();
@@ -133,6 +143,12 @@ async function main(): Promise<void> {
         return startNode(["blobber", d, JSON.stringify(alloc), id]);
       }),
     );
+    children.push(...nodes.map((n) => n.child));
+    // the raw server runs beside the blobbers (each side idles while the other is measured)
+    const rawDir = join(root, "raw");
+    mkdirSync(rawDir);
+    const raw = await startNode(["raw", rawDir]);
+    children.push(raw.child);
     const transport = new sdk.HttpTransport();
     const files = new sdk.storageFiles.AllocationFiles({
       allocation: { ...alloc, blobbers: ids.map((id, i) => ({ id, url: (nodes[i] as { url: string }).url })) },
@@ -140,58 +156,84 @@ async function main(): Promise<void> {
       signer: owner,
       timeoutMs: 120_000,
     });
+    const wire = (FILE_MB * MB * (DATA + PARITY)) / DATA;
+    const per = Math.ceil(wire / (DATA + PARITY));
     const big = join(root, "big.bin");
     await makeFile(big, FILE_MB);
-    settle();
-    const t0 = performance.now();
-    await files.upload([{ localPath: big, remotePath: "/bench/big.bin" }]);
-    const upS = (performance.now() - t0) / 1000;
-    settle();
-    const t1 = performance.now();
-    await files.download({ remotePath: "/bench/big.bin", localPath: join(root, "big.out") });
-    const downS = (performance.now() - t1) / 1000;
-    rmSync(join(root, "big.out"), { force: true });
+    const rawSrc = join(root, "raw-src");
+    await makeFile(rawSrc, Math.ceil(per / MB));
 
-    const smallDir = join(root, "small");
-    mkdirSync(smallDir);
-    const srcs = Array.from({ length: SMALL }, (_, i) => {
-      const p = join(smallDir, `f${i}`);
-      writeFileSync(p, randomBytes(4096));
-      return { localPath: p, remotePath: `/bench/small/f${i}` };
-    });
-    settle();
-    const t2 = performance.now();
-    for (let i = 0; i < srcs.length; i += 200) await files.upload(srcs.slice(i, i + 200));
-    const smallS = (performance.now() - t2) / 1000;
+    // each repetition measures a raw transfer and ours back to back, so that a ratio compares two measurements made
+    // under the same conditions; the medians are reported (the machine's own speed moves from minute to minute)
+    const m = { put: [] as number[], up: [] as number[], upRatio: [] as number[] };
+    const g = { get: [] as number[], down: [] as number[], downRatio: [] as number[] };
+    const small: number[] = [];
+    for (let rep = 0; rep < REPS; rep++) {
+      const putS = await rawPut(raw.url, rawSrc, per, `r${rep}`);
+      const remote = `/bench/big-${rep}.bin`;
+      settle();
+      const t0 = performance.now();
+      await files.upload([{ localPath: big, remotePath: remote }]);
+      const upS = (performance.now() - t0) / 1000;
+      m.put.push(wire / MB / putS);
+      m.up.push(FILE_MB / upS);
+      m.upRatio.push(putS / upS);
+
+      const getS = await rawGet(raw.url, `r${rep}`);
+      const out = join(root, `big-${rep}.out`);
+      settle();
+      const t1 = performance.now();
+      await files.download({ remotePath: remote, localPath: out });
+      const downS = (performance.now() - t1) / 1000;
+      g.get.push(wire / MB / getS);
+      g.down.push(FILE_MB / downS);
+      g.downRatio.push(FILE_MB / downS / (wire / MB / getS));
+
+      // free the disk for the next repetition (off the clock)
+      rmSync(out, { force: true });
+      for (let i = 0; i < DATA + PARITY; i++) rmSync(join(rawDir, `_r${rep}s${i}`), { force: true });
+      await files.change([{ op: "delete", path: remote }], "delete");
+
+      const smallDir = join(root, `small-${rep}`);
+      mkdirSync(smallDir);
+      const srcs = Array.from({ length: SMALL }, (_, i) => {
+        const p = join(smallDir, `f${i}`);
+        writeFileSync(p, randomBytes(4096));
+        return { localPath: p, remotePath: `/bench/small-${rep}/f${i}` };
+      });
+      settle();
+      const t2 = performance.now();
+      for (let i = 0; i < srcs.length; i += 200) await files.upload(srcs.slice(i, i + 200));
+      small.push(SMALL / ((performance.now() - t2) / 1000));
+      console.error(
+        `repetition ${rep + 1}/${REPS}: upload ${m.up[rep]?.toFixed(1)} MB/s (raw PUT ${m.put[rep]?.toFixed(1)}), download ${g.down[rep]?.toFixed(1)} MB/s (raw GET ${g.get[rep]?.toFixed(1)}), ${small[rep]?.toFixed(1)} files/s`,
+      );
+    }
     const blobberRss = Math.max(...nodes.map((n) => peakRssMb(n.child.pid)));
     const clientRss = process.resourceUsage().maxRSS / 1024;
-    for (const n of nodes) n.child.kill();
     await transport.close();
 
-    const wire = (FILE_MB * MB * (DATA + PARITY)) / DATA;
-    const raw = await rawBaseline(join(root), wire);
-    const upMBs = FILE_MB / upS;
-    const downMBs = FILE_MB / downS;
     const result = {
       date: new Date().toISOString(),
       node: process.version,
       shards: `${DATA}+${PARITY}`,
       file_mb: FILE_MB,
+      repetitions: REPS,
       upload: {
-        seconds: upS,
-        file_mb_per_s: upMBs,
-        wire_mb_per_s: wire / MB / upS,
-        ratio_to_raw_put: wire / MB / upS / raw.putMBs,
+        file_mb_per_s: spread(m.up),
+        wire_mb_per_s: median(m.up) * ((DATA + PARITY) / DATA),
+        ratio_to_raw_put: spread(m.upRatio),
       },
-      download: { seconds: downS, file_mb_per_s: downMBs, ratio_to_raw_get: FILE_MB / downS / raw.getMBs },
-      raw: { put_mb_per_s: raw.putMBs, get_mb_per_s: raw.getMBs, wire_mb: wire / MB },
-      small_files: { count: SMALL, seconds: smallS, files_per_s: SMALL / smallS },
+      download: { file_mb_per_s: spread(g.down), ratio_to_raw_get: spread(g.downRatio) },
+      raw: { put_mb_per_s: spread(m.put), get_mb_per_s: spread(g.get), wire_mb: wire / MB },
+      small_files: { count: SMALL, files_per_s: spread(small) },
       peak_rss_mb: { client: clientRss, blobber: blobberRss },
     };
-    const out = resolve(import.meta.dirname, "../../bench/results/storage.json");
-    writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+    const outPath = resolve(import.meta.dirname, "../../bench/results/storage.json");
+    writeFileSync(outPath, `${JSON.stringify(result, null, 2)}\n`);
     console.log(JSON.stringify(result, null, 2));
   } finally {
+    for (const c of children) c.kill();
     rmSync(root, { recursive: true, force: true });
   }
 }
