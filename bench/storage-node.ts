@@ -1,6 +1,6 @@
-// Child process of bench/storage.ts (not run on its own): either one blobber (lmdb metadata, shard files on disk,
-// the file API on 127.0.0.1:0) or the raw baseline server (PUT streamed to a file with fsync, GET streamed back).
-// Prints "url <url>" when listening.
+// Child process of bench/storage.ts (not run on its own): one blobber (lmdb metadata, shard files on disk, the file
+// API on 127.0.0.1:0), the raw baseline server (PUT streamed to a file with fsync, GET streamed back), or the raw
+// baseline's client. A server prints "url <url>" when listening.
 import { createReadStream, createWriteStream, writeSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -17,7 +17,30 @@ process.on("SIGTERM", () => process.exit(0));
 
 const [mode, dir, allocJson, blobberId] = process.argv.slice(2) as [string, string, string, string];
 
-if (mode === "raw") {
+if (mode === "rawclient") {
+  // the raw baseline's client in its own process (its memory is not the storage client's): four parallel streams of
+  // `per` bytes each, PUT from `src` or GET (drained); prints "seconds <s>"
+  const [, url, op, src, per, tag] = process.argv.slice(2) as [string, string, string, string, string, string];
+  const { request } = await import("undici");
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, i) => {
+      if (op === "put") {
+        const res = await request(`${url}/${tag}s${i}`, {
+          method: "PUT",
+          body: createReadStream(src, { end: Number(per) - 1 }),
+        });
+        await res.body.text();
+        return;
+      }
+      const res = await request(`${url}/${tag}s${i}`, { method: "GET" });
+      for await (const _c of res.body) {
+        // drain
+      }
+    }),
+  );
+  writeSync(1, `seconds ${(performance.now() - t0) / 1000}\n`);
+} else if (mode === "raw") {
   const server = createServer((req, res) => {
     const path = join(dir, (req.url ?? "/x").replace(/[^A-Za-z0-9]/g, "_"));
     if (req.method === "PUT") {

@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -71,33 +71,26 @@ async function makeFile(path: string, mb: number): Promise<void> {
   await fh.close();
 }
 
-/** Raw loopback HTTP against the raw server: four parallel streams of `per` bytes each, PUT (to disk, fsync) or GET. */
-async function rawPut(url: string, src: string, per: number, tag: string): Promise<number> {
-  const { request } = await import("undici");
+/**
+ * Raw loopback HTTP against the raw server, from a client process of its own (so that its memory is not counted as
+ * the storage client's): four parallel streams of `per` bytes each, PUT (to disk, fsync) or GET. Returns seconds.
+ */
+function rawTransfer(url: string, op: "put" | "get", src: string, per: number, tag: string): Promise<number> {
   settle();
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: DATA + PARITY }, async (_, i) => {
-      const res = await request(`${url}/${tag}s${i}`, { method: "PUT", body: createReadStream(src, { end: per - 1 }) });
-      await res.body.text();
-    }),
-  );
-  return (performance.now() - t0) / 1000;
-}
-
-async function rawGet(url: string, tag: string): Promise<number> {
-  const { request } = await import("undici");
-  settle();
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: DATA + PARITY }, async (_, i) => {
-      const res = await request(`${url}/${tag}s${i}`, { method: "GET" });
-      for await (const _c of res.body) {
-        // drain
-      }
-    }),
-  );
-  return (performance.now() - t0) / 1000;
+  const child = spawn(process.execPath, [join(import.meta.dirname, "storage-node.js"), "rawclient", url, op, src, String(per), tag], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((ok, fail) => {
+    let buf = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      buf += d.toString();
+    });
+    child.on("exit", (code) => {
+      const m = /seconds (\S+)/.exec(buf);
+      if (code === 0 && m) ok(Number(m[1]));
+      else fail(new Error(`raw ${op} client exited ${code}`));
+    });
+  });
 }
 
 function median(xs: number[]): number {
@@ -169,7 +162,7 @@ async function main(): Promise<void> {
     const g = { get: [] as number[], down: [] as number[], downRatio: [] as number[] };
     const small: number[] = [];
     for (let rep = 0; rep < REPS; rep++) {
-      const putS = await rawPut(raw.url, rawSrc, per, `r${rep}`);
+      const putS = await rawTransfer(raw.url, "put", rawSrc, per, `r${rep}`);
       const remote = `/bench/big-${rep}.bin`;
       settle();
       const t0 = performance.now();
@@ -179,7 +172,7 @@ async function main(): Promise<void> {
       m.up.push(FILE_MB / upS);
       m.upRatio.push(putS / upS);
 
-      const getS = await rawGet(raw.url, `r${rep}`);
+      const getS = await rawTransfer(raw.url, "get", "", per, `r${rep}`);
       const out = join(root, `big-${rep}.out`);
       settle();
       const t1 = performance.now();
@@ -210,7 +203,7 @@ async function main(): Promise<void> {
       );
     }
     const blobberRss = Math.max(...nodes.map((n) => peakRssMb(n.child.pid)));
-    const clientRss = process.resourceUsage().maxRSS / 1024;
+    const clientRss = peakRssMb(process.pid);
     await transport.close();
 
     const result = {
