@@ -140,6 +140,35 @@ describe("files: faults", () => {
     await net.start(2);
   });
 
+  it("keeps a write committed on the higher-indexed half when the lower half was down (2–2 split)", async () => {
+    const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
+    await net.stop(0);
+    await net.stop(2);
+    try {
+      await net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(bytes), remotePath: "/split.bin" }]);
+    } finally {
+      await net.start(0);
+      await net.start(2);
+    }
+    // two blobbers on the old state, two on the new one: the newer write, committed on `data` blobbers, stands
+    const files = net.files();
+    const split = await files.divergent();
+    assert.deepEqual([...split.inSync].sort(), [1, 3]);
+    assert.deepEqual([...split.behind].sort(), [0, 2]);
+    assert.deepEqual((await files.repair()).sort(), [0, 2]);
+    assert.equal((await files.divergent()).inSync.length, 4);
+    await net.stop(1);
+    await net.stop(3);
+    try {
+      const dst = out();
+      await net.files({ timeoutMs: 20_000 }).download({ remotePath: "/split.bin", localPath: dst });
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes, "served by the repaired blobbers alone");
+    } finally {
+      await net.start(1);
+      await net.start(3);
+    }
+  });
+
   it("survives a blobber killed mid-upload and mid-download", async () => {
     // a killed blobber refuses connections at once: the timeouts only guard against a loaded machine
     const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));

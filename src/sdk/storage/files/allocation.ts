@@ -173,6 +173,27 @@ interface SmallFile {
   shards: Uint8Array[];
 }
 
+/**
+ * Groups of blobbers holding the same content, the allocation's own state first: the groups of at least `quorum`
+ * blobbers (a write stands once that many committed it) before the others, among them the newest (latest write
+ * marker), then the larger, then the one holding the lowest index. Newest before larger: on 2+2, a write committed
+ * on two blobbers while the other two were down leaves two groups of two, and the committed write must win the
+ * tie whichever indexes it landed on (ranked by size and index, the older pair could win and the repair roll the
+ * committed write back). A newer state held by fewer than `quorum` blobbers is a commit that failed part-way: it
+ * is rolled back by the repair.
+ */
+function rankGroups<T extends { i: number; rp: RefPathReply }>(groups: T[][], quorum: number): T[][] {
+  const newest = (g: T[]) => Math.max(0, ...g.map((m) => m.rp.latest_write_marker?.timestamp ?? 0));
+  const lowest = (g: T[]) => Math.min(...g.map((m) => m.i));
+  return [...groups].sort(
+    (a, b) =>
+      Number(b.length >= quorum) - Number(a.length >= quorum) ||
+      newest(b) - newest(a) ||
+      b.length - a.length ||
+      lowest(a) - lowest(b),
+  );
+}
+
 /** A per-blobber queue of chunk requests with a bounded number in flight. */
 class Lane {
   inFlight = 0;
@@ -294,9 +315,14 @@ export class AllocationFiles {
       g.push(s.i);
       groups.set(s.rp.content_root, g);
     }
-    const ranked = [...groups.entries()].sort((a, b) => b[1].length - a[1].length || (a[1][0] as number) - (b[1][0] as number));
-    const [root, inSync] = ranked[0] ?? ["", []];
-    const behind = ranked.slice(1).flatMap(([, g]) => g);
+    const byIndex = new Map(st.map((s) => [s.i, s.rp]));
+    const ranked = rankGroups(
+      [...groups.values()].map((g) => g.map((i) => ({ i, rp: byIndex.get(i) as RefPathReply }))),
+      this.dataShards,
+    );
+    const inSync = (ranked[0] ?? []).map((m) => m.i);
+    const root = ranked[0]?.[0]?.rp.content_root ?? "";
+    const behind = ranked.slice(1).flatMap((g) => g.map((m) => m.i));
     return { root, inSync, behind, unreachable };
   }
 
@@ -469,7 +495,7 @@ export class AllocationFiles {
         g.push({ i: s.i, rp: s.rp });
         groups.set(s.rp.content_root, g);
       }
-      const ranked = [...groups.values()].sort((a, b) => b.length - a.length || (a[0]?.i ?? 0) - (b[0]?.i ?? 0));
+      const ranked = rankGroups([...groups.values()], minimum);
       const group = ranked[0] ?? [];
       for (const g of ranked.slice(1)) for (const m of g) failed.set(m.i, "its files differ from the other blobbers' (behind)");
       if (group.length < minimum) {
