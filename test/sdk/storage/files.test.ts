@@ -329,6 +329,39 @@ describe("files: faults", () => {
     assert.equal((await net.files().divergent()).inSync.length, 4);
   });
 
+  it("waits for a blobber that falls behind for less than the grace, and drops one that stays behind", async () => {
+    // (a chunk request carries CHUNK_SIZE of each shard: 2 × CHUNK_SIZE of the file on 2+2)
+    const bytes = new Uint8Array(randomBytes(16 * CHUNK_SIZE));
+    const small = bytes.subarray(0, 8 * CHUNK_SIZE);
+    const dropped = () => net.events.filter((e) => e.kind === "blobber_failed" && e.index === 3).length;
+    // every request to blobber 3 waits 300 ms: it falls more than 2 chunks behind at once, and keeps up within 5 s
+    (net.blobbers[3] as TestBlobber).delayMs = 300;
+    const before = dropped();
+    try {
+      await net.files({ maxLag: 2, lagGraceMs: 5_000 }).upload([{ localPath: localFile(bytes), remotePath: "/lag1.bin" }]);
+      assert.equal(dropped(), before, "kept: no blobber dropped");
+      assert.equal((await net.files().divergent()).inSync.length, 4, "every blobber committed");
+      // the same blobber with a grace far shorter than its lag: dropped as too slow, the upload still lands
+      // (one request in flight per blobber; a small file: the upload repairs the dropped blobber at its slow pace)
+      (net.blobbers[3] as TestBlobber).delayMs = 400;
+      await net
+        .files({ maxLag: 2, lagGraceMs: 100, window: 1 })
+        .upload([{ localPath: localFile(small), remotePath: "/lag2.bin" }]);
+      const why = net.events.flatMap((e) => (e.kind === "blobber_failed" && e.index === 3 ? [e.reason] : []));
+      assert.ok(
+        why.some((r) => /too slow: \d+ chunks behind the others for 100 ms/.test(r)),
+        why.join("; "),
+      );
+    } finally {
+      (net.blobbers[3] as TestBlobber).delayMs = 0;
+    }
+    const dst = out();
+    await net.files().download({ remotePath: "/lag2.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), small);
+    await net.files().repair();
+    assert.equal((await net.files().divergent()).inSync.length, 4);
+  });
+
   it("resumes an interrupted upload after the last acknowledged chunk", async () => {
     const progressDir = join(tmp, "progress");
     const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE + 3));

@@ -76,8 +76,13 @@ export interface AllocationFilesOptions {
   timeoutMs?: number;
   /** Upload requests in flight per blobber (default 4). */
   window?: number;
-  /** Chunks a blobber may fall behind the fastest before it is dropped as too slow (default 16). */
+  /** Chunks a blobber may fall behind the fastest before the upload waits for it (default 16). */
   maxLag?: number;
+  /**
+   * How long an upload waits for a blobber more than `maxLag` chunks behind before dropping it as too slow (default
+   * 3000 ms): a blobber whose disk stalls for a moment catches up, one that stays slow is dropped (and repaired).
+   */
+  lagGraceMs?: number;
   /** Download reads in flight, each of `blocksPerRequest` blocks from each of `data` blobbers (default 2). */
   readWindow?: number;
   /** Where upload progress files go (resume after a killed client); none when absent. */
@@ -782,6 +787,9 @@ export class AllocationFiles {
       );
     const window = this.o.window ?? 4;
     const maxLag = this.o.maxLag ?? 16;
+    const lagGraceMs = this.o.lagGraceMs ?? 3000;
+    // when each lane beyond `maxLag` got there (cleared once it is back under)
+    const lagSince = new Map<Lane, number>();
     const lanes = this.clients.map((_, i) => {
       const l = new Lane(window);
       if (dead.has(i)) l.dead = dead.get(i);
@@ -844,20 +852,36 @@ export class AllocationFiles {
         this.o.onEvent?.({ kind: "progress", op: "upload", path: remote, done: Math.min(size, off + len), total: size });
         if (refusal) break;
         // backpressure: a lane may hold `window` requests in flight and one more queued; a slow lane may fall up to
-        // `maxLag` chunks behind while `data` others keep up, and is dropped beyond that when the rest suffice
+        // `maxLag` chunks behind while `data` others keep up; beyond that the upload waits for it up to `lagGraceMs`
+        // (a disk that stalls for a moment, as a VM's writeback does, costs that moment; dropping the blobber would
+        // cost a repair of its whole shard), then drops it when the rest suffice
         for (;;) {
           if (refusal) break;
           const live = lanes.filter((l) => !l.dead);
           if (live.length < d) break;
           const blocked = live.filter((l) => l.backlog > window);
           if (blocked.length === 0) break;
+          const now = this.now();
+          for (const l of live) {
+            if (l.backlog <= maxLag) lagSince.delete(l);
+            else if (!lagSince.has(l)) lagSince.set(l, now);
+          }
           const laggards = live.filter((l) => l.backlog > maxLag);
-          if (laggards.length > 0 && live.length - laggards.length >= d) {
-            for (const l of laggards) killLane(lanes.indexOf(l), `too slow: ${l.backlog} chunks behind the others`);
+          const overdue = laggards.filter((l) => now - (lagSince.get(l) as number) >= lagGraceMs);
+          if (overdue.length > 0 && live.length - overdue.length >= d) {
+            for (const l of overdue)
+              killLane(lanes.indexOf(l), `too slow: ${l.backlog} chunks behind the others for ${lagGraceMs} ms`);
             continue;
           }
           if (live.length - blocked.length >= d && laggards.length === 0) break;
-          await Promise.race(blocked.map((l) => l.changed()));
+          const waits = blocked.map((l) => l.changed());
+          let timer: NodeJS.Timeout | undefined;
+          if (laggards.length > 0 && live.length - laggards.length >= d) {
+            const due = Math.min(...laggards.map((l) => (lagSince.get(l) as number) + lagGraceMs)) - now;
+            waits.push(new Promise<void>((r) => (timer = setTimeout(r, Math.max(1, due)))));
+          }
+          await Promise.race(waits);
+          clearTimeout(timer);
         }
         if (lanes.filter((l) => !l.dead).length < d) break;
       }
