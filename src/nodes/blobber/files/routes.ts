@@ -3,10 +3,13 @@
  * replay-proof headers of `storage/auth.ts` (downloads by their read marker). Bodies must be
  * `application/octet-stream` (raw bytes; JSON bodies as UTF-8 text) so the signature covers exactly what arrived.
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { IncomingMessage } from "node:http";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
+import { BufferPool } from "../../../core/buffer-pool.js";
 import { parseJson } from "../../../chain/json.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
+  CHUNK_SIZE,
   FileRoutes,
   leavesOf,
   MAX_BODY_BYTES,
@@ -28,6 +31,61 @@ function rawBody(req: FastifyRequest): Uint8Array {
     `${req.method} ${req.url.split("?")[0]}`,
     "send the body as application/octet-stream (the request signature covers its raw bytes)",
   );
+}
+
+/**
+ * Read a raw body of `content-length` bytes straight into a buffer lent by `pool` (one copy from the socket's
+ * pieces, no concatenation, and the buffer reused by the next request once given back), within the route's body
+ * limit. A body without a length, or shorter than `min`, is read the plain way into a buffer of its own.
+ */
+function readBody(
+  req: FastifyRequest,
+  payload: IncomingMessage,
+  pool: BufferPool,
+  min: number,
+  done: (err: Error | null, body?: Uint8Array) => void,
+): void {
+  const limit = req.routeOptions.bodyLimit ?? MAX_BODY_BYTES;
+  const header = req.headers["content-length"];
+  const declared = header === undefined ? Number.NaN : Number(header);
+  if (Number.isSafeInteger(declared) && declared > limit) {
+    payload.resume();
+    done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+    return;
+  }
+  const pooled = Number.isSafeInteger(declared) && declared >= min;
+  const buf = pooled ? pool.take(declared) : undefined;
+  const pieces: Buffer[] = [];
+  let got = 0;
+  let failed = false;
+  const fail = (err: Error) => {
+    if (failed) return;
+    failed = true;
+    if (buf) pool.release(buf);
+    payload.removeAllListeners("data");
+    payload.resume();
+    done(err);
+  };
+  payload.on("data", (c: Buffer) => {
+    if (failed) return;
+    if (got + c.length > (buf ? declared : limit)) {
+      fail(buf ? new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH() : new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      return;
+    }
+    if (buf) buf.set(c, got);
+    else pieces.push(c);
+    got += c.length;
+  });
+  payload.on("error", (err) => fail(err));
+  payload.on("end", () => {
+    if (failed) return;
+    if (Number.isSafeInteger(declared) && got !== declared) {
+      fail(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+      return;
+    }
+    const body = buf ?? Buffer.concat(pieces, got);
+    done(null, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+  });
 }
 
 function jsonBody(bytes: Uint8Array, op: string): Record<string, unknown> {
@@ -54,6 +112,13 @@ export interface FileRoutesOptions {
 export function registerFileRoutes(app: FastifyInstance, service: FileService, opts: FileRoutesOptions = {}): void {
   const nonces = opts.nonces ?? new MemoryNonceCache();
   const startedAt = service.startedAt;
+  // upload chunks (up to 1 MiB each, a 1 GiB file is 512 per blobber) are read into reused buffers, given back once
+  // the chunk is written: no concatenation of the socket's pieces, and no new megabyte per request for the collector
+  const bodies = new BufferPool(8, CHUNK_SIZE);
+  app.removeContentTypeParser("application/octet-stream");
+  app.addContentTypeParser("application/octet-stream", (req, payload, done) =>
+    readBody(req, payload, bodies, 64 * 1024, done as (err: Error | null, body?: Uint8Array) => void),
+  );
 
   const auth = (req: FastifyRequest, body: Uint8Array, leaves?: Uint8Array[]): Caller => {
     const claims = verifyRequest(
@@ -106,7 +171,11 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   // read markers are written in batches: write what is pending when the server stops
   app.addHook("onClose", async () => service.flushReads());
 
-  add(FileRoutes.chunk, (a, c, q, body, _req, leaves) => service.chunk(a, c, q, body, leaves));
+  // the chunk's bytes are on disk when the handler returns: its buffer goes back to the pool (other routes keep
+  // theirs, which are simply collected)
+  add(FileRoutes.chunk, (a, c, q, body, _req, leaves) =>
+    service.chunk(a, c, q, body, leaves).finally(() => bodies.release(body)),
+  );
   add(FileRoutes.batch, (a, c, _q, body) => service.batch(a, c, body));
   add(FileRoutes.uploadStatus, (a, c, q) => service.uploadStatus(a, c, q));
   add(FileRoutes.upload, (a, c, _q, body) => {

@@ -79,6 +79,11 @@ const PART = /^[0-9A-Za-z_-]{1,128}$/;
 const SPAN_READ = 4 * 1024 * 1024;
 /** Object read handles kept open (see FsShardStore.handles). */
 const READ_HANDLES = 16;
+/**
+ * Temp files (and their chunk records) kept open between writes: a 1 GiB upload writes each blobber's temp file and
+ * its record file 512 times, and an open and a close per write cost more than writing a record.
+ */
+const WRITE_HANDLES = 32;
 
 /** Leaf hashes one chunk record holds (16 blocks of 64 KiB = one 1 MiB chunk). */
 export const CHUNK_META_LEAVES = 16;
@@ -168,6 +173,13 @@ async function fsyncPath(path: string): Promise<void> {
   }
 }
 
+/** An open file shared by the reads (or writes) in progress; closed once retired and unused. */
+interface Handle {
+  fh: Promise<FileHandle>;
+  refs: number;
+  evicted: boolean;
+}
+
 /** Shards as files under `dir/tmp/<alloc>/<conn>/<pathhash>` and `dir/obj/<alloc>/<root[0:2]>/<root>`. */
 export class FsShardStore implements ShardStore {
   /** Object directories known to exist (they are never removed). */
@@ -194,15 +206,15 @@ export class FsShardStore implements ShardStore {
   async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
     const path = this.tempPath(key);
     try {
-      const fh = await openForWrite(path);
+      const h = await this.writer(path);
       try {
         let done = 0;
         while (done < bytes.length) {
-          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, offset + done);
+          const { bytesWritten } = await h.fh.write(bytes, done, bytes.length - done, offset + done);
           done += bytesWritten;
         }
       } finally {
-        await fh.close();
+        h.done();
       }
     } catch (err) {
       throw ioError("write shard chunk", path, err);
@@ -221,6 +233,8 @@ export class FsShardStore implements ShardStore {
 
   async promoteMany(items: PromoteItem[]): Promise<void> {
     const jobs = items.map((it) => ({ it, obj: this.objectPath(it.objectKey), tmp: "key" in it ? this.tempPath(it.key) : "" }));
+    const promoted = new Set(jobs.map((j) => j.tmp));
+    this.forgetWriters((p) => promoted.has(p));
     const dirs = [...new Set(jobs.map((j) => dirname(j.obj)))];
     const packs = new Map<string, Promise<Uint8Array>>();
     const packBytes = (key: string): Promise<Uint8Array> => {
@@ -320,11 +334,11 @@ export class FsShardStore implements ShardStore {
   async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
     const path = `${this.tempPath(key)}.lv`;
     try {
-      const fh = await openForWrite(path);
+      const h = await this.writer(path);
       try {
-        await fh.write(encodeSlot(len, leaves), 0, SLOT, index * SLOT);
+        await h.fh.write(encodeSlot(len, leaves), 0, SLOT, index * SLOT);
       } finally {
-        await fh.close();
+        h.done();
       }
     } catch (err) {
       throw ioError("record chunk", path, err);
@@ -401,6 +415,7 @@ export class FsShardStore implements ShardStore {
   async promote(key: string, objectKey: string): Promise<void> {
     const tmp = this.tempPath(key);
     const obj = this.objectPath(objectKey);
+    this.forgetWriters((p) => p === tmp);
     try {
       if (await exists(obj)) {
         await unlink(tmp).catch(() => {});
@@ -422,7 +437,9 @@ export class FsShardStore implements ShardStore {
 
   async dropTemps(prefix: string): Promise<void> {
     const [a, c] = parts(prefix, 2, "drop shard temps");
-    await rm(join(this.dir, "tmp", a as string, c as string), { recursive: true, force: true });
+    const dir = join(this.dir, "tmp", a as string, c as string);
+    this.forgetWriters((p) => p.startsWith(`${dir}/`));
+    await rm(dir, { recursive: true, force: true });
   }
 
   async listTempConnections(): Promise<string[]> {
@@ -438,20 +455,38 @@ export class FsShardStore implements ShardStore {
    * requests: an open and a close per request cost more than the read). `refs` counts reads in progress; a handle
    * is closed when evicted or its object deleted, once no read uses it.
    */
-  private readonly handles = new Map<string, { fh: Promise<FileHandle>; refs: number; evicted: boolean }>();
+  private readonly handles = new Map<string, Handle>();
 
-  private async handle(objectKey: string, path: string): Promise<{ fh: FileHandle; done: () => void }> {
-    let h = this.handles.get(objectKey);
+  /** Temp files open for writing, by path, most recently used last (see {@link WRITE_HANDLES}). */
+  private readonly writers = new Map<string, Handle>();
+
+  private handle(objectKey: string, path: string): Promise<{ fh: FileHandle; done: () => void }> {
+    return this.borrow(this.handles, objectKey, () => open(path, "r"), READ_HANDLES);
+  }
+
+  private writer(path: string): Promise<{ fh: FileHandle; done: () => void }> {
+    return this.borrow(this.writers, path, () => openForWrite(path), WRITE_HANDLES);
+  }
+
+  /** A cached handle of `key` (opened on a miss; the least recently used beyond `max` retired), held until `done`. */
+  private async borrow(
+    cache: Map<string, Handle>,
+    key: string,
+    opener: () => Promise<FileHandle>,
+    max: number,
+  ): Promise<{ fh: FileHandle; done: () => void }> {
+    let h = cache.get(key);
     if (h) {
-      this.handles.delete(objectKey); // most recent last
-      this.handles.set(objectKey, h);
+      cache.delete(key); // most recent last
+      cache.set(key, h);
     } else {
-      h = { fh: open(path, "r"), refs: 0, evicted: false };
-      this.handles.set(objectKey, h);
-      h.fh.catch(() => this.handles.get(objectKey) === h && this.handles.delete(objectKey));
-      for (const [k, old] of this.handles) {
-        if (this.handles.size <= READ_HANDLES) break;
-        this.handles.delete(k);
+      const fresh: Handle = { fh: opener(), refs: 0, evicted: false };
+      h = fresh;
+      cache.set(key, fresh);
+      fresh.fh.catch(() => cache.get(key) === fresh && cache.delete(key));
+      for (const [k, old] of cache) {
+        if (cache.size <= max) break;
+        cache.delete(k);
         this.retire(old);
       }
     }
@@ -472,7 +507,16 @@ export class FsShardStore implements ShardStore {
     }
   }
 
-  private retire(h: { fh: Promise<FileHandle>; refs: number; evicted: boolean }): void {
+  /** Close the write handles of the temp files `which` selects (promoted or dropped: the path may be reused). */
+  private forgetWriters(which: (path: string) => boolean): void {
+    for (const [k, h] of this.writers)
+      if (which(k)) {
+        this.writers.delete(k);
+        this.retire(h);
+      }
+  }
+
+  private retire(h: Handle): void {
     h.evicted = true;
     if (h.refs === 0) h.fh.then((fh) => fh.close()).catch(() => {});
   }
@@ -506,12 +550,13 @@ export class FsShardStore implements ShardStore {
     }
   }
 
-  /** Close every cached read handle (a store being shut down). */
+  /** Close every cached handle, read and write (a store being shut down). */
   async close(): Promise<void> {
     for (const [k, h] of this.handles) {
       this.handles.delete(k);
       this.retire(h);
     }
+    this.forgetWriters(() => true);
   }
 
   async hasObject(objectKey: string): Promise<boolean> {
