@@ -5,7 +5,7 @@
  * bench/results/storage.json.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Fastify from "fastify";
@@ -196,7 +196,11 @@ async function main(): Promise<void> {
 /** The storage bench as a child process (BENCH_STORAGE_MB / BENCH_SMALL_FILES pass through the environment). */
 function storageBench(): Promise<void> {
   console.log("\nStorage transfers (bench/storage.js, results in bench/results/storage.json)...");
-  const child = spawn(process.execPath, [join(import.meta.dirname, "storage.js")], { stdio: "inherit" });
+  // the client runs with the node flags of zbox's own first line (#!/usr/bin/env -S node <flags>), so its memory is
+  // what a user's zbox would use
+  const shebang = readFileSync(join(import.meta.dirname, "../src/bin/zbox.js"), "utf8").split("\n", 1)[0] ?? "";
+  const flags = shebang.split(/\s+/).filter((w) => w.startsWith("--"));
+  const child = spawn(process.execPath, [...flags, join(import.meta.dirname, "storage.js")], { stdio: "inherit" });
   return new Promise((ok, fail) => {
     child.on("error", fail);
     child.on("exit", (code, signal) =>

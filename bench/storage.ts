@@ -148,6 +148,11 @@ async function main(): Promise<void> {
       transport,
       signer: owner,
       timeoutMs: 120_000,
+      // a blobber failing or repaired during the bench is part of its result: said on stderr
+      onEvent: (e) => {
+        if (e.kind === "blobber_failed") console.error(`bench: blobber ${e.index} failed in ${e.op}: ${e.reason}`);
+        else if (e.kind === "repaired") console.error(`bench: blobber ${e.index} repaired (${e.changes} changes)`);
+      },
     });
     const wire = (FILE_MB * MB * (DATA + PARITY)) / DATA;
     const per = Math.ceil(wire / (DATA + PARITY));
