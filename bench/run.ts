@@ -5,7 +5,7 @@
  * bench/results/storage.json.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import Fastify from "fastify";
@@ -13,7 +13,7 @@ import { getScheme, initCrypto } from "../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../src/core/wallet.js";
 import { createLocalnetLayout, portOffsets } from "../src/localnet/layout.js";
 import { findFreeBase } from "../src/localnet/ports.js";
-import { type RunningNode, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
+import { type RunningNode, shebangFlags, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 16);
@@ -198,8 +198,7 @@ function storageBench(): Promise<void> {
   console.log("\nStorage transfers (bench/storage.js, results in bench/results/storage.json)...");
   // the client runs with the node flags of zbox's own first line (#!/usr/bin/env -S node <flags>), so its memory is
   // what a user's zbox would use
-  const shebang = readFileSync(join(import.meta.dirname, "../src/bin/zbox.js"), "utf8").split("\n", 1)[0] ?? "";
-  const flags = shebang.split(/\s+/).filter((w) => w.startsWith("--"));
+  const flags = shebangFlags(join(import.meta.dirname, "../src/bin/zbox.js"));
   const child = spawn(process.execPath, [...flags, join(import.meta.dirname, "storage.js")], { stdio: "inherit" });
   return new Promise((ok, fail) => {
     child.on("error", fail);

@@ -16,6 +16,7 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { clientIdOf, getScheme, initCrypto } from "../src/core/schemes.js";
+import { shebangFlags } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
 import type { Signer } from "../src/storage/index.js";
 
@@ -30,7 +31,9 @@ const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 3));
 function startNode(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   // BENCH_CHILD_PROF=<dir>: CPU profiles of the blobber processes (written when they are stopped)
   const prof = process.env.BENCH_CHILD_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CHILD_PROF}`] : [];
-  const child = spawn(process.execPath, [...prof, join(import.meta.dirname, "storage-node.js"), ...args], {
+  // a blobber runs with the node flags of the blobber program's first line (as the localnet starts it)
+  const flags = args[0] === "blobber" ? shebangFlags(join(import.meta.dirname, "../src/bin/blobber.js")) : [];
+  const child = spawn(process.execPath, [...flags, ...prof, join(import.meta.dirname, "storage-node.js"), ...args], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((ok, fail) => {
@@ -77,9 +80,13 @@ async function makeFile(path: string, mb: number): Promise<void> {
  */
 function rawTransfer(url: string, op: "put" | "get", src: string, per: number, tag: string): Promise<number> {
   settle();
-  const child = spawn(process.execPath, [join(import.meta.dirname, "storage-node.js"), "rawclient", url, op, src, String(per), tag], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, "storage-node.js"), "rawclient", url, op, src, String(per), tag],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   return new Promise((ok, fail) => {
     let buf = "";
     child.stdout?.on("data", (d: Buffer) => {

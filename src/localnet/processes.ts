@@ -3,7 +3,7 @@
  * HTTP polling, clean shutdown on Ctrl-C (SIGTERM to every child, SIGKILL after a grace period).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { request } from "undici";
 import { type Clock, SystemClock } from "../nodes/clock.js";
@@ -30,10 +30,21 @@ export function nodeBinPath(): string {
   return resolve(import.meta.dirname, "../bin/node.js");
 }
 
+/**
+ * The node flags on a program's first line (`#!/usr/bin/env -S node --flag…`): a program started as `node <file>`
+ * runs with the same flags as when it is started on its own.
+ */
+export function shebangFlags(file: string): string[] {
+  const first = readFileSync(file, "utf8").split("\n", 1)[0] ?? "";
+  return first.startsWith("#!") ? first.split(/\s+/).filter((w) => w.startsWith("--")) : [];
+}
+
 /** The command line (after `node`) that runs `spec`. */
 export function nodeCommand(spec: NodeProcessSpec): string[] {
-  if (spec.role === "blobber" || spec.role === "validator")
-    return [resolve(import.meta.dirname, `../bin/${spec.role}.js`), ...(spec.args ?? [])];
+  if (spec.role === "blobber" || spec.role === "validator") {
+    const bin = resolve(import.meta.dirname, `../bin/${spec.role}.js`);
+    return [...shebangFlags(bin), bin, ...(spec.args ?? [])];
+  }
   return [nodeBinPath(), spec.role, "--config", spec.configFile];
 }
 

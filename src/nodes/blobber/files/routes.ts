@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage } from "node:http";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
-import { BufferPool } from "../../../core/buffer-pool.js";
 import { parseJson } from "../../../chain/json.js";
+import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   CHUNK_SIZE,

@@ -1,0 +1,38 @@
+// Programs started by the local network (and the storage bench) get the node flags of their own first line, so a
+// blobber runs with the same V8 settings whether an operator starts it or `npm start` does; zbox and zwallet carry
+// theirs in the same place.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, it } from "node:test";
+import { nodeCommand, shebangFlags } from "../../src/localnet/processes.js";
+
+const bin = (name: string) => resolve(import.meta.dirname, `../../src/bin/${name}.js`);
+
+describe("node flags from a program's first line", () => {
+  it("reads the flags of `#!/usr/bin/env -S node …`, and none from a plain or missing shebang", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cairn-shebang-"));
+    try {
+      const f = (name: string, text: string) => {
+        writeFileSync(join(dir, name), text);
+        return join(dir, name);
+      };
+      assert.deepEqual(shebangFlags(f("a.js", "#!/usr/bin/env -S node --max-semi-space-size=4 --x=1\nrun();\n")), [
+        "--max-semi-space-size=4",
+        "--x=1",
+      ]);
+      assert.deepEqual(shebangFlags(f("b.js", "#!/usr/bin/env node\n")), []);
+      assert.deepEqual(shebangFlags(f("c.js", "// --not-a-flag\n")), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("starts a blobber with its program's flags; zbox, zwallet and the blobber cap V8's semi-space", () => {
+    for (const name of ["zbox", "zwallet", "blobber"])
+      assert.ok(shebangFlags(bin(name)).includes("--max-semi-space-size=4"), name);
+    const cmd = nodeCommand({ name: "blobber1", role: "blobber", configFile: "", url: "", args: ["--port", "5051"] });
+    assert.deepEqual(cmd, ["--max-semi-space-size=4", bin("blobber"), "--port", "5051"]);
+  });
+});
