@@ -2,6 +2,7 @@
 // state, limits, paths, markers, atomicity of uncommitted work, and the settlement loop.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
@@ -31,6 +32,7 @@ import {
   type FileMeta,
   FileRoutes,
   leavesOf,
+  MAX_BODY_BYTES,
   merkleRoot,
   type ReadMarker,
   type Signer,
@@ -283,6 +285,54 @@ describe("blobber file API", () => {
     await r.clock.advance(10 * 60_000);
     const late = signRequest(r.owner, "GET", path, undefined, NOW, "10112233445566778899aabbccddeeff");
     assert.equal((await r.app.inject({ method: "GET", url: path, headers: late })).json().code, "stale_request");
+  });
+
+  it("reads chunk bodies with or without a content-length, byte-exact, and refuses one over the limit", async () => {
+    const r = await rig();
+    const conn = "bodyconn0001";
+    const a = new Uint8Array(randomBytes(CHUNK_SIZE));
+    const b = new Uint8Array(randomBytes(CHUNK_SIZE - 7));
+    const send = (offset: number, bytes: Uint8Array, nonce: string, streamed: boolean) => {
+      const url = `/v1/file/chunk/${r.alloc.id}?connection_id=${conn}&path=%2Fbody.bin&offset=${offset}`;
+      const headers = { ...signRequest(r.owner, "POST", url, bytes, NOW, nonce), "content-type": "application/octet-stream" };
+      // a stream is sent without a content-length (chunked): read the plain way; a buffer goes into a reused one
+      const payload = streamed
+        ? Readable.from([Buffer.from(bytes.subarray(0, 1000)), Buffer.from(bytes.subarray(1000))])
+        : Buffer.from(bytes);
+      return r.app.inject({ method: "POST", url, headers, payload });
+    };
+    const first = await send(0, a, "a0112233445566778899aabbccddeeff", false);
+    assert.equal(first.statusCode, 200, first.body);
+    const second = await send(CHUNK_SIZE, b, "b0112233445566778899aabbccddeeff", true);
+    assert.equal(second.statusCode, 200, second.body);
+    assert.equal(second.json().received, a.length + b.length);
+    const whole = new Uint8Array([...a, ...b]);
+    const c = r.client();
+    await c.upload(conn, "/body.bin", metaOf(whole), false);
+    const rp = await c.referencePath(["/body.bin"]);
+    const res = applyChanges(new Map(Object.entries(rp.listings)), [{ op: "upload", path: "/body.bin", file: metaOf(whole) }]);
+    await c.commit(
+      conn,
+      signWriteMarker(r.owner, {
+        allocation_root: allocationRoot(res.contentRoot, NOW / 1000),
+        prev_allocation_root: "",
+        allocation_id: r.alloc.id,
+        size: res.sizeDelta,
+        blobber_id: r.blobberId,
+        timestamp: NOW / 1000,
+      }),
+    );
+    const root = metaOf(whole).shard_roots[0] as string;
+    const got = await r.service.readShard(r.alloc.id, root, whole.length, 0, whole.length);
+    assert.deepEqual(got, whole, "both bodies stored byte-exact (the reused buffer was not overwritten)");
+    const big = await r.app.inject({
+      method: "POST",
+      url: `/v1/file/chunk/${r.alloc.id}?connection_id=${conn}&path=%2Fbig&offset=0`,
+      headers: { "content-type": "application/octet-stream" },
+      payload: Buffer.alloc(MAX_BODY_BYTES + 1),
+    });
+    assert.equal(big.statusCode, 413);
+    assert.equal(big.json().code, "request_too_large");
   });
 
   it("lets only the owner write, refuses unknown and expired allocations and traversal", async () => {
