@@ -57,17 +57,17 @@ function readBody(
   const buf = pooled ? pool.take(declared) : undefined;
   const pieces: Buffer[] = [];
   let got = 0;
-  let failed = false;
+  let settled = false;
   const fail = (err: Error) => {
-    if (failed) return;
-    failed = true;
+    if (settled) return;
+    settled = true;
     if (buf) pool.release(buf);
     payload.removeAllListeners("data");
     payload.resume();
     done(err);
   };
   payload.on("data", (c: Buffer) => {
-    if (failed) return;
+    if (settled) return;
     if (got + c.length > (buf ? declared : limit)) {
       fail(buf ? new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH() : new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
       return;
@@ -78,11 +78,12 @@ function readBody(
   });
   payload.on("error", (err) => fail(err));
   payload.on("end", () => {
-    if (failed) return;
+    if (settled) return;
     if (Number.isSafeInteger(declared) && got !== declared) {
       fail(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
       return;
     }
+    settled = true; // a late error must not answer twice
     const body = buf ?? Buffer.concat(pieces, got);
     done(null, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
   });
