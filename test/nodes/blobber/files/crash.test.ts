@@ -71,6 +71,7 @@ async function checkConsistent(dir: string, allocId: string): Promise<number> {
     return files.length;
   } finally {
     await kv.close();
+    await store.close();
   }
 }
 
@@ -191,6 +192,7 @@ for (const dieAt of ["before-commit-txn", "after-commit-txn"] as const) {
       }
     } finally {
       await kv.close();
+      await store.close();
     }
   });
 }

@@ -16,7 +16,10 @@ const A = "alloc01";
 const leaves = (k: number) => new Uint8Array(32 * k).fill(k);
 
 const dirs: string[] = [];
-after(() => {
+const opened: ShardStore[] = [];
+after(async () => {
+  // the disk store keeps files open between writes: closed here, not left to the collector
+  await Promise.all(opened.map((s) => s.close?.()));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -26,7 +29,9 @@ const twins: [string, () => Promise<ShardStore>][] = [
     async () => {
       const d = mkdtempSync(join(tmpdir(), "cairn-store-"));
       dirs.push(d);
-      return FsShardStore.open(d);
+      const s = await FsShardStore.open(d);
+      opened.push(s);
+      return s;
     },
   ],
   ["MemoryShardStore", async () => new MemoryShardStore()],

@@ -199,6 +199,7 @@ describe("blobber: tiny shards in the KV", () => {
     assert.deepEqual(await again.recover(), { droppedTemps: 0, droppedObjects: 0 });
     assert.deepEqual(await r.service.readShard(r.allocId, metaOf(other).shard_roots[0] as string, 3000, 0, 3000), other);
     await r.kv.close();
+    await r.store.close();
   });
 
   it("shares a tiny shard between copies, keeps it while one references it, and deletes it with the last", async () => {
@@ -235,6 +236,7 @@ describe("blobber: tiny shards in the KV", () => {
     assert.deepEqual(await download(r, "/w", b.length), b);
     assert.deepEqual(await r.store.listObjects(), []);
     await r.kv.close();
+    await r.store.close();
   });
 
   it("serves a tiny shard stored as an object file (the layout before), and deletes that file with its last reference", async () => {
@@ -260,6 +262,7 @@ describe("blobber: tiny shards in the KV", () => {
     await change(r, [{ op: "delete", path: "/again" }]);
     assert.equal(existsSync(objectFile(r, root)), false);
     await r.kv.close();
+    await r.store.close();
   });
 
   it("writes a commit's tiny shards beyond its KV budget as object files, all served", async () => {
@@ -278,6 +281,7 @@ describe("blobber: tiny shards in the KV", () => {
     assert.deepEqual(await r.store.listObjects(), []);
     assert.equal(r.kv.range({ prefix: `sf:sh:${r.allocId}:` }).length, 0);
     await r.kv.close();
+    await r.store.close();
   });
 
   it("reads byte ranges of temp data, near or far apart, short at the end, and nothing of a missing file", async () => {
