@@ -169,6 +169,26 @@ describe("files: faults", () => {
     }
   });
 
+  it("downloads the newest version of a file updated on half the blobbers, before any repair (2–2 split)", async () => {
+    const v1 = new Uint8Array(randomBytes(CHUNK_SIZE + 11));
+    const v2 = new Uint8Array(randomBytes(CHUNK_SIZE + 22));
+    await net.files().upload([{ localPath: localFile(v1), remotePath: "/ver.bin" }]);
+    await net.stop(0);
+    await net.stop(2);
+    try {
+      await net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(v2), remotePath: "/ver.bin", update: true }]);
+    } finally {
+      await net.start(0);
+      await net.start(2);
+    }
+    // 0 and 2 still hold the first version (a download does not repair): the second, on `data` blobbers, is served
+    const dst = out();
+    await net.files().download({ remotePath: "/ver.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), v2);
+    await net.files().repair();
+    assert.equal((await net.files().divergent()).inSync.length, 4);
+  });
+
   it("survives a blobber killed mid-upload and mid-download", async () => {
     // a killed blobber refuses connections at once: the timeouts only guard against a loaded machine
     const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));

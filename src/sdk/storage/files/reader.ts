@@ -62,7 +62,13 @@ export async function fileConsensus(
     g.push({ i: r.i, meta: r.meta, ms: r.ms ?? 0 });
     groups.set(r.meta.hash, g);
   }
-  const best = [...groups.values()].sort((a, b) => b.length - a.length)[0];
+  // the file's version: held by at least `data` blobbers, the newest of those (a version committed on two blobbers of
+  // 2+2 while the other two were down must win over the older pair, which a repair brings up to date later), then
+  // the one more blobbers hold
+  const newest = (g: { meta: MetaReply }[]) => Math.max(0, ...g.map((r) => r.meta.updated_at ?? 0));
+  const best = [...groups.values()].sort(
+    (a, b) => Number(b.length >= dataShards) - Number(a.length >= dataShards) || newest(b) - newest(a) || b.length - a.length,
+  )[0];
   if (!best || best.length < dataShards) {
     const notFound = results.filter((r) => "code" in r && r.code === "resource_not_found").length;
     const why = [...left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
