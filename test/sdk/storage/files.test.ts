@@ -181,7 +181,11 @@ describe("files: faults", () => {
       await net.start(0);
       await net.start(2);
     }
-    // 0 and 2 still hold the first version (a download does not repair): the second, on `data` blobbers, is served
+    // 0 and 2 still hold the first version (reads do not repair): the second, on `data` blobbers, is listed and served
+    const files = net.files();
+    assert.equal((await files.list("/ver.bin")).meta_data.size, v2.length, "list");
+    assert.equal((await files.listAll()).find((r) => r.path === "/ver.bin")?.size, v2.length, "list-all");
+    assert.equal((await files.meta("/ver.bin")).size, v2.length, "meta");
     const dst = out();
     await net.files().download({ remotePath: "/ver.bin", localPath: dst });
     assert.deepEqual(new Uint8Array(readFileSync(dst)), v2);

@@ -1287,11 +1287,17 @@ export class AllocationFiles {
 
   // ---------------------------------------------------------------- metadata
 
-  /** Listing of a directory (or one file) as most blobbers hold it. */
+  /** Listing of a directory (or one file) as the allocation holds it (see `agreeing`). */
   async list(path: string): Promise<ListReply> {
     const p = normalizePath(path, "list");
     const replies = await this.each((c) => c.list(p, this.timeoutMs));
-    return agreeing(replies, this.dataShards, "list", (r) => `${r.meta_data.hash}`);
+    return agreeing(
+      replies,
+      this.dataShards,
+      "list",
+      (r) => `${r.meta_data.hash}`,
+      (r) => r.latest_write_marker?.timestamp ?? 0,
+    );
   }
 
   async meta(path: string): Promise<MetaReply> {
@@ -1327,11 +1333,17 @@ export class AllocationFiles {
       for (;;) {
         const page = await c.refs("/", offset, 1000);
         out.push(...page.refs);
-        if (!page.next_offset_path) return { root: page.content_root, refs: out };
+        if (!page.next_offset_path) return { root: page.content_root, at: page.latest_write_marker?.timestamp ?? 0, refs: out };
         offset = page.next_offset_path;
       }
     });
-    return agreeing(replies, this.dataShards, "list-all", (r) => r.root).refs;
+    return agreeing(
+      replies,
+      this.dataShards,
+      "list-all",
+      (r) => r.root,
+      (r) => r.at,
+    ).refs;
   }
 
   private async each<T>(
@@ -1369,15 +1381,23 @@ async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number
   }
 }
 
+/**
+ * The reply most blobbers agree on (same `key`): of the groups of at least `need`, the newest (`stamp`: the latest
+ * write marker's time, as {@link rankGroups} ranks allocation states), then the larger.
+ */
 function agreeing<T>(
   replies: { i: number; value?: T; error?: string; code?: string }[],
   need: number,
   op: string,
   key: (v: T) => string,
+  stamp: (v: T) => number,
 ): T {
   const groups = new Map<string, T[]>();
   for (const r of replies) if (r.value !== undefined) groups.set(key(r.value), [...(groups.get(key(r.value)) ?? []), r.value]);
-  const best = [...groups.values()].sort((a, b) => b.length - a.length)[0];
+  const newest = (g: T[]) => Math.max(0, ...g.map(stamp));
+  const best = [...groups.values()].sort(
+    (a, b) => Number(b.length >= need) - Number(a.length >= need) || newest(b) - newest(a) || b.length - a.length,
+  )[0];
   if (!best || best.length < need) {
     const errs = replies.filter((r) => r.error);
     const nf = errs.find((r) => r.code === "resource_not_found");
