@@ -193,6 +193,31 @@ describe("files: faults", () => {
     assert.equal((await net.files().divergent()).inSync.length, 4);
   });
 
+  it("does not serve a file deleted on half the blobbers, before any repair (2–2 split)", async () => {
+    const bytes = new Uint8Array(randomBytes(CHUNK_SIZE + 33));
+    await net.files().upload([{ localPath: localFile(bytes), remotePath: "/gone.bin" }]);
+    await net.stop(0);
+    await net.stop(2);
+    try {
+      await net.files({ timeoutMs: 20_000 }).change([{ op: "delete", path: "/gone.bin" }], "delete");
+    } finally {
+      await net.start(0);
+      await net.start(2);
+    }
+    // 0 and 2 still hold the file; 1 and 3, which hold the newer state, do not
+    const files = net.files();
+    await assert.rejects(files.download({ remotePath: "/gone.bin", localPath: out() }), code("resource_not_found"));
+    await assert.rejects(files.meta("/gone.bin"), code("resource_not_found"));
+    await assert.rejects(files.list("/gone.bin"), code("resource_not_found"));
+    assert.equal(
+      (await files.listAll()).find((r) => r.path === "/gone.bin"),
+      undefined,
+      "list-all",
+    );
+    await files.repair();
+    assert.equal((await files.divergent()).inSync.length, 4);
+  });
+
   it("survives a blobber killed mid-upload and mid-download", async () => {
     // a killed blobber refuses connections at once: the timeouts only guard against a loaded machine
     const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));

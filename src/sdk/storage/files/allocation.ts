@@ -49,7 +49,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { fileConsensus, ShardReader } from "./reader.js";
+import { fileConsensus, goneIsNewer, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
 export interface StorageAllocation {
@@ -1291,6 +1291,15 @@ export class AllocationFiles {
   async list(path: string): Promise<ListReply> {
     const p = normalizePath(path, "list");
     const replies = await this.each((c) => c.list(p, this.timeoutMs));
+    // a path deleted on `data` blobbers while the others were down: they hold the newer state
+    const gone = replies.filter((r) => r.code === "resource_not_found").map((r) => r.i);
+    const found = replies.filter((r) => r.value !== undefined).map((r) => r.i);
+    if (
+      gone.length >= this.dataShards &&
+      found.length >= this.dataShards &&
+      (await goneIsNewer(this.clients, found, gone, this.timeoutMs))
+    )
+      throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "list" }, `${p} does not exist`);
     return agreeing(
       replies,
       this.dataShards,

@@ -30,6 +30,30 @@ export interface FileConsensus {
   left: Map<number, string>;
 }
 
+/**
+ * Whether blobbers `gone` (which answered that a path does not exist) hold a newer allocation state than blobbers
+ * `found` (which hold it): their latest write markers decide. Asked only when each side has `data` blobbers (a path
+ * deleted while half the blobbers were down, before a repair brings them up to date).
+ */
+export async function goneIsNewer(
+  clients: BlobberClient[],
+  found: number[],
+  gone: number[],
+  timeoutMs: number,
+): Promise<boolean> {
+  const at = await Promise.all(
+    [...found, ...gone].map((i) =>
+      (clients[i] as BlobberClient).referencePath(["/"], timeoutMs).then(
+        (rp) => rp.latest_write_marker?.timestamp ?? 0,
+        () => -1,
+      ),
+    ),
+  );
+  const newestFound = Math.max(-1, ...at.slice(0, found.length));
+  const newestGone = Math.max(-1, ...at.slice(found.length));
+  return newestGone > newestFound;
+}
+
 /** Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. */
 export async function fileConsensus(
   clients: BlobberClient[],
@@ -69,8 +93,21 @@ export async function fileConsensus(
   const best = [...groups.values()].sort(
     (a, b) => Number(b.length >= dataShards) - Number(a.length >= dataShards) || newest(b) - newest(a) || b.length - a.length,
   )[0];
+  const gone = results.filter((r) => "code" in r && r.code === "resource_not_found").map((r) => r.i);
+  if (
+    best &&
+    best.length >= dataShards &&
+    gone.length >= dataShards &&
+    (await goneIsNewer(
+      clients,
+      best.map((r) => r.i),
+      gone,
+      timeoutMs,
+    ))
+  )
+    throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file meta" }, `${path} does not exist`);
   if (!best || best.length < dataShards) {
-    const notFound = results.filter((r) => "code" in r && r.code === "resource_not_found").length;
+    const notFound = gone.length;
     const why = [...left.entries()].map(([i, e]) => `blobber ${i}: ${e}`).join("; ");
     throw new CodedError<SdkErrorCode>(
       { code: notFound >= dataShards ? "resource_not_found" : "consensus_failed", op: "file meta" },
