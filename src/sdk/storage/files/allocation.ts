@@ -49,6 +49,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
+import { rankByQuorum } from "./quorum.js";
 import { fileConsensus, goneIsNewer, ShardReader } from "./reader.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -178,27 +179,6 @@ interface SmallFile {
   shards: Uint8Array[];
 }
 
-/**
- * Groups of blobbers holding the same content, the allocation's own state first: the groups of at least `quorum`
- * blobbers (a write stands once that many committed it) before the others, among them the newest (latest write
- * marker), then the larger, then the one holding the lowest index. Newest before larger: on 2+2, a write committed
- * on two blobbers while the other two were down leaves two groups of two, and the committed write must win the
- * tie whichever indexes it landed on (ranked by size and index, the older pair could win and the repair roll the
- * committed write back). A newer state held by fewer than `quorum` blobbers is a commit that failed part-way: it
- * is rolled back by the repair.
- */
-function rankGroups<T extends { i: number; rp: RefPathReply }>(groups: T[][], quorum: number): T[][] {
-  const newest = (g: T[]) => Math.max(0, ...g.map((m) => m.rp.latest_write_marker?.timestamp ?? 0));
-  const lowest = (g: T[]) => Math.min(...g.map((m) => m.i));
-  return [...groups].sort(
-    (a, b) =>
-      Number(b.length >= quorum) - Number(a.length >= quorum) ||
-      newest(b) - newest(a) ||
-      b.length - a.length ||
-      lowest(a) - lowest(b),
-  );
-}
-
 /** A per-blobber queue of chunk requests with a bounded number in flight. */
 class Lane {
   inFlight = 0;
@@ -321,9 +301,10 @@ export class AllocationFiles {
       groups.set(s.rp.content_root, g);
     }
     const byIndex = new Map(st.map((s) => [s.i, s.rp]));
-    const ranked = rankGroups(
+    const ranked = rankByQuorum(
       [...groups.values()].map((g) => g.map((i) => ({ i, rp: byIndex.get(i) as RefPathReply }))),
       this.dataShards,
+      (m) => m.rp.latest_write_marker?.timestamp ?? 0,
     );
     const inSync = (ranked[0] ?? []).map((m) => m.i);
     const root = ranked[0]?.[0]?.rp.content_root ?? "";
@@ -500,7 +481,7 @@ export class AllocationFiles {
         g.push({ i: s.i, rp: s.rp });
         groups.set(s.rp.content_root, g);
       }
-      const ranked = rankGroups([...groups.values()], minimum);
+      const ranked = rankByQuorum([...groups.values()], minimum, (m) => m.rp.latest_write_marker?.timestamp ?? 0);
       const group = ranked[0] ?? [];
       for (const g of ranked.slice(1)) for (const m of g) failed.set(m.i, "its files differ from the other blobbers' (behind)");
       if (group.length < minimum) {
@@ -1291,14 +1272,9 @@ export class AllocationFiles {
   async list(path: string): Promise<ListReply> {
     const p = normalizePath(path, "list");
     const replies = await this.each((c) => c.list(p, this.timeoutMs));
-    // a path deleted on `data` blobbers while the others were down: they hold the newer state
-    const gone = replies.filter((r) => r.code === "resource_not_found").map((r) => r.i);
     const found = replies.filter((r) => r.value !== undefined).map((r) => r.i);
-    if (
-      gone.length >= this.dataShards &&
-      found.length >= this.dataShards &&
-      (await goneIsNewer(this.clients, found, gone, this.timeoutMs))
-    )
+    const gone = replies.filter((r) => r.code === "resource_not_found").map((r) => r.i);
+    if (await goneIsNewer(this.clients, this.dataShards, found, gone, this.timeoutMs))
       throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "list" }, `${p} does not exist`);
     return agreeing(
       replies,
@@ -1390,10 +1366,7 @@ async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number
   }
 }
 
-/**
- * The reply most blobbers agree on (same `key`): of the groups of at least `need`, the newest (`stamp`: the latest
- * write marker's time, as {@link rankGroups} ranks allocation states), then the larger.
- */
+/** The reply the allocation's version gives (same `key`; ranked by {@link rankByQuorum} on `stamp`). */
 function agreeing<T>(
   replies: { i: number; value?: T; error?: string; code?: string }[],
   need: number,
@@ -1403,10 +1376,7 @@ function agreeing<T>(
 ): T {
   const groups = new Map<string, T[]>();
   for (const r of replies) if (r.value !== undefined) groups.set(key(r.value), [...(groups.get(key(r.value)) ?? []), r.value]);
-  const newest = (g: T[]) => Math.max(0, ...g.map(stamp));
-  const best = [...groups.values()].sort(
-    (a, b) => Number(b.length >= need) - Number(a.length >= need) || newest(b) - newest(a) || b.length - a.length,
-  )[0];
+  const best = rankByQuorum([...groups.values()], need, stamp)[0];
   if (!best || best.length < need) {
     const errs = replies.filter((r) => r.error);
     const nf = errs.find((r) => r.code === "resource_not_found");

@@ -21,6 +21,7 @@ import { systemNow } from "../../ambient.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
+import { rankByQuorum } from "./quorum.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -31,16 +32,18 @@ export interface FileConsensus {
 }
 
 /**
- * Whether blobbers `gone` (which answered that a path does not exist) hold a newer allocation state than blobbers
- * `found` (which hold it): their latest write markers decide. Asked only when each side has `data` blobbers (a path
- * deleted while half the blobbers were down, before a repair brings them up to date).
+ * Whether a path that blobbers `found` hold and blobbers `gone` say does not exist was deleted: when each side has
+ * `quorum` blobbers (deleted while half of them were down, before a repair brings them up to date), the side with
+ * the newer latest write marker decides; asked of the blobbers only then.
  */
 export async function goneIsNewer(
   clients: BlobberClient[],
+  quorum: number,
   found: number[],
   gone: number[],
   timeoutMs: number,
 ): Promise<boolean> {
+  if (found.length < quorum || gone.length < quorum) return false;
   const at = await Promise.all(
     [...found, ...gone].map((i) =>
       (clients[i] as BlobberClient).referencePath(["/"], timeoutMs).then(
@@ -86,25 +89,10 @@ export async function fileConsensus(
     g.push({ i: r.i, meta: r.meta, ms: r.ms ?? 0 });
     groups.set(r.meta.hash, g);
   }
-  // the file's version: held by at least `data` blobbers, the newest of those (a version committed on two blobbers of
-  // 2+2 while the other two were down must win over the older pair, which a repair brings up to date later), then
-  // the one more blobbers hold
-  const newest = (g: { meta: MetaReply }[]) => Math.max(0, ...g.map((r) => r.meta.updated_at ?? 0));
-  const best = [...groups.values()].sort(
-    (a, b) => Number(b.length >= dataShards) - Number(a.length >= dataShards) || newest(b) - newest(a) || b.length - a.length,
-  )[0];
+  // the file's version (by its update time on the blobbers), unless the file was deleted in a newer state
+  const best = rankByQuorum([...groups.values()], dataShards, (r) => r.meta.updated_at ?? 0)[0];
   const gone = results.filter((r) => "code" in r && r.code === "resource_not_found").map((r) => r.i);
-  if (
-    best &&
-    best.length >= dataShards &&
-    gone.length >= dataShards &&
-    (await goneIsNewer(
-      clients,
-      best.map((r) => r.i),
-      gone,
-      timeoutMs,
-    ))
-  )
+  if (await goneIsNewer(clients, dataShards, best?.map((r) => r.i) ?? [], gone, timeoutMs))
     throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file meta" }, `${path} does not exist`);
   if (!best || best.length < dataShards) {
     const notFound = gone.length;
