@@ -112,6 +112,29 @@ describe("files: faults", () => {
   });
   after(async () => net.close());
 
+  /** Run `fn` with blobbers `down` stopped; they are started again afterwards, whatever happens. */
+  async function whileDown<T>(down: number[], fn: () => Promise<T>): Promise<T> {
+    for (const i of down) await net.stop(i);
+    try {
+      return await fn();
+    } finally {
+      for (const i of down) await net.start(i);
+    }
+  }
+
+  /** Download `remote` with a client of its own and check it byte for byte. */
+  async function downloadsAs(remote: string, bytes: Uint8Array, why?: string): Promise<void> {
+    const dst = out();
+    await net.files({ timeoutMs: 20_000 }).download({ remotePath: remote, localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes, why);
+  }
+
+  /** Repair, then every blobber holds the same content. */
+  async function repairsAll(): Promise<void> {
+    await net.files().repair();
+    assert.equal((await net.files().divergent()).inSync.length, 4);
+  }
+
   it("uploads and downloads with parity blobbers down, then repairs them from the others' shards", async () => {
     const bytes = new Uint8Array(randomBytes(3 * CHUNK_SIZE + 99));
     await net.stop(1);
@@ -142,14 +165,9 @@ describe("files: faults", () => {
 
   it("keeps a write committed on the higher-indexed half when the lower half was down (2–2 split)", async () => {
     const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
-    await net.stop(0);
-    await net.stop(2);
-    try {
-      await net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(bytes), remotePath: "/split.bin" }]);
-    } finally {
-      await net.start(0);
-      await net.start(2);
-    }
+    await whileDown([0, 2], () =>
+      net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(bytes), remotePath: "/split.bin" }]),
+    );
     // two blobbers on the old state, two on the new one: the newer write, committed on `data` blobbers, stands
     const files = net.files();
     const split = await files.divergent();
@@ -157,53 +175,29 @@ describe("files: faults", () => {
     assert.deepEqual([...split.behind].sort(), [0, 2]);
     assert.deepEqual((await files.repair()).sort(), [0, 2]);
     assert.equal((await files.divergent()).inSync.length, 4);
-    await net.stop(1);
-    await net.stop(3);
-    try {
-      const dst = out();
-      await net.files({ timeoutMs: 20_000 }).download({ remotePath: "/split.bin", localPath: dst });
-      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes, "served by the repaired blobbers alone");
-    } finally {
-      await net.start(1);
-      await net.start(3);
-    }
+    await whileDown([1, 3], () => downloadsAs("/split.bin", bytes, "served by the repaired blobbers alone"));
   });
 
   it("downloads the newest version of a file updated on half the blobbers, before any repair (2–2 split)", async () => {
     const v1 = new Uint8Array(randomBytes(CHUNK_SIZE + 11));
     const v2 = new Uint8Array(randomBytes(CHUNK_SIZE + 22));
     await net.files().upload([{ localPath: localFile(v1), remotePath: "/ver.bin" }]);
-    await net.stop(0);
-    await net.stop(2);
-    try {
-      await net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(v2), remotePath: "/ver.bin", update: true }]);
-    } finally {
-      await net.start(0);
-      await net.start(2);
-    }
+    await whileDown([0, 2], () =>
+      net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(v2), remotePath: "/ver.bin", update: true }]),
+    );
     // 0 and 2 still hold the first version (reads do not repair): the second, on `data` blobbers, is listed and served
     const files = net.files();
     assert.equal((await files.list("/ver.bin")).meta_data.size, v2.length, "list");
     assert.equal((await files.listAll()).find((r) => r.path === "/ver.bin")?.size, v2.length, "list-all");
     assert.equal((await files.meta("/ver.bin")).size, v2.length, "meta");
-    const dst = out();
-    await net.files().download({ remotePath: "/ver.bin", localPath: dst });
-    assert.deepEqual(new Uint8Array(readFileSync(dst)), v2);
-    await net.files().repair();
-    assert.equal((await net.files().divergent()).inSync.length, 4);
+    await downloadsAs("/ver.bin", v2);
+    await repairsAll();
   });
 
   it("does not serve a file deleted on half the blobbers, before any repair (2–2 split)", async () => {
     const bytes = new Uint8Array(randomBytes(CHUNK_SIZE + 33));
     await net.files().upload([{ localPath: localFile(bytes), remotePath: "/gone.bin" }]);
-    await net.stop(0);
-    await net.stop(2);
-    try {
-      await net.files({ timeoutMs: 20_000 }).change([{ op: "delete", path: "/gone.bin" }], "delete");
-    } finally {
-      await net.start(0);
-      await net.start(2);
-    }
+    await whileDown([0, 2], () => net.files({ timeoutMs: 20_000 }).change([{ op: "delete", path: "/gone.bin" }], "delete"));
     // 0 and 2 still hold the file; 1 and 3, which hold the newer state, do not
     const files = net.files();
     await assert.rejects(files.download({ remotePath: "/gone.bin", localPath: out() }), code("resource_not_found"));
@@ -214,8 +208,7 @@ describe("files: faults", () => {
       undefined,
       "list-all",
     );
-    await files.repair();
-    assert.equal((await files.divergent()).inSync.length, 4);
+    await repairsAll();
   });
 
   it("survives a blobber killed mid-upload and mid-download", async () => {
@@ -371,11 +364,8 @@ describe("files: faults", () => {
     } finally {
       (net.blobbers[3] as TestBlobber).delayMs = 0;
     }
-    const dst = out();
-    await net.files().download({ remotePath: "/slow.bin", localPath: dst });
-    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
-    await net.files().repair();
-    assert.equal((await net.files().divergent()).inSync.length, 4);
+    await downloadsAs("/slow.bin", bytes);
+    await repairsAll();
   });
 
   it("waits for a blobber that falls behind for less than the grace, and drops one that stays behind", async () => {
@@ -404,11 +394,8 @@ describe("files: faults", () => {
     } finally {
       (net.blobbers[3] as TestBlobber).delayMs = 0;
     }
-    const dst = out();
-    await net.files().download({ remotePath: "/lag2.bin", localPath: dst });
-    assert.deepEqual(new Uint8Array(readFileSync(dst)), small);
-    await net.files().repair();
-    assert.equal((await net.files().divergent()).inSync.length, 4);
+    await downloadsAs("/lag2.bin", small);
+    await repairsAll();
   });
 
   it("resumes an interrupted upload after the last acknowledged chunk", async () => {
