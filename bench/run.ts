@@ -13,7 +13,7 @@ import { getScheme, initCrypto } from "../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../src/core/wallet.js";
 import { createLocalnetLayout, portOffsets } from "../src/localnet/layout.js";
 import { findFreeBase } from "../src/localnet/ports.js";
-import { type RunningNode, shebangFlags, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
+import { type RunningNode, shebangEnv, shebangFlags, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 16);
@@ -196,10 +196,13 @@ async function main(): Promise<void> {
 /** The storage bench as a child process (BENCH_STORAGE_MB / BENCH_SMALL_FILES pass through the environment). */
 function storageBench(): Promise<void> {
   console.log("\nStorage transfers (bench/storage.js, results in bench/results/storage.json)...");
-  // the client runs with the node flags of zbox's own first line (#!/usr/bin/env -S node <flags>), so its memory is
-  // what a user's zbox would use
-  const flags = shebangFlags(join(import.meta.dirname, "../src/bin/zbox.js"));
-  const child = spawn(process.execPath, [...flags, join(import.meta.dirname, "storage.js")], { stdio: "inherit" });
+  // the client runs with the settings of zbox's own first line (#!/usr/bin/env -S [NAME=value] node <flags>), so its
+  // memory is what a user's zbox would use
+  const zbox = join(import.meta.dirname, "../src/bin/zbox.js");
+  const child = spawn(process.execPath, [...shebangFlags(zbox), join(import.meta.dirname, "storage.js")], {
+    env: { ...process.env, ...shebangEnv(zbox) },
+    stdio: "inherit",
+  });
   return new Promise((ok, fail) => {
     child.on("error", fail);
     child.on("exit", (code, signal) =>

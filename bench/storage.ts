@@ -16,7 +16,7 @@ import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { clientIdOf, getScheme, initCrypto } from "../src/core/schemes.js";
-import { shebangFlags } from "../src/localnet/processes.js";
+import { shebangEnv, shebangFlags } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
 import type { Signer } from "../src/storage/index.js";
 
@@ -31,9 +31,12 @@ const REPS = Math.max(1, Number(process.env.BENCH_REPS ?? 3));
 function startNode(args: string[]): Promise<{ child: ChildProcess; url: string }> {
   // BENCH_CHILD_PROF=<dir>: CPU profiles of the blobber processes (written when they are stopped)
   const prof = process.env.BENCH_CHILD_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CHILD_PROF}`] : [];
-  // a blobber runs with the node flags of the blobber program's first line (as the localnet starts it)
-  const flags = args[0] === "blobber" ? shebangFlags(join(import.meta.dirname, "../src/bin/blobber.js")) : [];
+  // a blobber runs with the settings of the blobber program's first line (as the localnet starts it)
+  const program = join(import.meta.dirname, "../src/bin/blobber.js");
+  const blobber = args[0] === "blobber";
+  const flags = blobber ? shebangFlags(program) : [];
   const child = spawn(process.execPath, [...flags, ...prof, join(import.meta.dirname, "storage-node.js"), ...args], {
+    env: { ...process.env, ...(blobber ? shebangEnv(program) : {}) },
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((ok, fail) => {

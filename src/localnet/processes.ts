@@ -30,22 +30,42 @@ export function nodeBinPath(): string {
   return resolve(import.meta.dirname, "../bin/node.js");
 }
 
+/** The words of a program's first line when it is a `#!` line (none otherwise). */
+function shebangWords(file: string): string[] {
+  const first = readFileSync(file, "utf8").split("\n", 1)[0] ?? "";
+  return first.startsWith("#!") ? first.split(/\s+/) : [];
+}
+
 /**
- * The node flags on a program's first line (`#!/usr/bin/env -S node --flag…`): a program started as `node <file>`
- * runs with the same flags as when it is started on its own.
+ * The node flags on a program's first line (`#!/usr/bin/env -S [NAME=value…] node --flag…`): a program started as
+ * `node <file>` runs with the same flags as when it is started on its own.
  */
 export function shebangFlags(file: string): string[] {
-  const first = readFileSync(file, "utf8").split("\n", 1)[0] ?? "";
-  return first.startsWith("#!") ? first.split(/\s+/).filter((w) => w.startsWith("--")) : [];
+  return shebangWords(file).filter((w) => w.startsWith("--"));
+}
+
+/** The environment settings on a program's first line (`NAME=value` before `node`), for the same reason. */
+export function shebangEnv(file: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const w of shebangWords(file)) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(w);
+    if (m) env[m[1] as string] = m[2] as string;
+  }
+  return env;
+}
+
+/** The program a role runs from (blobbers and validators have their own; the chain roles share cairn-node). */
+function programOf(spec: NodeProcessSpec): string {
+  return spec.role === "blobber" || spec.role === "validator"
+    ? resolve(import.meta.dirname, `../bin/${spec.role}.js`)
+    : nodeBinPath();
 }
 
 /** The command line (after `node`) that runs `spec`. */
 export function nodeCommand(spec: NodeProcessSpec): string[] {
-  if (spec.role === "blobber" || spec.role === "validator") {
-    const bin = resolve(import.meta.dirname, `../bin/${spec.role}.js`);
-    return [...shebangFlags(bin), bin, ...(spec.args ?? [])];
-  }
-  return [nodeBinPath(), spec.role, "--config", spec.configFile];
+  const bin = programOf(spec);
+  if (spec.role === "blobber" || spec.role === "validator") return [...shebangFlags(bin), bin, ...(spec.args ?? [])];
+  return [bin, spec.role, "--config", spec.configFile];
 }
 
 /** Start one node process; stdout and stderr go to `<logDir>/<name>.log`. */
@@ -54,6 +74,7 @@ export function startNode(spec: NodeProcessSpec, logDir: string): RunningNode {
   const logFile = join(logDir, `${spec.name}.log`);
   const fd = openSync(logFile, "a");
   const child = spawn(process.execPath, nodeCommand(spec), {
+    env: { ...process.env, ...shebangEnv(programOf(spec)) },
     stdio: ["ignore", fd, fd],
     detached: false,
   });

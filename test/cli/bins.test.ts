@@ -16,10 +16,10 @@ describe("published commands", () => {
     it(`${name} (${file}) is an executable node script`, async () => {
       const path = join(root, file);
       assert.ok((statSync(path).mode & 0o100) !== 0, `${file} is not executable`);
-      // plain, or with node flags (`env -S` splits them; zbox and zwallet cap V8's semi-space)
+      // plain, or with settings and node flags (`env -S` splits them; zbox and zwallet set malloc and V8 limits)
       assert.match(
         readFileSync(path, "utf8").split("\n", 1)[0] ?? "",
-        /^#!\/usr\/bin\/env (node|-S node( --[\w=-]+)+)$/,
+        /^#!\/usr\/bin\/env (node|-S( [A-Z_]+=\S+)* node( --[\w=-]+)+)$/,
         `${file} lacks the node shebang`,
       );
       if (name === "zbox" || name === "zwallet") {

@@ -6,32 +6,35 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { nodeCommand, shebangFlags } from "../../src/localnet/processes.js";
+import { nodeCommand, shebangEnv, shebangFlags } from "../../src/localnet/processes.js";
 
 const bin = (name: string) => resolve(import.meta.dirname, `../../src/bin/${name}.js`);
 
 describe("node flags from a program's first line", () => {
-  it("reads the flags of `#!/usr/bin/env -S node …`, and none from a plain or missing shebang", () => {
+  it("reads the settings and flags of `#!/usr/bin/env -S [NAME=value…] node …`, and none from a plain or missing shebang", () => {
     const dir = mkdtempSync(join(tmpdir(), "cairn-shebang-"));
     try {
       const f = (name: string, text: string) => {
         writeFileSync(join(dir, name), text);
         return join(dir, name);
       };
-      assert.deepEqual(shebangFlags(f("a.js", "#!/usr/bin/env -S node --max-semi-space-size=4 --x=1\nrun();\n")), [
-        "--max-semi-space-size=4",
-        "--x=1",
-      ]);
-      assert.deepEqual(shebangFlags(f("b.js", "#!/usr/bin/env node\n")), []);
-      assert.deepEqual(shebangFlags(f("c.js", "// --not-a-flag\n")), []);
+      const a = f("a.js", "#!/usr/bin/env -S MALLOC_ARENA_MAX=2 A_B=x=y node --max-semi-space-size=4 --x=1\nrun();\n");
+      assert.deepEqual(shebangFlags(a), ["--max-semi-space-size=4", "--x=1"]);
+      assert.deepEqual(shebangEnv(a), { MALLOC_ARENA_MAX: "2", A_B: "x=y" });
+      const b = f("b.js", "#!/usr/bin/env node\n");
+      assert.deepEqual([shebangFlags(b), shebangEnv(b)], [[], {}]);
+      const c = f("c.js", "// --not-a-flag X=1\n");
+      assert.deepEqual([shebangFlags(c), shebangEnv(c)], [[], {}]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it("starts a blobber with its program's flags; zbox, zwallet and the blobber cap V8's semi-space", () => {
-    for (const name of ["zbox", "zwallet", "blobber"])
+  it("starts a blobber with its program's flags; zbox, zwallet and the blobber cap malloc arenas and V8's semi-space", () => {
+    for (const name of ["zbox", "zwallet", "blobber"]) {
       assert.ok(shebangFlags(bin(name)).includes("--max-semi-space-size=4"), name);
+      assert.deepEqual(shebangEnv(bin(name)), { MALLOC_ARENA_MAX: "2" }, name);
+    }
     const cmd = nodeCommand({ name: "blobber1", role: "blobber", configFile: "", url: "", args: ["--port", "5051"] });
     assert.deepEqual(cmd, ["--max-semi-space-size=4", bin("blobber"), "--port", "5051"]);
   });
