@@ -198,7 +198,7 @@ function storageBench(): Promise<void> {
   console.log("\nStorage transfers (bench/storage.js, results in bench/results/storage.json)...");
   // the client runs with the settings of zbox's own first line (#!/usr/bin/env -S [NAME=value] node <flags>), so its
   // memory is what a user's zbox would use
-  const zbox = join(import.meta.dirname, "../src/bin/zbox.js");
+  const zbox = join(import.meta.dirname, "../cli/zbox.mjs");
   const child = spawn(process.execPath, [...shebangFlags(zbox), join(import.meta.dirname, "storage.js")], {
     env: { ...process.env, ...shebangEnv(zbox) },
     stdio: "inherit",

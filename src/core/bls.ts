@@ -9,22 +9,29 @@
 
 import { randomBytes } from "node:crypto";
 import type * as B from "bls-wasm";
-import bls from "bls-wasm";
 import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
 import { fromHex, isHex, toHex } from "./hex.js";
 import { BLS_SEED_PASSPHRASE, mnemonicSeed } from "./mnemonic.js";
 import type { KeyPair, SignatureScheme } from "./scheme.js";
 
-let ready: Promise<void> | undefined;
-let initialized = false;
+type BlsModule = typeof B;
 
-/** Load the BLS WebAssembly module on BN254 (idempotent; concurrent callers share one load). */
+let ready: Promise<void> | undefined;
+let bls: BlsModule | undefined;
+
+/**
+ * Load the BLS WebAssembly module on BN254 (idempotent; concurrent callers share one load). The module (600 kB of
+ * inlined WebAssembly) is imported here, not at the top, so a program that never signs or verifies with
+ * bls0chain (`zbox version`, an ed25519 wallet) does not pay for parsing and compiling it.
+ */
 export function initBls(): Promise<void> {
   if (!ready) {
-    ready = bls.init(bls.BN254).then(
-      () => {
-        initialized = true;
+    ready = import("bls-wasm").then(
+      async (mod) => {
+        const lib = (mod.default ?? mod) as BlsModule;
+        await lib.init(lib.BN254);
+        bls = lib;
       },
       (err: unknown) => {
         ready = undefined;
@@ -40,8 +47,8 @@ export function initBls(): Promise<void> {
 }
 
 /** The bls-wasm module, after `initBls()`. Throws `crypto_not_initialized` before. */
-export function blsLib(): typeof bls {
-  if (!initialized)
+export function blsLib(): BlsModule {
+  if (bls === undefined)
     throw new CodedError<CoreErrorCode>(
       { code: "crypto_not_initialized", op: "bls" },
       "BLS is not initialized: await initCrypto() first",

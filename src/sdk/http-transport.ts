@@ -7,7 +7,7 @@
  * Error codes: `connection_refused`, `timeout`, `dns_failed`, `connection_reset`, `aborted` (the caller's signal),
  * `response_too_large`, `transport_closed`, `request_failed` (anything else, including an invalid URL).
  */
-import { Agent, request } from "undici";
+import type { Agent } from "undici";
 import { CodedError } from "../core/errors.js";
 import { BulkHttp, BulkHttpError } from "./bulk-http.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
@@ -143,16 +143,29 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
 }
 
+type Undici = typeof import("undici");
+let undici: Promise<Undici> | undefined;
+/** undici (1.2 MB of JavaScript) is loaded by the first request, not when a program starts: `zbox version` and
+ *  `--help` never load it. */
+function loadUndici(): Promise<Undici> {
+  // natively, a CommonJS module's exports are both named and the default; in the bundled CLIs only the default
+  undici ??= import("undici").then((m) => ((m as { default?: Undici }).default ?? m) as Undici);
+  return undici;
+}
+
 /** `Transport` over real HTTP. */
 export class HttpTransport implements Transport {
-  private readonly agent: Agent;
+  private agent: Agent | undefined;
+  private readonly connections: number;
+  private readonly keepAliveMs: number;
   private readonly defaultTimeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly bulk: BulkHttp;
   private closed = false;
 
   constructor(opts: HttpTransportOptions = {}) {
-    this.agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: opts.keepAliveMs ?? 10_000 });
+    this.connections = opts.connections ?? 64;
+    this.keepAliveMs = opts.keepAliveMs ?? 10_000;
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.bulk = new BulkHttp({ keepAliveMs: opts.keepAliveMs ?? 10_000, maxResponseBytes: this.maxResponseBytes });
@@ -179,7 +192,10 @@ export class HttpTransport implements Transport {
         const r = await this.bulk.request(req, url, signal);
         return makeResponse(r.status, r.headers, r.body);
       }
-      const res = await request(url, {
+      const u = await loadUndici();
+      if (this.closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
+      this.agent ??= new u.Agent({ connections: this.connections, keepAliveTimeout: this.keepAliveMs });
+      const res = await u.request(url, {
         method: req.method,
         headers: req.headers ?? {},
         body:
@@ -249,6 +265,6 @@ export class HttpTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.bulk.close();
-    await this.agent.close();
+    await this.agent?.close();
   }
 }

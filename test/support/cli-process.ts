@@ -11,7 +11,8 @@ export interface CliRun {
   err: string;
 }
 
-const BIN = resolve(import.meta.dirname, "../../src/bin");
+// the bundled programs package.json "bin" names (scripts/bundle-cli.mjs): what `zbox` / `zwallet` run for a user
+const BIN = resolve(import.meta.dirname, "../../cli");
 
 /** Run `bin args… --configDir cfg --wallet wallet`; `env` is added to the environment. */
 export function runCli(
@@ -22,7 +23,7 @@ export function runCli(
   env: Record<string, string> = {},
 ): Promise<CliRun> {
   return new Promise((res) => {
-    const c = spawn(process.execPath, [resolve(BIN, `${bin}.js`), ...args, "--configDir", cfg, "--wallet", wallet], {
+    const c = spawn(process.execPath, [resolve(BIN, `${bin}.mjs`), ...args, "--configDir", cfg, "--wallet", wallet], {
       env: { ...process.env, FORCE_COLOR: "0", ...env },
     });
     let out = "";
