@@ -211,7 +211,20 @@ function storageBench(): Promise<void> {
   });
 }
 
-// BENCH_ONLY=chain or BENCH_ONLY=storage runs one part
+/** The user-level bench (bench/user.ts) as a child process: the CLIs against `npm start`'s network. */
+function userBench(): Promise<void> {
+  console.log("\nSpeed as a user sees it (bench/user.js, results in bench/results/user.json)...");
+  const child = spawn(process.execPath, [join(import.meta.dirname, "user.js")], { stdio: "inherit" });
+  return new Promise((ok, fail) => {
+    child.on("error", fail);
+    child.on("exit", (code, signal) =>
+      code === 0 ? ok() : fail(new Error(`user bench exited with ${signal ?? `code ${code}`}`)),
+    );
+  });
+}
+
+// BENCH_ONLY=chain, storage or user runs one part
 const only = process.env.BENCH_ONLY;
-if (only !== "storage") await main();
-if (only !== "chain") await storageBench();
+if (only === undefined || only === "chain") await main();
+if (only === undefined || only === "storage") await storageBench();
+if (only === undefined || only === "user") await userBench();
