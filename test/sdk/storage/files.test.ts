@@ -97,9 +97,9 @@ describe("files: round trips on 2+2", () => {
       localPath: localFile(new Uint8Array(randomBytes(4096))),
       remotePath: `/many/f${i}.bin`,
     }));
-    const before = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    const before = net.blobbers[0]?.service.ledger.writeMarkers("accepted").length ?? 0;
     await files.upload(srcs);
-    const after = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    const after = net.blobbers[0]?.service.ledger.writeMarkers("accepted").length ?? 0;
     assert.equal(after - before, 1, "one write marker for the batch");
     assert.equal((await files.list("/many")).list.length, 30);
   });

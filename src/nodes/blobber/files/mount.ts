@@ -13,11 +13,13 @@ import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../loop.js";
 import { big } from "../allocations.js";
 import type { BlobberContext } from "../blobber.js";
+import type { AllocationView, ReadBudget } from "./context.js";
 import { registerFileRoutes } from "./routes.js";
-import type { ReadBudget } from "./service.js";
-import { type AllocationView, createFileServiceFrom, type FileService } from "./service-factory.js";
+import { createFileService, type FileService } from "./service.js";
 import { createSettlementLoop } from "./settlement.js";
-import { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
+import type { ShardStore } from "./store.js";
+import { FsShardStore } from "./store-fs.js";
+import { MemoryShardStore } from "./store-memory.js";
 
 const mounted = new WeakMap<NodeApp, { service: FileService; settlement: Loop }>();
 
@@ -43,7 +45,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
       return a;
     },
   };
-  const service = await createFileServiceFrom({
+  const service = await createFileService({
     kv: ctx.kv,
     shards,
     clock: ctx.clock,
@@ -61,7 +63,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     return res.hash;
   };
   const settlement = createSettlementLoop({
-    service,
+    ledger: service.ledger,
     chain: {
       commitConnection: (input) => hash("commit_connection", input),
       readRedeem: (input) => hash("read_redeem", input),

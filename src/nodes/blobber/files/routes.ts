@@ -20,7 +20,8 @@ import {
   storageError,
   verifyRequest,
 } from "../../../storage/index.js";
-import type { Caller, FileService } from "./service.js";
+import type { Caller } from "./context.js";
+import type { FileService } from "./service.js";
 
 function rawBody(req: FastifyRequest): Uint8Array {
   const b = req.body as unknown;

@@ -472,7 +472,7 @@ describe("blobber file API", () => {
     await c.download({ path: "/dl", start_block: 0, num_blocks: 1, read_marker: rm(5) });
     r.service.flushReads();
     assert.deepEqual(
-      r.service.readMarkersToRedeem().map((m) => [m.marker.counter, m.served]),
+      r.service.ledger.readMarkersToRedeem().map((m) => [m.marker.counter, m.served]),
       [[5, 5]],
       "the highest marker is kept for redemption, with the blocks served",
     );
@@ -502,7 +502,7 @@ describe("blobber file API", () => {
     await c.download({ path: "/dl", start_block: 3, num_blocks: 1, read_marker: rm(3) });
     const calls: string[] = [];
     const loop = createSettlementLoop({
-      service: r.service,
+      ledger: r.service.ledger,
       clock: r.clock,
       log: silentLogger(),
       chain: {
