@@ -4,7 +4,6 @@
  * read pool on chain.
  */
 
-import { readCost } from "../../../contracts/storage/markers.js";
 import { errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
@@ -15,6 +14,7 @@ import {
   normalizePath,
   parseReadMarker,
   rangeProofFromLevels,
+  readCost,
   StorageErrors,
   storageError,
   unpackHashes,
