@@ -1,20 +1,19 @@
 /**
  * The blobber: a storage provider node. {@link createBlobber} is the one factory the process runner
- * (`run.ts`, lmdb + files on disk + system clock + HTTP) and the in-process network (memory KV, memory blob
+ * (`run.ts`, lmdb + files on disk + system clock + HTTP) and the in-process network (memory KV, memory shard
  * store, manual clock, memory transport) both use.
  *
  * On chain (`research/storage-protocol.md` §5.3) it registers its wallet with the miners and sends
  * `add_blobber` until that succeeds (a pausable Loop, retried every `registerRetryMs`), then sends
  * `blobber_health_check` every `healthCheckMs` (not while its capacity is 0) and refreshes its allocation cache
  * and its on-chain record every `update_allocations_interval`. Metadata is in the KV (keys `blobber:*`,
- * `provider:*`, `alloc:*`; the file API uses its own prefixes), content in the blob store.
+ * `provider:*`, `alloc:*`; the file API uses its own prefixes), content in the shard store.
  */
 
 import { durationMs } from "../../core/duration.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import * as sdk from "../../sdk/index.js";
-import type { BlobStore } from "../blobstore.js";
 import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeErrorCode } from "../errors.js";
@@ -24,6 +23,7 @@ import { type Logger, silentLogger } from "../logger.js";
 import { Loop } from "../loop.js";
 import { ActivityLog, type ProviderChain, sendStorageTxn, type TxnCounters, walletFromKeys } from "../provider/chain.js";
 import { AllocationCache } from "./allocations.js";
+import type { ShardStore } from "./files/store.js";
 import { blobberMetrics } from "./metrics.js";
 import { registerBlobberPages } from "./pages.js";
 import { BLOBBER_ROUTES } from "./routes.js";
@@ -65,8 +65,8 @@ export interface BlobberContext {
   config: BlobberConfig;
   /** Metadata store (lmdb under `--db_dir`, or memory). */
   kv: KV;
-  /** Content store (files under `--files_dir`, or memory). */
-  blobs: BlobStore;
+  /** Content store: the shards of committed files and of uploads in progress (files under `--files_dir`, or memory). */
+  shards: ShardStore;
   allocations: AllocationCache;
   usage: UsageCounters;
   clock: Clock;
@@ -98,7 +98,8 @@ export interface BlobberOptions {
   hostname: string;
   port: number;
   kv: KV;
-  blobs: BlobStore;
+  /** Opened by the caller (which closes it after the app). */
+  shards: ShardStore;
   clock: Clock;
   chain: ProviderChain;
   logger?: Logger;
@@ -182,7 +183,7 @@ function toBig(v: unknown): bigint | undefined {
 
 /** Build a blobber. Nothing runs until `start()`; the app is returned unlistened. */
 export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
-  const { config, kv, blobs, clock, chain } = opts;
+  const { config, kv, shards, clock, chain } = opts;
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
@@ -208,7 +209,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     url,
     config,
     kv,
-    blobs,
+    shards,
     allocations,
     usage,
     clock,

@@ -24,13 +24,6 @@ const LINKS: [string, string][] = [
   [BlobberPages.config.path, "Config"],
 ];
 
-/** Sum of blob sizes in the content store (the reference `disk_size_used`). */
-async function diskUsed(b: Blobber): Promise<number> {
-  let sum = 0;
-  for (const k of await b.ctx.blobs.list()) sum += (await b.ctx.blobs.size(k)) ?? 0;
-  return sum;
-}
-
 function allocState(a: CachedAllocation, nowMs: number): string {
   if (a.canceled) return badge("bad", "canceled");
   if (a.finalized) return badge("warn", "finalized");
@@ -61,7 +54,7 @@ export async function blobberStats(b: Blobber): Promise<Record<string, unknown>>
     used_size: used,
     files_size: used,
     thumbnails_size: 0,
-    disk_size_used: await diskUsed(b),
+    disk_size_used: used,
     num_of_block_writes: 0,
     num_of_writes: writes.ok,
     num_of_reads: reads.ok,

@@ -1,13 +1,11 @@
 /**
  * The file API as a blobber route group (`BLOBBER_ROUTES` in `../routes.ts`): builds the file service on the
- * blobber's KV, a shard store next to its blob store (`<files_dir>/.files`, or memory), its allocation cache, and
- * starts the settlement loop with the app (redeeming markers through the blobber's wallet).
+ * blobber's KV, its shard store and its allocation cache, and starts the settlement loop with the app (redeeming
+ * markers through the blobber's wallet).
  */
 
-import { join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
-import { FsBlobStore } from "../../blobstore.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../loop.js";
@@ -17,9 +15,6 @@ import type { AllocationView, ReadBudget } from "./context.js";
 import { registerFileRoutes } from "./routes.js";
 import { createFileService, type FileService } from "./service.js";
 import { createSettlementLoop } from "./settlement.js";
-import type { ShardStore } from "./store.js";
-import { FsShardStore } from "./store-fs.js";
-import { MemoryShardStore } from "./store-memory.js";
 
 const mounted = new WeakMap<NodeApp, { service: FileService; settlement: Loop }>();
 
@@ -30,8 +25,6 @@ export function fileApiOf(app: NodeApp): { service: FileService; settlement: Loo
 
 /** Route registrar: mount the file API on a blobber. */
 export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promise<void> {
-  const shards: ShardStore =
-    ctx.blobs instanceof FsBlobStore ? await FsShardStore.open(join(ctx.blobs.dir, ".files")) : new MemoryShardStore();
   const allocations = {
     async get(id: string): Promise<AllocationView | undefined> {
       let a = ctx.allocations.get(id);
@@ -47,7 +40,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
   };
   const service = await createFileService({
     kv: ctx.kv,
-    shards,
+    shards: ctx.shards,
     clock: ctx.clock,
     blobberId: ctx.id,
     allocations,
@@ -75,7 +68,6 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
   app.addHook("onReady", async () => settlement.start());
   app.addHook("onClose", async () => {
     await settlement.stop();
-    await shards.close?.();
   });
 }
 
