@@ -7,7 +7,8 @@
 import type { Block, MagicBlock } from "../chain/types.js";
 import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { getScheme } from "../core/schemes.js";
-import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
+import { createBlobber } from "../nodes/blobber/blobber.js";
+import type { Blobber } from "../nodes/blobber/context.js";
 import { MemoryShardStore } from "../nodes/blobber/files/store-memory.js";
 import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { createBlockWorker } from "../nodes/blockworker/factory.js";

@@ -28,6 +28,7 @@ describe("storage provider route definitions", () => {
       ...Object.values(BlobberPages).map((r: PageRoute) => `${r.method} ${r.path}`),
     ].sort();
     assert.deepEqual(registered(blobber.app), declared);
+    assert.equal(blobber.ctx.files?.service.blobberId, blobber.id, "the mounted file API, on the blobber's context");
     await blobber.stop();
   });
 

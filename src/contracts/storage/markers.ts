@@ -96,7 +96,8 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   if (wm.timestamp > a.expiration_date)
     refuse(code, `write marker time ${wm.timestamp} is after allocation expires (${a.expiration_date})`);
   if (ctx.now > a.expiration_date) refuse(code, "allocation is expired");
-  if (d.allocation_root === wm.allocation_root) refuse(code, "write marker already redeemed (same allocation root)");
+  if (d.allocation_root === wm.allocation_root)
+    refuse("write_marker_already_redeemed", "write marker already redeemed (same allocation root)");
   if (d.allocation_root !== wm.prev_allocation_root)
     refuse(
       code,

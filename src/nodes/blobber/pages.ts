@@ -12,7 +12,7 @@ import type { NodeErrorCode } from "../errors.js";
 import { type NodeApp, requireHash, sendJson } from "../http.js";
 import { badge, card, esc, formatBytes, formatNs, formatTime, formatZcn, page, table } from "../provider/pages.js";
 import type { CachedAllocation } from "./allocations.js";
-import type { Blobber } from "./blobber.js";
+import type { Blobber } from "./context.js";
 import type { BlobberMetrics } from "./metrics.js";
 
 const LINKS: [string, string][] = [

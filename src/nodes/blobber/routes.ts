@@ -5,7 +5,7 @@
  * A registrar receives the blobber's fastify app and its {@link BlobberContext} (identity, configuration, KV
  * for metadata, shard store for content, allocation cache, usage counters, clock, logger, chain client).
  */
-import type { BlobberContext, RouteRegistrar } from "./blobber.js";
+import type { BlobberContext, RouteRegistrar } from "./context.js";
 import { registerFileApi } from "./files/mount.js";
 
 export type { BlobberContext, RouteRegistrar };

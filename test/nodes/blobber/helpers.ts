@@ -1,6 +1,7 @@
 // Building a blobber for tests: a parsed yaml, fresh BLS keys, memory stores, a manual clock and a fake chain.
 import { getScheme, initCrypto } from "../../../src/core/schemes.js";
-import { type Blobber, type BlobberOptions, createBlobber } from "../../../src/nodes/blobber/blobber.js";
+import { type BlobberOptions, createBlobber } from "../../../src/nodes/blobber/blobber.js";
+import type { Blobber } from "../../../src/nodes/blobber/context.js";
 import { MemoryShardStore } from "../../../src/nodes/blobber/files/store-memory.js";
 import { ManualClock } from "../../../src/nodes/clock.js";
 import { parseBlobberConfig } from "../../../src/nodes/config/operator.js";

@@ -18,7 +18,7 @@ export type {
 } from "./context.js";
 export type { StoredReadMarker, StoredWriteMarker } from "./keys.js";
 export { MarkerLedger } from "./ledger.js";
-export { fileApiOf, registerFileApi } from "./mount.js";
+export { registerFileApi } from "./mount.js";
 export { MAX_DOWNLOAD_BLOCKS } from "./reads.js";
 export { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 export { createFileService, FileService } from "./service.js";

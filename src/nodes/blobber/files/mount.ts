@@ -4,23 +4,31 @@
  * markers through the blobber's wallet).
  */
 
+import { TxnStatus } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
-import type { Loop } from "../../loop.js";
 import { big } from "../allocations.js";
-import type { BlobberContext } from "../blobber.js";
+import type { BlobberContext } from "../context.js";
 import type { AllocationView, ReadBudget } from "./context.js";
 import { registerFileRoutes } from "./routes.js";
-import { createFileService, type FileService } from "./service.js";
+import { createFileService } from "./service.js";
 import { createSettlementLoop } from "./settlement.js";
 
-const mounted = new WeakMap<NodeApp, { service: FileService; settlement: Loop }>();
+/** The storage transactions settlement sends, and the code of their failure on chain. */
+const FAILED = { commit_connection: "commit_connection_failed", read_redeem: "read_redeem_failed" } as const;
 
-/** The file service and settlement loop mounted on a blobber's app (tests drive the loop with `trigger()`). */
-export function fileApiOf(app: NodeApp): { service: FileService; settlement: Loop } | undefined {
-  return mounted.get(app);
+/**
+ * Contract codes of a failed settlement transaction that settlement acts on: a failed transaction's output is its
+ * reason, `<code>: <message>` (`chain/execute.ts`); one of these codes is kept on the error, any other is `FAILED`'s.
+ */
+const SETTLEMENT_CODES = ["write_marker_already_redeemed"] as const satisfies readonly NodeErrorCode[];
+
+/** The error of a failed settlement transaction `name` whose output (its reason) is `output`. */
+export function settlementFailure(name: keyof typeof FAILED, output: string): CodedError<NodeErrorCode> {
+  const code = SETTLEMENT_CODES.find((c) => output.startsWith(`${c}: `)) ?? FAILED[name];
+  return new CodedError<NodeErrorCode>({ code, op: name }, output || `${name} failed on chain`);
 }
 
 /** Route registrar: mount the file API on a blobber. */
@@ -49,10 +57,9 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
   });
   registerFileRoutes(app, service);
-  const hash = async (name: "commit_connection" | "read_redeem", input: unknown): Promise<string> => {
+  const hash = async (name: keyof typeof FAILED, input: unknown): Promise<string> => {
     const res = await ctx.sendTxn(name, input);
-    if (res.status !== 1)
-      throw new CodedError<NodeErrorCode>({ code: `${name}_failed` as const, op: name }, res.output || `${name} failed on chain`);
+    if (res.status !== TxnStatus.success) throw settlementFailure(name, res.output);
     return res.hash;
   };
   const settlement = createSettlementLoop({
@@ -64,7 +71,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
     clock: ctx.clock,
     log: ctx.logger.child({ component: "settlement" }),
   });
-  mounted.set(app, { service, settlement });
+  ctx.files = { service, settlement };
   app.addHook("onReady", async () => settlement.start());
   app.addHook("onClose", async () => {
     await settlement.stop();

@@ -9,7 +9,7 @@
  * - read markers: only the latest per reader — its cumulative counter covers every earlier block — by
  *   `read_redeem`, however many downloads there were.
  */
-import { errorMessage } from "../../../core/errors.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
 import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
@@ -70,7 +70,7 @@ export async function settleOnce(
         run.writeMarkers++;
       } catch (err) {
         const msg = errorMessage(err);
-        if (/already redeemed/.test(msg)) {
+        if (err instanceof CodedError && err.code === "write_marker_already_redeemed") {
           ledger.markWriteMarkers(alloc, m.seq, "redeemed", undefined, msg);
           continue;
         }

@@ -14,6 +14,7 @@ import {
   type ReadBudgetSource,
   registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
+import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
 import { createServer, type NodeApp } from "../../../../src/nodes/http.js";
 import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
@@ -528,5 +529,38 @@ describe("blobber file API", () => {
     await loop.trigger();
     assert.deepEqual(calls, [], "nothing left to redeem");
     await loop.stop();
+  });
+
+  it("marks a write marker the chain already has redeemed by its error code, and retries other failures", async () => {
+    const r = await rig();
+    await put(r, "/a", new Uint8Array(randomBytes(100)));
+    const settle = (err: Error) =>
+      createSettlementLoop({
+        ledger: r.service.ledger,
+        clock: r.clock,
+        log: silentLogger(),
+        maxRetries: 5,
+        chain: {
+          commitConnection: async () => {
+            throw err;
+          },
+          readRedeem: async () => "t".repeat(64),
+        },
+      });
+    // the same words under another code are a failure: the marker stays to be retried
+    const other = settle(new CodedError({ code: "commit_connection_failed", op: "x" }, "write marker already redeemed"));
+    await other.trigger();
+    assert.equal(r.service.ledger.writeMarkers("accepted").length, 1);
+    await other.stop();
+    const known = settle(new CodedError({ code: "write_marker_already_redeemed", op: "x" }, "redeemed before"));
+    await known.trigger();
+    assert.equal(r.service.ledger.writeMarkers("accepted").length, 0);
+    assert.equal(r.service.ledger.writeMarkers("redeemed").length, 1);
+    await known.stop();
+    // the blobber reads the code of a failed transaction's reason (`<code>: <message>`)
+    const out = "write_marker_already_redeemed: write marker already redeemed (same allocation root)";
+    assert.ok(code("write_marker_already_redeemed")(settlementFailure("commit_connection", out)));
+    assert.ok(code("commit_connection_failed")(settlementFailure("commit_connection", "commit_connection_failed: no")));
+    assert.ok(code("read_redeem_failed")(settlementFailure("read_redeem", "")));
   });
 });
