@@ -14,7 +14,7 @@ import type { Logger } from "../logger.js";
 import type { Loop } from "../loop.js";
 import type { ActivityLog, ProviderChain, TxnCounters } from "../provider/chain.js";
 import type { AllocationCache } from "./allocations.js";
-import type { FileService } from "./files/service.js";
+import type { FileApi } from "./files/assembly.js";
 import type { ShardStore } from "./files/store.js";
 
 /** Used bytes per allocation, kept in the KV (`blobber:used:<allocation>`); the file API reports writes here. */
@@ -66,7 +66,7 @@ export interface BlobberContext {
   /** Send a storage smart-contract call from the blobber's wallet, recorded in the dashboard's activity. */
   sendTxn(name: string, input: unknown, value?: bigint): Promise<sdk.TxnResult>;
   /** The file API once its route group mounted it (`files/mount.ts`): tests drive its settlement loop with `trigger()`. */
-  files?: { service: FileService; settlement: Loop };
+  files?: FileApi;
 }
 
 /** Registers a group of routes on a blobber (see `routes.ts`). */

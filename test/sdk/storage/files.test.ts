@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CodedError } from "../../../src/core/errors.js";
 import { BLOCK_SIZE, CHUNK_SIZE } from "../../../src/storage/index.js";
-import { signerOf, startNet, type TestBlobber, type TestNet } from "./harness.js";
+import { signerOf, startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-files-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -8,6 +8,7 @@
  * `allocations.get(id)` returns an {@link AllocationView} (the blobber's allocation cache adapts its records).
  */
 
+export { assembleFileApi, type FileApi, type FileApiOptions } from "./assembly.js";
 export type {
   AllocationSource,
   AllocationView,

@@ -11,10 +11,8 @@ import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import { big } from "../allocations.js";
 import type { BlobberContext } from "../context.js";
+import { assembleFileApi } from "./assembly.js";
 import type { AllocationView, ReadBudget } from "./context.js";
-import { registerFileRoutes } from "./routes.js";
-import { createFileService } from "./service.js";
-import { createSettlementLoop } from "./settlement.js";
 
 /** The storage transactions settlement sends, and the code of their failure on chain. */
 const FAILED = { commit_connection: "commit_connection_failed", read_redeem: "read_redeem_failed" } as const;
@@ -46,36 +44,34 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
       return a;
     },
   };
-  const service = await createFileService({
-    kv: ctx.kv,
-    shards: ctx.shards,
-    clock: ctx.clock,
-    blobberId: ctx.id,
-    allocations,
-    log: ctx.logger.child({ component: "files" }),
-    onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
-    readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
-  });
-  registerFileRoutes(app, service);
   const hash = async (name: keyof typeof FAILED, input: unknown): Promise<string> => {
     const res = await ctx.sendTxn(name, input);
     if (res.status !== TxnStatus.success) throw settlementFailure(name, res.output);
     return res.hash;
   };
-  const settlement = createSettlementLoop({
-    ledger: service.ledger,
-    chain: {
-      commitConnection: (input) => hash("commit_connection", input),
-      readRedeem: (input) => hash("read_redeem", input),
+  const api = await assembleFileApi(
+    {
+      kv: ctx.kv,
+      shards: ctx.shards,
+      clock: ctx.clock,
+      blobberId: ctx.id,
+      allocations,
+      log: ctx.logger.child({ component: "files" }),
+      onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
+      readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
     },
-    clock: ctx.clock,
-    log: ctx.logger.child({ component: "settlement" }),
-  });
-  ctx.files = { service, settlement };
-  app.addHook("onReady", async () => settlement.start());
-  app.addHook("onClose", async () => {
-    await settlement.stop();
-  });
+    {
+      app,
+      settlement: {
+        chain: {
+          commitConnection: (input) => hash("commit_connection", input),
+          readRedeem: (input) => hash("read_redeem", input),
+        },
+        log: ctx.logger.child({ component: "settlement" }),
+      },
+    },
+  );
+  ctx.files = api;
 }
 
 /** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */

@@ -7,16 +7,17 @@ import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
+  assembleFileApi,
   createFileService,
   createSettlementLoop,
   type FileService,
+  type FileServiceDeps,
   MemoryShardStore,
   type ReadBudgetSource,
-  registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
 import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
-import { createServer, type NodeApp } from "../../../../src/nodes/http.js";
+import type { NodeApp } from "../../../../src/nodes/http.js";
 import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
 import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
@@ -42,7 +43,7 @@ import {
   signWriteMarker,
   type WriteMarker,
 } from "../../../../src/storage/index.js";
-import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
 
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 const NOW = 1_800_000_000_000;
@@ -77,19 +78,16 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
   const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600, size });
   const kv = new MemoryKV();
   const shards = new MemoryShardStore();
-  const boot = () =>
-    createFileService({
-      kv,
-      shards,
-      clock,
-      blobberId,
-      allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
-      log: silentLogger(),
-      ...(readBudget ? { readBudget } : {}),
-    });
-  const service = await boot();
-  const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-  registerFileRoutes(app, service);
+  const deps = (): FileServiceDeps => ({
+    kv,
+    shards,
+    clock,
+    blobberId,
+    allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
+    log: silentLogger(),
+    ...(readBudget ? { readBudget } : {}),
+  });
+  const { app, service } = await assembleFileApi(deps());
   const transport = new MemoryTransport({ clock });
   transport.register("blobber:1", app);
   return {
@@ -101,7 +99,7 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
     alloc,
     client: (signer = owner) =>
       new BlobberClient({ id: blobberId, url: "http://blobber:1" }, alloc.id, { transport, signer, now: () => clock.now() }),
-    restart: boot,
+    restart: () => createFileService(deps()),
   };
 }
 
