@@ -6,9 +6,9 @@ import { open, stat } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createFileService, FsShardStore, registerFileRoutes } from "../src/nodes/blobber/files/index.js";
+import { assembleFileApi, FsShardStore } from "../src/nodes/blobber/files/index.js";
 import { SystemClock } from "../src/nodes/clock.js";
-import { createServer as createNodeServer, listen } from "../src/nodes/http.js";
+import { listen } from "../src/nodes/http.js";
 import { LmdbKV } from "../src/nodes/kv-lmdb.js";
 import { silentLogger } from "../src/nodes/logger.js";
 
@@ -67,16 +67,17 @@ if (mode === "rawclient") {
   const allocation = JSON.parse(allocJson);
   const kv = new LmdbKV(join(dir, "db"), { sync: true });
   const shards = await FsShardStore.open(join(dir, "files"));
-  const service = await createFileService({
-    kv,
-    shards,
-    clock: new SystemClock(),
-    blobberId,
-    allocations: { get: async (id: string) => (id === allocation.id ? allocation : undefined) },
-    log: silentLogger(),
-  });
-  const app = createNodeServer({ node: "bench-blobber", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-  registerFileRoutes(app, service);
+  const { app } = await assembleFileApi(
+    {
+      kv,
+      shards,
+      clock: new SystemClock(),
+      blobberId,
+      allocations: { get: async (id: string) => (id === allocation.id ? allocation : undefined) },
+      log: silentLogger(),
+    },
+    { node: "bench-blobber" },
+  );
   const l = await listen(app, "127.0.0.1", 0);
   writeSync(1, `url ${l.url}\n`);
 }

@@ -78,6 +78,7 @@ export const STORAGE_SC_ERROR_CODES = [
   "blobber_health_check_failed",
   "update_blobber_settings_failed",
   "commit_connection_failed",
+  "write_marker_already_redeemed",
   "read_redeem_failed",
   "new_read_pool_failed",
   "read_pool_lock_failed",

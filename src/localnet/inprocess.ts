@@ -7,8 +7,9 @@
 import type { Block, MagicBlock } from "../chain/types.js";
 import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { getScheme } from "../core/schemes.js";
-import { type Blobber, createBlobber } from "../nodes/blobber/blobber.js";
-import { MemoryBlobStore } from "../nodes/blobstore.js";
+import { createBlobber } from "../nodes/blobber/blobber.js";
+import type { Blobber } from "../nodes/blobber/context.js";
+import { MemoryShardStore } from "../nodes/blobber/files/store-memory.js";
 import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { createBlockWorker } from "../nodes/blockworker/factory.js";
 import type { Clock } from "../nodes/clock.js";
@@ -211,7 +212,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       hostname: HOST,
       port: pr.blobberPort,
       kv: new MemoryKV(),
-      blobs: new MemoryBlobStore(),
+      shards: new MemoryShardStore(),
       clock,
       chain: chainFor(pr.blobberPort),
       logger,

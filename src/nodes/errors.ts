@@ -1,5 +1,5 @@
 /**
- * Error codes of the running nodes: their I/O edges (KV, blob store, clock, loops, listen), block intake and
+ * Error codes of the running nodes: their I/O edges (KV, shard store, clock, loops, listen), block intake and
  * sync, the transaction pool, DKG participation, providers' flags and allocations. Nodes also answer the
  * chain's, storage's and contracts' codes they pass on, and raise the sdk's transport codes. See `core/errors.ts`.
  */
@@ -23,11 +23,7 @@ export const NODE_ERROR_CODES = [
   "kv_in_transaction",
   "kv_async_transaction",
   "kv_txn_finished",
-  // blob store and the blobber's shard store
-  "blob_invalid_key",
-  "blob_invalid_value",
-  "blob_invalid_options",
-  "blob_io_failed",
+  // the blobber's shard store
   "invalid_store_key",
   "store_io_failed",
   "store_corrupt",

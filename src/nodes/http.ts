@@ -12,11 +12,11 @@
 
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
-import type { ChainRoute } from "../chain/api.js";
 import { parseJson, stringifyJson } from "../chain/json.js";
 import { CodedError, type ErrorCode, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
+import type { HttpMethod } from "../storage/api.js";
 import type { NodeErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
 
@@ -201,10 +201,17 @@ export function registeredRoutes(app: NodeApp): { method: string; path: string }
   return [...(ROUTES.get(app) ?? [])];
 }
 
-/** Register a declared chain route (`chain/api.ts`) with its handler; `bodyLimit` overrides the app's. */
+/** A declared route: the chain's (`chain/api.ts`) and the storage providers' (`storage/api.ts`). */
+export interface DeclaredRoute {
+  method: HttpMethod;
+  /** fastify path pattern. */
+  path: string;
+}
+
+/** Register a declared route with its handler; `bodyLimit` overrides the app's. */
 export function serve(
   app: NodeApp,
-  r: ChainRoute,
+  r: DeclaredRoute,
   handler: RouteHandlerMethod,
   opts: { bodyLimit?: number; path?: string } = {},
 ): void {

@@ -16,61 +16,64 @@ import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
 
-export interface RouteDef {
+/** One route of the file API. `Reply` is the type of its reply (phantom: it types clients, nothing at run time). */
+export interface RouteDef<Reply = unknown> {
   method: HttpMethod;
-  /** fastify path pattern with `:allocation`. */
-  pattern: string;
+  /** fastify path pattern with `:allocation` (as `chain/api.ts` routes, `:name` segments are path parameters). */
+  path: string;
   /** Whether only the allocation owner may call it. */
   ownerOnly: boolean;
+  /** Never set: carries the reply type. */
+  readonly replyType?: Reply;
 }
 
-function route(method: HttpMethod, base: string, ownerOnly: boolean): RouteDef {
-  return { method, pattern: `${base}/:allocation`, ownerOnly };
+function route<Reply>(method: HttpMethod, base: string, ownerOnly: boolean): RouteDef<Reply> {
+  return { method, path: `${base}/:allocation`, ownerOnly };
 }
 
 /** All routes of the file API. */
 export const FileRoutes = {
   /** Body: shard bytes. Query: connection_id, path, offset (multiple of CHUNK_SIZE). → ChunkReply */
-  chunk: route("POST", "/v1/file/chunk", true),
+  chunk: route<ChunkReply>("POST", "/v1/file/chunk", true),
   /**
    * Body: binary batch of whole small files (new or replaced), see {@link encodeBatch}: each file's FileMeta and its
    * whole shard, recorded as one change each, all or none. → BatchReply
    */
-  batch: route("POST", "/v1/file/batch", true),
+  batch: route<BatchReply>("POST", "/v1/file/batch", true),
   /** Query: connection_id, path. → UploadStatus */
-  uploadStatus: route("GET", "/v1/file/uploadstatus", true),
+  uploadStatus: route<UploadStatus>("GET", "/v1/file/uploadstatus", true),
   /** Body: UploadRequest (new file). → ChangeReply */
-  upload: route("POST", "/v1/file/upload", true),
+  upload: route<ChangeReply>("POST", "/v1/file/upload", true),
   /** Body: UploadRequest (replace a file). → ChangeReply */
-  update: route("PUT", "/v1/file/upload", true),
+  update: route<ChangeReply>("PUT", "/v1/file/upload", true),
   /** Query: connection_id, path. → ChangeReply */
-  delete: route("DELETE", "/v1/file/upload", true),
+  delete: route<ChangeReply>("DELETE", "/v1/file/upload", true),
   /** Body: { connection_id, path, new_name }. → ChangeReply */
-  rename: route("POST", "/v1/file/rename", true),
+  rename: route<ChangeReply>("POST", "/v1/file/rename", true),
   /** Body: { connection_id, path, dest }. → ChangeReply */
-  copy: route("POST", "/v1/file/copy", true),
+  copy: route<ChangeReply>("POST", "/v1/file/copy", true),
   /** Body: { connection_id, path, dest } (copy + delete in one connection). → ChangeReply */
-  move: route("POST", "/v1/file/move", true),
+  move: route<ChangeReply>("POST", "/v1/file/move", true),
   /** Body: { connection_id, dir_path }. → ChangeReply */
-  createDir: route("POST", "/v1/dir", true),
+  createDir: route<ChangeReply>("POST", "/v1/dir", true),
   /** Body: { connection_id, write_marker }. → CommitReply */
-  commit: route("POST", "/v1/connection/commit", true),
+  commit: route<CommitReply>("POST", "/v1/connection/commit", true),
   /** Query: connection_id. Drops an open connection and its temp data. → { dropped } */
-  rollback: route("DELETE", "/v1/connection", true),
+  rollback: route<{ dropped: boolean }>("DELETE", "/v1/connection", true),
   /** Body: DownloadRequest. → binary, see encodeDownload */
-  download: route("POST", "/v1/file/download", false),
+  download: route<Uint8Array>("POST", "/v1/file/download", false),
   /** Query: path. → ListReply */
-  list: route("GET", "/v1/file/list", false),
+  list: route<ListReply>("GET", "/v1/file/list", false),
   /** Query: path. → MetaReply */
-  meta: route("GET", "/v1/file/meta", false),
+  meta: route<MetaReply>("GET", "/v1/file/meta", false),
   /** Query: path. → StatsReply */
-  stats: route("GET", "/v1/file/stats", true),
+  stats: route<StatsReply>("GET", "/v1/file/stats", true),
   /** Query: paths (JSON array). → RefPathReply */
-  referencePath: route("GET", "/v1/file/referencepath", true),
+  referencePath: route<RefPathReply>("GET", "/v1/file/referencepath", true),
   /** Query: path. → ObjectTreeReply */
-  objectTree: route("GET", "/v1/file/objecttree", true),
+  objectTree: route<ObjectTreeReply>("GET", "/v1/file/objecttree", true),
   /** Query: path, offset_path, page_limit (≤ 1000). → RefsReply */
-  refs: route("GET", "/v1/file/refs", true),
+  refs: route<RefsReply>("GET", "/v1/file/refs", true),
 } as const satisfies Record<string, RouteDef>;
 
 export type FileRouteName = keyof typeof FileRoutes;
@@ -117,7 +120,7 @@ export const ValidatorRoutes = {
 
 /** The concrete path of a route for an allocation. */
 export function routePath(r: RouteDef, allocationId: string): string {
-  return r.pattern.replace(":allocation", allocationId);
+  return r.path.replace(":allocation", allocationId);
 }
 
 /** Largest request body: one chunk plus room for JSON. */

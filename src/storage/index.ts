@@ -1,4 +1,4 @@
-/** The storage protocol, pure: erasure coding, Merkle trees, markers, request auth, the file tree, the API. */
+/** The storage protocol, pure: erasure coding, Merkle trees, markers, prices, request auth, the file tree, the API. */
 export * from "./api.js";
 export * from "./auth.js";
 export * from "./errors.js";
@@ -6,6 +6,7 @@ export * from "./layout.js";
 export * from "./markers.js";
 export * from "./merkle.js";
 export * from "./paths.js";
+export * from "./pricing.js";
 export * from "./reedsolomon.js";
 export * from "./reedsolomon-simd.js";
 export * from "./reftree.js";

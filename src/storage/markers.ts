@@ -9,6 +9,9 @@
  *   signed by the reader; `counter` is the cumulative number of blocks this reader has read from this blobber in this
  *   allocation, so the latest marker covers all earlier ones and only it needs redeeming.
  *
+ * A blobber accepts a commit's write marker by {@link checkWriteMarker}: addressed to it, signed by the owner, on time,
+ * built on its latest root, and describing exactly the connection's changes.
+ *
  * Signatures use the wallet's scheme; verification picks the scheme from the public key's length (ed25519 32
  * bytes, bls0chain 64 bytes), as chain clients do.
  */
@@ -19,6 +22,7 @@ import { sha3 } from "../core/hash.js";
 import { isHash, isHex } from "../core/hex.js";
 import { clientIdOf, clientVerifier } from "../core/schemes.js";
 import { type StorageErrorCode, StorageErrors } from "./errors.js";
+import { allocationRoot } from "./reftree.js";
 
 /** Who signs: a wallet's client id, public key and signing function over a hex hash. */
 export interface Signer {
@@ -180,4 +184,76 @@ export function verifyReadMarker(rm: ReadMarker, op = "verify read marker"): voi
   if (id !== rm.client_id) throw bad(code, op, "read marker client_id is not the id of client_public_key");
   if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     throw bad(code, op, "read marker signature does not verify against client_public_key");
+}
+
+/** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */
+export const MARKER_WINDOW_S = 300;
+
+/** What a blobber expects of the write marker of a commit (see {@link checkWriteMarker}). */
+export interface WriteMarkerExpectation<R extends { contentRoot: string; sizeDelta: number }> {
+  allocationId: string;
+  /** This blobber's id. */
+  blobberId: string;
+  ownerId: string;
+  ownerPublicKey: string;
+  /** The blobber's clock, Unix seconds. */
+  nowS: number;
+  /** The latest write marker the blobber accepted for the allocation (none before the first commit). */
+  latest?: WriteMarker;
+  /** The blobber's content root now (named in the refusal of a marker built on another root). */
+  contentRoot: string;
+  /**
+   * The connection's changes applied to the blobber's tree: the content root and size change the marker must
+   * describe. Called once, after the marker's own checks passed (a change that no longer applies is refused after
+   * a marker built on another root).
+   */
+  apply(): R;
+}
+
+/**
+ * The rules a blobber applies to a commit's write marker, in order: for this allocation and blobber, from the owner
+ * (signature included), within {@link MARKER_WINDOW_S} of the blobber's clock, built on the blobber's latest
+ * allocation root, not older than the latest marker, and with the allocation root and size change of the
+ * connection's changes. Answers what `expect.apply()` returned.
+ * @throws CodedError `invalid_write_marker`, `prev_allocation_root_mismatch` (detail: the latest marker and content root),
+ * `allocation_root_mismatch`, or what `apply` throws
+ */
+export function checkWriteMarker<R extends { contentRoot: string; sizeDelta: number }>(
+  wm: WriteMarker,
+  expect: WriteMarkerExpectation<R>,
+  op = "check write marker",
+): R {
+  const code = StorageErrors.invalidWriteMarker;
+  if (wm.allocation_id !== expect.allocationId) throw bad(code, op, "write marker is for another allocation");
+  if (wm.blobber_id !== expect.blobberId) throw bad(code, op, "write marker is for another blobber");
+  if (wm.client_id !== expect.ownerId) throw bad(code, op, "write marker is not the allocation owner's");
+  verifyWriteMarker(wm, expect.ownerPublicKey, op);
+  if (Math.abs(wm.timestamp - expect.nowS) > MARKER_WINDOW_S)
+    throw bad(
+      code,
+      op,
+      `write marker timestamp ${wm.timestamp} is more than ${MARKER_WINDOW_S} s from the blobber's clock (${expect.nowS})`,
+    );
+  const prev = expect.latest?.allocation_root ?? "";
+  if (wm.prev_allocation_root !== prev)
+    throw new CodedError<StorageErrorCode>(
+      {
+        code: StorageErrors.prevRootMismatch,
+        op,
+        detail: { latest_write_marker: expect.latest, content_root: expect.contentRoot },
+      },
+      `write marker's prev_allocation_root ${wm.prev_allocation_root || '""'} is not this blobber's current root ${prev || '""'} (another commit came first)`,
+    );
+  if (wm.timestamp < (expect.latest?.timestamp ?? 0)) throw bad(code, op, "write marker is older than the previous one");
+  const result = expect.apply();
+  const expectRoot = allocationRoot(result.contentRoot, wm.timestamp);
+  if (wm.allocation_root !== expectRoot)
+    throw bad(
+      StorageErrors.allocationRootMismatch,
+      op,
+      `Allocation root in the write marker does not match the calculated allocation root. Expected hash: ${expectRoot}`,
+    );
+  if (wm.size !== result.sizeDelta)
+    throw bad(code, op, `write marker size ${wm.size} is not the connection's size change ${result.sizeDelta}`);
+  return result;
 }

@@ -24,10 +24,11 @@ describe("storage provider route definitions", () => {
   it("a blobber serves exactly the file API and its pages", async () => {
     const { blobber } = await testBlobber("", { routes: BLOBBER_ROUTES });
     const declared = [
-      ...Object.values(FileRoutes).map((r: RouteDef) => `${r.method} ${r.pattern}`),
+      ...Object.values(FileRoutes).map((r: RouteDef) => `${r.method} ${r.path}`),
       ...Object.values(BlobberPages).map((r: PageRoute) => `${r.method} ${r.path}`),
     ].sort();
     assert.deepEqual(registered(blobber.app), declared);
+    assert.equal(blobber.ctx.files?.service.blobberId, blobber.id, "the mounted file API, on the blobber's context");
     await blobber.stop();
   });
 

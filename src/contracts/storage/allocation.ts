@@ -17,6 +17,7 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { MAX_SAS } from "../../core/amount.js";
 import { SECOND } from "../../core/duration.js";
 import { sha3 } from "../../core/hash.js";
+import { GB } from "../../storage/pricing.js";
 import type { ContractContext, ContractState } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { isHealthy } from "./blobbers.js";
@@ -29,7 +30,6 @@ import {
   allBlobbers,
   type BlobberAllocation,
   challengePoolId,
-  GB,
   getAllocation,
   getBlobber,
   getChallengePool,
@@ -127,12 +127,6 @@ export function minLockDemand(terms: Terms, size: bigint, restNs: bigint, timeUn
   if (restNs <= 0n) return 0n;
   const ppm = BigInt(Math.round(terms.min_lock_demand * 1e6));
   return (terms.write_price * size * restNs * ppm) / (GB * timeUnit * 1_000_000n);
-}
-
-/** What writing `size` bytes costs at `writePrice` for the time left (`restNs`). */
-export function writeCost(writePrice: bigint, size: bigint, restNs: bigint, timeUnit: bigint): bigint {
-  if (restNs <= 0n || size <= 0n) return 0n;
-  return (writePrice * size * restNs) / (GB * timeUnit);
 }
 
 /** Choose the blobbers of a new allocation, or refuse naming why too few qualify. */

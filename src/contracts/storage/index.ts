@@ -32,10 +32,10 @@ import { STORAGE_REST_POINTS, storageRest } from "./rest.js";
 import { stakePoolLock, stakePoolPayInterests, stakePoolUnlock } from "./stakepool.js";
 import { STORAGE_ADDRESS } from "./state.js";
 
-export { blobberSize, minLockDemand, writeCost } from "./allocation.js";
+export { blobberSize, minLockDemand } from "./allocation.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
-export { readCost, readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
+export { readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";
 

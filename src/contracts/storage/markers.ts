@@ -24,15 +24,14 @@ import {
   writeMarkerHash as storageWriteMarkerHash,
   verifyClientSignature,
 } from "../../storage/markers.js";
+import { readCost, writeCost } from "../../storage/pricing.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
-import { writeCost } from "./allocation.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import { returnToPools, takeFromPools } from "./pools.js";
 import { payReward } from "./stakepool.js";
 import {
-  GB,
   getAllocation,
   getChallengePool,
   getReadPools,
@@ -45,7 +44,6 @@ import {
   putReadPools,
   putStakePool,
   putWritePools,
-  READ_BLOCK_SIZE,
   type ReadMarker,
   type WriteMarker,
 } from "./state.js";
@@ -98,7 +96,8 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   if (wm.timestamp > a.expiration_date)
     refuse(code, `write marker time ${wm.timestamp} is after allocation expires (${a.expiration_date})`);
   if (ctx.now > a.expiration_date) refuse(code, "allocation is expired");
-  if (d.allocation_root === wm.allocation_root) refuse(code, "write marker already redeemed (same allocation root)");
+  if (d.allocation_root === wm.allocation_root)
+    refuse("write_marker_already_redeemed", "write marker already redeemed (same allocation root)");
   if (d.allocation_root !== wm.prev_allocation_root)
     refuse(
       code,
@@ -166,11 +165,6 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
   const payer = i.str("payer_id", "");
   if (payer) rm.payer_id = payer;
   return rm;
-}
-
-/** What reading `blocks` 64 KiB blocks costs at `readPrice` (SAS per GB). */
-export function readCost(readPrice: bigint, blocks: bigint): bigint {
-  return (readPrice * blocks * READ_BLOCK_SIZE) / GB;
 }
 
 /** `read_redeem {read_marker}` (blobber only). */

@@ -9,13 +9,13 @@
 
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
+import { GB } from "../../storage/pricing.js";
 import type { ContractContext, ContractState } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import {
   addToList,
-  GB,
   getBlobber,
   getStakePool,
   getTyped,

@@ -24,11 +24,6 @@ import type { ContractState } from "../context.js";
 export const STORAGE_ADDRESS = ScAddress.storage;
 const SA = STORAGE_ADDRESS;
 
-/** 1 GB as the reference prices it (2^30 bytes). */
-export const GB = 1n << 30n;
-/** Bytes a read block is priced at (64 KiB). */
-export const READ_BLOCK_SIZE = 65536n;
-
 export type NodeReader = Pick<StateView, "getNode">;
 
 /** A blobber's offer (reference `Terms`). Prices in SAS per GB (write: per GB per time unit). */

@@ -1,85 +1,32 @@
 /**
  * The blobber: a storage provider node. {@link createBlobber} is the one factory the process runner
- * (`run.ts`, lmdb + files on disk + system clock + HTTP) and the in-process network (memory KV, memory blob
+ * (`run.ts`, lmdb + files on disk + system clock + HTTP) and the in-process network (memory KV, memory shard
  * store, manual clock, memory transport) both use.
  *
  * On chain (`research/storage-protocol.md` §5.3) it registers its wallet with the miners and sends
  * `add_blobber` until that succeeds (a pausable Loop, retried every `registerRetryMs`), then sends
  * `blobber_health_check` every `healthCheckMs` (not while its capacity is 0) and refreshes its allocation cache
  * and its on-chain record every `update_allocations_interval`. Metadata is in the KV (keys `blobber:*`,
- * `provider:*`, `alloc:*`; the file API uses its own prefixes), content in the blob store.
+ * `provider:*`, `alloc:*`; the file API uses its own prefixes), content in the shard store.
  */
 
 import { durationMs } from "../../core/duration.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
-import type { WalletFile } from "../../core/wallet.js";
 import * as sdk from "../../sdk/index.js";
-import type { BlobStore } from "../blobstore.js";
 import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeErrorCode } from "../errors.js";
-import { createServer, type NodeApp } from "../http.js";
+import { createServer } from "../http.js";
 import type { KV } from "../kv.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { Loop } from "../loop.js";
 import { ActivityLog, type ProviderChain, sendStorageTxn, type TxnCounters, walletFromKeys } from "../provider/chain.js";
 import { AllocationCache } from "./allocations.js";
+import { type Blobber, type BlobberContext, type BlobberStatus, type RouteRegistrar, UsageCounters } from "./context.js";
+import type { ShardStore } from "./files/store.js";
 import { blobberMetrics } from "./metrics.js";
 import { registerBlobberPages } from "./pages.js";
 import { BLOBBER_ROUTES } from "./routes.js";
-
-/** Used bytes per allocation, kept in the KV (`blobber:used:<allocation>`); the file API reports writes here. */
-export class UsageCounters {
-  constructor(private readonly kv: KV) {}
-
-  /** Add `delta` bytes (negative on delete) to an allocation's used size. */
-  add(allocationId: string, delta: number | bigint): void {
-    const key = `blobber:used:${allocationId}`;
-    this.kv.transaction((tx) => {
-      const cur = BigInt(tx.getString(key) ?? "0");
-      const next = cur + BigInt(delta);
-      tx.putString(key, (next < 0n ? 0n : next).toString());
-    });
-  }
-
-  /** Used bytes of one allocation. */
-  of(allocationId: string): bigint {
-    return BigInt(this.kv.getString(`blobber:used:${allocationId}`) ?? "0");
-  }
-
-  /** Used bytes of every allocation. */
-  total(): bigint {
-    let sum = 0n;
-    for (const e of this.kv.range({ prefix: "blobber:used:" })) sum += BigInt(new TextDecoder().decode(e.value));
-    return sum;
-  }
-}
-
-/** What route groups (the file API) get from the blobber. */
-export interface BlobberContext {
-  /** Blobber id (= its wallet's client id). */
-  id: string;
-  publicKey: string;
-  /** The URL registered on chain, `http://<hostname>:<port>`. */
-  url: string;
-  config: BlobberConfig;
-  /** Metadata store (lmdb under `--db_dir`, or memory). */
-  kv: KV;
-  /** Content store (files under `--files_dir`, or memory). */
-  blobs: BlobStore;
-  allocations: AllocationCache;
-  usage: UsageCounters;
-  clock: Clock;
-  logger: Logger;
-  chain: ProviderChain;
-  /** The blobber's wallet (signs its transactions: `commit_connection`, `read_redeem`, …). */
-  wallet: WalletFile;
-  /** Send a storage smart-contract call from the blobber's wallet, recorded in the dashboard's activity. */
-  sendTxn(name: string, input: unknown, value?: bigint): Promise<sdk.TxnResult>;
-}
-
-/** Registers a group of routes on a blobber (see `routes.ts`). */
-export type RouteRegistrar = (app: NodeApp, ctx: BlobberContext) => void | Promise<void>;
 
 /** Timing of the blobber's loops, in ms (defaults: the reference's 60 s retry, 15 min health checks). */
 export interface BlobberIntervals {
@@ -98,7 +45,8 @@ export interface BlobberOptions {
   hostname: string;
   port: number;
   kv: KV;
-  blobs: BlobStore;
+  /** Opened by the caller (which closes it after the app). */
+  shards: ShardStore;
   clock: Clock;
   chain: ProviderChain;
   logger?: Logger;
@@ -109,42 +57,6 @@ export interface BlobberOptions {
   deploymentMode?: number;
   /** Collect the process's default metrics (CPU, heap, event loop) in /metrics: one blobber per process only. */
   processMetrics?: boolean;
-}
-
-/** Registration and health as the pages show them. */
-export interface BlobberStatus {
-  registered: boolean;
-  registeredAt?: number;
-  registerAttempts: number;
-  lastRegisterError?: string;
-  lastHealthCheckAt?: number;
-  lastHealthCheckError?: string;
-  healthChecks: { ok: number; failed: number };
-  lastSyncAt?: number;
-  lastSyncError?: string;
-  /** The chain's record of this blobber (`getBlobber`), when fetched. */
-  onChain?: Record<string, unknown>;
-  /** Total stake in the blobber's stake pool (SAS), when fetched. */
-  stake?: bigint;
-  /** Stake pool record (`getStakePoolStat`), when fetched. */
-  stakePool?: Record<string, unknown>;
-}
-
-/** A blobber: its app (not yet listening), loops and state. */
-export interface Blobber {
-  id: string;
-  url: string;
-  app: NodeApp;
-  ctx: BlobberContext;
-  loops: { register: Loop; health: Loop; sync: Loop };
-  activity: ActivityLog;
-  status(): BlobberStatus;
-  txns: TxnCounters;
-  startedAt: number;
-  /** Start the loops (registration at once). */
-  start(): void;
-  /** Stop the loops (the caller closes the app, KV and transport). */
-  stop(): Promise<void>;
 }
 
 /** The `add_blobber` input: reference `StorageNode` JSON (SAS integers, durations in ns). */
@@ -182,7 +94,7 @@ function toBig(v: unknown): bigint | undefined {
 
 /** Build a blobber. Nothing runs until `start()`; the app is returned unlistened. */
 export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
-  const { config, kv, blobs, clock, chain } = opts;
+  const { config, kv, shards, clock, chain } = opts;
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
@@ -208,7 +120,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     url,
     config,
     kv,
-    blobs,
+    shards,
     allocations,
     usage,
     clock,

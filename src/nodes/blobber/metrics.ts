@@ -3,7 +3,7 @@
  * Gauges read the blobber's state when scraped.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import type { Blobber } from "./blobber.js";
+import type { Blobber } from "./context.js";
 
 /** The registry and the counters the pages bump. */
 export interface BlobberMetrics {

@@ -9,10 +9,10 @@ import { CodedError } from "../../core/errors.js";
 import { BlobberPages } from "../../storage/api.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { NodeErrorCode } from "../errors.js";
-import { type NodeApp, requireHash, sendJson } from "../http.js";
+import { type NodeApp, requireHash, sendJson, serve } from "../http.js";
 import { badge, card, esc, formatBytes, formatNs, formatTime, formatZcn, page, table } from "../provider/pages.js";
 import type { CachedAllocation } from "./allocations.js";
-import type { Blobber } from "./blobber.js";
+import type { Blobber } from "./context.js";
 import type { BlobberMetrics } from "./metrics.js";
 
 const LINKS: [string, string][] = [
@@ -23,13 +23,6 @@ const LINKS: [string, string][] = [
   [BlobberPages.metrics.path, "Metrics"],
   [BlobberPages.config.path, "Config"],
 ];
-
-/** Sum of blob sizes in the content store (the reference `disk_size_used`). */
-async function diskUsed(b: Blobber): Promise<number> {
-  let sum = 0;
-  for (const k of await b.ctx.blobs.list()) sum += (await b.ctx.blobs.size(k)) ?? 0;
-  return sum;
-}
 
 function allocState(a: CachedAllocation, nowMs: number): string {
   if (a.canceled) return badge("bad", "canceled");
@@ -61,7 +54,7 @@ export async function blobberStats(b: Blobber): Promise<Record<string, unknown>>
     used_size: used,
     files_size: used,
     thumbnails_size: 0,
-    disk_size_used: await diskUsed(b),
+    disk_size_used: used,
     num_of_block_writes: 0,
     num_of_writes: writes.ok,
     num_of_reads: reads.ok,
@@ -215,14 +208,14 @@ export function registerBlobberPages(
   const html = (reply: { type(t: string): unknown }): void => {
     reply.type("text/html; charset=utf-8");
   };
-  app.get(BlobberPages.dashboard.path, async (_req, reply) => {
+  serve(app, BlobberPages.dashboard, async (_req, reply) => {
     html(reply);
     return dashboard(b);
   });
   const stats = async (): Promise<Record<string, unknown>> => blobberStats(b);
-  app.get(BlobberPages.statsJson.path, async (_req, reply) => sendJson(reply, await stats()));
-  app.get(BlobberPages.getStats.path, async (_req, reply) => sendJson(reply, await stats()));
-  app.get(BlobberPages.stats.path, async (_req, reply) => {
+  serve(app, BlobberPages.statsJson, async (_req, reply) => sendJson(reply, await stats()));
+  serve(app, BlobberPages.getStats, async (_req, reply) => sendJson(reply, await stats()));
+  serve(app, BlobberPages.stats, async (_req, reply) => {
     html(reply);
     const s = await stats();
     const rows = Object.entries(s)
@@ -246,8 +239,8 @@ export function registerBlobberPages(
 <section><h2>Allocations</h2>${table(["Allocation", "Allocated", "Used", "Expires"], allocRows, "No allocations yet.")}</section>`,
     );
   });
-  app.get(BlobberPages.diagnosticsJson.path, async (_req, reply) => sendJson(reply, await diagnostics(b)));
-  app.get(BlobberPages.diagnostics.path, async (_req, reply) => {
+  serve(app, BlobberPages.diagnosticsJson, async (_req, reply) => sendJson(reply, await diagnostics(b)));
+  serve(app, BlobberPages.diagnostics, async (_req, reply) => {
     html(reply);
     const d = await diagnostics(b);
     const rows = Object.entries(d).map(([k, v]) => [`<td>${esc(k)}</td>`, `<td class="mono">${esc(String(v))}</td>`]);
@@ -259,7 +252,7 @@ export function registerBlobberPages(
       `<section>${table(["Field", "Value"], rows, "")}</section>`,
     );
   });
-  app.get(BlobberPages.allocation.path, async (req, reply) => {
+  serve(app, BlobberPages.allocation, async (req, reply) => {
     const id = requireHash(req.query, "id");
     const a = b.ctx.allocations.get(id);
     if (!a)
@@ -269,10 +262,10 @@ export function registerBlobberPages(
       );
     return sendJson(reply, a.raw);
   });
-  app.get(BlobberPages.config.path, async (_req, reply) =>
+  serve(app, BlobberPages.config, async (_req, reply) =>
     sendJson(reply, { ...b.ctx.config, deployment_mode: opts.deploymentMode, config_file: opts.configFile ?? "" }),
   );
-  app.get(BlobberPages.metrics.path, async (_req, reply) => {
+  serve(app, BlobberPages.metrics, async (_req, reply) => {
     reply.header("content-type", opts.metrics.registry.contentType);
     return opts.metrics.registry.metrics();
   });

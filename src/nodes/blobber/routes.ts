@@ -3,9 +3,9 @@
  * the same list): the file API (`src/nodes/blobber/files/`, upload, download, markers) registers here.
  *
  * A registrar receives the blobber's fastify app and its {@link BlobberContext} (identity, configuration, KV
- * for metadata, blob store for content, allocation cache, usage counters, clock, logger, chain client).
+ * for metadata, shard store for content, allocation cache, usage counters, clock, logger, chain client).
  */
-import type { BlobberContext, RouteRegistrar } from "./blobber.js";
+import type { BlobberContext, RouteRegistrar } from "./context.js";
 import { registerFileApi } from "./files/mount.js";
 
 export type { BlobberContext, RouteRegistrar };

@@ -4,7 +4,6 @@
  */
 import { join } from "node:path";
 import * as sdk from "../../sdk/index.js";
-import { FsBlobStore } from "../blobstore.js";
 import { SystemClock } from "../clock.js";
 import { loadBlobberConfig } from "../config/operator.js";
 import { listen } from "../http.js";
@@ -12,6 +11,7 @@ import { LmdbKV } from "../kv-lmdb.js";
 import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
 import type { BlobberFlags } from "../provider/flags.js";
 import { type BlobberIntervals, createBlobber } from "./blobber.js";
+import { FsShardStore } from "./files/store-fs.js";
 
 /** Loop timing by deployment mode: development retries and checks health more often than the reference. */
 export function intervalsFor(mode: number): BlobberIntervals {
@@ -25,7 +25,8 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
   const keys = await loadProviderKeys(flags, "blobber");
   const logger = providerLogger(flags, "blobber", config.logging.level, "0chainBlobber.log");
   const kv = new LmdbKV(flags.dbDir);
-  const blobs = await FsBlobStore.open(flags.filesDir);
+  // `<files_dir>/.files`: where blobbers have always kept their shards
+  const shards = await FsShardStore.open(join(flags.filesDir, ".files"));
   const transport = new sdk.HttpTransport();
   const chain = providerChainClient(config, transport, logger);
   const blobber = await createBlobber({
@@ -35,7 +36,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     hostname: flags.hostname,
     port: flags.port,
     kv,
-    blobs,
+    shards,
     clock: new SystemClock(),
     chain,
     logger,
@@ -50,6 +51,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     await blobber.stop();
     await server.close();
     await transport.close();
+    await shards.close?.();
     await kv.close();
   };
 }

@@ -13,7 +13,7 @@ import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
 import type { NodeErrorCode } from "../errors.js";
-import { createServer, errorBody, type NodeApp, sendJson } from "../http.js";
+import { createServer, errorBody, type NodeApp, sendJson, serve } from "../http.js";
 import type { KV } from "../kv.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { Loop } from "../loop.js";
@@ -138,7 +138,7 @@ export function createValidator(opts: ValidatorOptions): Validator {
     uptime_seconds: Math.floor((clock.now() - startedAt) / 1000),
     ...processFigures(),
   });
-  app.get(ValidatorRoutes.status.path, async (_req, reply) => {
+  serve(app, ValidatorRoutes.status, async (_req, reply) => {
     reply.type("text/html; charset=utf-8");
     const rows = activity
       .list()
@@ -168,8 +168,8 @@ ${status.lastRegisterError ? `<dt>Last error</dt><dd>${esc(status.lastRegisterEr
 <section><h2>Recent chain activity</h2>${table(["Time", "Function", "Result", "Detail"], rows, "No transactions sent yet.")}</section>`,
     );
   });
-  app.get(ValidatorRoutes.diagnosticsJson.path, async (_req, reply) => sendJson(reply, diag()));
-  app.get(ValidatorRoutes.metrics.path, async (_req, reply) => {
+  serve(app, ValidatorRoutes.diagnosticsJson, async (_req, reply) => sendJson(reply, diag()));
+  serve(app, ValidatorRoutes.metrics, async (_req, reply) => {
     reply.header("content-type", registry.contentType);
     return registry.metrics();
   });

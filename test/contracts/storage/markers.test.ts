@@ -99,7 +99,7 @@ describe("storage contract: commit_connection and read_redeem", () => {
     r({ allocation_root: "x" }, /malformed request: write_marker.allocation_id must be a string/);
     const wm = mk();
     c.ok(b, "commit_connection", { write_marker: wm });
-    r(wm, /write marker already redeemed/);
+    r(wm, /^write_marker_already_redeemed: write marker already redeemed/);
   });
 
   it("commit_connection refuses when the write pool cannot pay", () => {

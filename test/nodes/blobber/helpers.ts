@@ -1,7 +1,8 @@
 // Building a blobber for tests: a parsed yaml, fresh BLS keys, memory stores, a manual clock and a fake chain.
 import { getScheme, initCrypto } from "../../../src/core/schemes.js";
-import { type Blobber, type BlobberOptions, createBlobber } from "../../../src/nodes/blobber/blobber.js";
-import { MemoryBlobStore } from "../../../src/nodes/blobstore.js";
+import { type BlobberOptions, createBlobber } from "../../../src/nodes/blobber/blobber.js";
+import type { Blobber } from "../../../src/nodes/blobber/context.js";
+import { MemoryShardStore } from "../../../src/nodes/blobber/files/store-memory.js";
 import { ManualClock } from "../../../src/nodes/clock.js";
 import { parseBlobberConfig } from "../../../src/nodes/config/operator.js";
 import { MemoryKV } from "../../../src/nodes/kv-memory.js";
@@ -28,7 +29,7 @@ export async function testBlobber(
     hostname: "127.0.0.1",
     port: 5051,
     kv: new MemoryKV(),
-    blobs: new MemoryBlobStore(),
+    shards: new MemoryShardStore(),
     clock,
     chain,
     routes: [],

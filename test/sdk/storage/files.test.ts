@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CodedError } from "../../../src/core/errors.js";
 import { BLOCK_SIZE, CHUNK_SIZE } from "../../../src/storage/index.js";
-import { signerOf, startNet, type TestBlobber, type TestNet } from "./harness.js";
+import { signerOf, startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-files-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -97,9 +97,9 @@ describe("files: round trips on 2+2", () => {
       localPath: localFile(new Uint8Array(randomBytes(4096))),
       remotePath: `/many/f${i}.bin`,
     }));
-    const before = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    const before = net.blobbers[0]?.service.ledger.writeMarkers("accepted").length ?? 0;
     await files.upload(srcs);
-    const after = net.blobbers[0]?.service.writeMarkers("accepted").length ?? 0;
+    const after = net.blobbers[0]?.service.ledger.writeMarkers("accepted").length ?? 0;
     assert.equal(after - before, 1, "one write marker for the batch");
     assert.equal((await files.list("/many")).list.length, 30);
   });

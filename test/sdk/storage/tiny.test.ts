@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { BLOCK_SIZE } from "../../../src/storage/index.js";
-import { startNet, type TestBlobber, type TestNet } from "./harness.js";
+import { startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-tiny-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -3,25 +3,27 @@
  *
  *   const files = await createFileService({ kv, shards: await FsShardStore.open(dir), clock, blobberId, allocations, log });
  *   registerFileRoutes(app, files);
- *   const settle = createSettlementLoop({ service: files, chain, clock, log });  // redeems markers on chain
+ *   const settle = createSettlementLoop({ ledger: files.ledger, chain, clock, log });  // redeems markers on chain
  *
  * `allocations.get(id)` returns an {@link AllocationView} (the blobber's allocation cache adapts its records).
  */
 
-export { fileApiOf, registerFileApi } from "./mount.js";
+export { assembleFileApi, type FileApi, type FileApiOptions } from "./assembly.js";
+export type {
+  AllocationSource,
+  AllocationView,
+  Caller,
+  FileServiceDeps,
+  ReadBudget,
+  ReadBudgetSource,
+} from "./context.js";
+export type { StoredReadMarker, StoredWriteMarker } from "./keys.js";
+export { MarkerLedger } from "./ledger.js";
+export { registerFileApi } from "./mount.js";
+export { MAX_DOWNLOAD_BLOCKS } from "./reads.js";
 export { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
-export {
-  type AllocationSource,
-  type AllocationView,
-  type Caller,
-  FileService,
-  type FileServiceDeps,
-  MAX_DOWNLOAD_BLOCKS,
-  type ReadBudget,
-  type ReadBudgetSource,
-  type StoredReadMarker,
-  type StoredWriteMarker,
-} from "./service.js";
-export { createFileServiceFrom as createFileService } from "./service-factory.js";
+export { createFileService, FileService } from "./service.js";
 export { createSettlementLoop, type SettlementChain, type SettlementOptions } from "./settlement.js";
-export { FsShardStore, MemoryShardStore, type PromoteItem, type ShardStore } from "./store.js";
+export { CHUNK_META_LEAVES, type PromoteItem, type ShardStore } from "./store.js";
+export { FsShardStore } from "./store-fs.js";
+export { MemoryShardStore } from "./store-memory.js";

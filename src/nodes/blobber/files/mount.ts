@@ -1,35 +1,36 @@
 /**
  * The file API as a blobber route group (`BLOBBER_ROUTES` in `../routes.ts`): builds the file service on the
- * blobber's KV, a shard store next to its blob store (`<files_dir>/.files`, or memory), its allocation cache, and
- * starts the settlement loop with the app (redeeming markers through the blobber's wallet).
+ * blobber's KV, its shard store and its allocation cache, and starts the settlement loop with the app (redeeming
+ * markers through the blobber's wallet).
  */
 
-import { join } from "node:path";
+import { TxnStatus } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
-import { FsBlobStore } from "../../blobstore.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
-import type { Loop } from "../../loop.js";
 import { big } from "../allocations.js";
-import type { BlobberContext } from "../blobber.js";
-import { registerFileRoutes } from "./routes.js";
-import type { ReadBudget } from "./service.js";
-import { type AllocationView, createFileServiceFrom, type FileService } from "./service-factory.js";
-import { createSettlementLoop } from "./settlement.js";
-import { FsShardStore, MemoryShardStore, type ShardStore } from "./store.js";
+import type { BlobberContext } from "../context.js";
+import { assembleFileApi } from "./assembly.js";
+import type { AllocationView, ReadBudget } from "./context.js";
 
-const mounted = new WeakMap<NodeApp, { service: FileService; settlement: Loop }>();
+/** The storage transactions settlement sends, and the code of their failure on chain. */
+const FAILED = { commit_connection: "commit_connection_failed", read_redeem: "read_redeem_failed" } as const;
 
-/** The file service and settlement loop mounted on a blobber's app (tests drive the loop with `trigger()`). */
-export function fileApiOf(app: NodeApp): { service: FileService; settlement: Loop } | undefined {
-  return mounted.get(app);
+/**
+ * Contract codes of a failed settlement transaction that settlement acts on: a failed transaction's output is its
+ * reason, `<code>: <message>` (`chain/execute.ts`); one of these codes is kept on the error, any other is `FAILED`'s.
+ */
+const SETTLEMENT_CODES = ["write_marker_already_redeemed"] as const satisfies readonly NodeErrorCode[];
+
+/** The error of a failed settlement transaction `name` whose output (its reason) is `output`. */
+export function settlementFailure(name: keyof typeof FAILED, output: string): CodedError<NodeErrorCode> {
+  const code = SETTLEMENT_CODES.find((c) => output.startsWith(`${c}: `)) ?? FAILED[name];
+  return new CodedError<NodeErrorCode>({ code, op: name }, output || `${name} failed on chain`);
 }
 
 /** Route registrar: mount the file API on a blobber. */
 export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promise<void> {
-  const shards: ShardStore =
-    ctx.blobs instanceof FsBlobStore ? await FsShardStore.open(join(ctx.blobs.dir, ".files")) : new MemoryShardStore();
   const allocations = {
     async get(id: string): Promise<AllocationView | undefined> {
       let a = ctx.allocations.get(id);
@@ -43,38 +44,34 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
       return a;
     },
   };
-  const service = await createFileServiceFrom({
-    kv: ctx.kv,
-    shards,
-    clock: ctx.clock,
-    blobberId: ctx.id,
-    allocations,
-    log: ctx.logger.child({ component: "files" }),
-    onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
-    readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
-  });
-  registerFileRoutes(app, service);
-  const hash = async (name: "commit_connection" | "read_redeem", input: unknown): Promise<string> => {
+  const hash = async (name: keyof typeof FAILED, input: unknown): Promise<string> => {
     const res = await ctx.sendTxn(name, input);
-    if (res.status !== 1)
-      throw new CodedError<NodeErrorCode>({ code: `${name}_failed` as const, op: name }, res.output || `${name} failed on chain`);
+    if (res.status !== TxnStatus.success) throw settlementFailure(name, res.output);
     return res.hash;
   };
-  const settlement = createSettlementLoop({
-    service,
-    chain: {
-      commitConnection: (input) => hash("commit_connection", input),
-      readRedeem: (input) => hash("read_redeem", input),
+  const api = await assembleFileApi(
+    {
+      kv: ctx.kv,
+      shards: ctx.shards,
+      clock: ctx.clock,
+      blobberId: ctx.id,
+      allocations,
+      log: ctx.logger.child({ component: "files" }),
+      onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
+      readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
     },
-    clock: ctx.clock,
-    log: ctx.logger.child({ component: "settlement" }),
-  });
-  mounted.set(app, { service, settlement });
-  app.addHook("onReady", async () => settlement.start());
-  app.addHook("onClose", async () => {
-    await settlement.stop();
-    await shards.close?.();
-  });
+    {
+      app,
+      settlement: {
+        chain: {
+          commitConnection: (input) => hash("commit_connection", input),
+          readRedeem: (input) => hash("read_redeem", input),
+        },
+        log: ctx.logger.child({ component: "settlement" }),
+      },
+    },
+  );
+  ctx.files = api;
 }
 
 /** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */

@@ -20,7 +20,9 @@ import {
   storageError,
   verifyRequest,
 } from "../../../storage/index.js";
-import type { Caller, FileService } from "./service.js";
+import { serve } from "../../http.js";
+import type { Caller } from "./context.js";
+import type { FileService } from "./service.js";
 
 function rawBody(req: FastifyRequest): Uint8Array {
   const b = req.body as unknown;
@@ -147,11 +149,10 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
     ) => Promise<unknown>,
     authenticate = true,
   ) => {
-    app.route({
-      method: r.method,
-      url: r.pattern,
-      bodyLimit: MAX_BODY_BYTES,
-      handler: async (req, reply) => {
+    serve(
+      app,
+      r,
+      async (req, reply) => {
         const alloc = (req.params as { allocation: string }).allocation;
         const body = rawBody(req);
         // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
@@ -166,7 +167,8 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
         }
         return out;
       },
-    });
+      { bodyLimit: MAX_BODY_BYTES },
+    );
   };
 
   // read markers are written in batches: write what is pending when the server stops

@@ -9,12 +9,12 @@
  * - read markers: only the latest per reader — its cumulative counter covers every earlier block — by
  *   `read_redeem`, however many downloads there were.
  */
-import { errorMessage } from "../../../core/errors.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
 import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../logger.js";
 import { Loop } from "../../loop.js";
-import type { FileService } from "./service.js";
+import type { MarkerLedger } from "./ledger.js";
 
 /** What settlement needs from the chain: submit the two storage-contract transactions, answer the txn hash. */
 export interface SettlementChain {
@@ -23,7 +23,8 @@ export interface SettlementChain {
 }
 
 export interface SettlementOptions {
-  service: FileService;
+  /** The file service's marker ledger. */
+  ledger: MarkerLedger;
   chain: SettlementChain;
   clock: Clock;
   log: Logger;
@@ -41,15 +42,15 @@ export interface SettlementRun {
 
 /** One pass over everything to redeem (what the loop runs; callable directly). */
 export async function settleOnce(
-  service: FileService,
+  ledger: MarkerLedger,
   chain: SettlementChain,
   log: Logger,
   retries: Map<string, number>,
   maxRetries: number,
 ): Promise<SettlementRun> {
   const run: SettlementRun = { writeMarkers: 0, readMarkers: 0, failures: 0 };
-  const byAlloc = new Map<string, ReturnType<FileService["writeMarkers"]>>();
-  for (const m of service.writeMarkers("accepted")) {
+  const byAlloc = new Map<string, ReturnType<MarkerLedger["writeMarkers"]>>();
+  for (const m of ledger.writeMarkers("accepted")) {
     const list = byAlloc.get(m.wm.allocation_id) ?? [];
     list.push(m);
     byAlloc.set(m.wm.allocation_id, list);
@@ -64,13 +65,13 @@ export async function settleOnce(
           prev_allocation_root: m.wm.prev_allocation_root,
           write_marker: m.wm,
         });
-        service.markWriteMarkers(alloc, m.seq, "redeemed", txn);
+        ledger.markWriteMarkers(alloc, m.seq, "redeemed", txn);
         retries.delete(key);
         run.writeMarkers++;
       } catch (err) {
         const msg = errorMessage(err);
-        if (/already redeemed/.test(msg)) {
-          service.markWriteMarkers(alloc, m.seq, "redeemed", undefined, msg);
+        if (err instanceof CodedError && err.code === "write_marker_already_redeemed") {
+          ledger.markWriteMarkers(alloc, m.seq, "redeemed", undefined, msg);
           continue;
         }
         run.failures++;
@@ -78,7 +79,7 @@ export async function settleOnce(
         retries.set(key, n);
         log.warn({ allocation: alloc, seq: m.seq, attempt: n, err: msg }, "commit_connection failed");
         if (n >= maxRetries) {
-          service.markWriteMarkers(alloc, m.seq, "failed", undefined, msg);
+          ledger.markWriteMarkers(alloc, m.seq, "failed", undefined, msg);
           retries.delete(key);
           continue;
         }
@@ -86,15 +87,15 @@ export async function settleOnce(
       }
     }
   }
-  for (const r of service.readMarkersToRedeem()) {
+  for (const r of ledger.readMarkersToRedeem()) {
     try {
       const txn = await chain.readRedeem({ read_marker: r.marker });
-      service.markReadMarker(r.marker.client_id, r.marker.counter, txn);
+      ledger.markReadMarker(r.marker.client_id, r.marker.counter, txn);
       run.readMarkers++;
     } catch (err) {
       const msg = errorMessage(err);
       run.failures++;
-      service.markReadMarker(r.marker.client_id, r.marker.counter, undefined, msg);
+      ledger.markReadMarker(r.marker.client_id, r.marker.counter, undefined, msg);
       log.warn({ client: r.marker.client_id, counter: r.marker.counter, err: msg }, "read_redeem failed");
     }
   }
@@ -110,7 +111,7 @@ export function createSettlementLoop(opts: SettlementOptions): Loop {
     clock: opts.clock,
     logger: opts.log,
     task: async () => {
-      const r = await settleOnce(opts.service, opts.chain, opts.log, retries, opts.maxRetries ?? 5);
+      const r = await settleOnce(opts.ledger, opts.chain, opts.log, retries, opts.maxRetries ?? 5);
       if (r.writeMarkers + r.readMarkers + r.failures > 0) opts.log.info(r, "markers settled");
     },
   });

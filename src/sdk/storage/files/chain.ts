@@ -4,7 +4,7 @@ import { ScAddress } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
-import { type Signer, stripeCount } from "../../../storage/index.js";
+import { allocationReadCost, allocationWriteCost, type Signer, stripeCount } from "../../../storage/index.js";
 import type { ChainClient } from "../../chain.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { StorageAllocation } from "./allocation.js";
@@ -72,8 +72,6 @@ export function walletSigner(wallet: WalletFile, scheme: SignatureScheme): Signe
   return { clientId: wallet.client_id, publicKey: wallet.client_key, sign: (h) => scheme.sign(key.private_key, h) };
 }
 
-const GB = 1024n * 1024n * 1024n;
-
 /** Go's time.Duration String for whole-second-or-more durations given in ns (e.g. `720h0m0s`). */
 export function goDuration(ns: bigint): string {
   let s = ns / 1_000_000_000n;
@@ -92,11 +90,9 @@ export function goDuration(ns: bigint): string {
  */
 export function uploadCost(a: AllocationRecord, size: number, durationNs?: bigint): { cost: bigint; period: string } {
   const shard = BigInt(Math.ceil(size / Math.max(1, a.data_shards)));
-  let cost = 0n;
-  for (const t of a.terms) cost += (t.write_price * shard) / GB;
-  if (durationNs !== undefined && durationNs > 0n)
-    return { cost: (cost * durationNs) / a.time_unit, period: goDuration(durationNs) };
-  return { cost, period: goDuration(a.time_unit) };
+  const prices = a.terms.map((t) => t.write_price);
+  const cost = allocationWriteCost(prices, shard, a.time_unit, durationNs);
+  return { cost, period: goDuration(durationNs !== undefined && durationNs > 0n ? durationNs : a.time_unit) };
 }
 
 /**
@@ -105,8 +101,10 @@ export function uploadCost(a: AllocationRecord, size: number, durationNs?: bigin
  */
 export function downloadCost(a: AllocationRecord, fileSize: number, blocksPerMarker = 10): { cost: bigint; blocks: number } {
   const stripes = stripeCount(fileSize, a.data_shards);
-  const markers = BigInt(Math.ceil(stripes / blocksPerMarker));
-  let cost = 0n;
-  for (const t of a.terms) cost += (t.read_price * markers * BigInt(blocksPerMarker) * 65536n) / GB;
+  const cost = allocationReadCost(
+    a.terms.map((t) => t.read_price),
+    stripes,
+    blocksPerMarker,
+  );
   return { cost, blocks: stripes * (a.data_shards + a.parity_shards) };
 }

@@ -7,15 +7,17 @@ import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
+  assembleFileApi,
   createFileService,
   createSettlementLoop,
   type FileService,
+  type FileServiceDeps,
   MemoryShardStore,
   type ReadBudgetSource,
-  registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
+import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
-import { createServer, type NodeApp } from "../../../../src/nodes/http.js";
+import type { NodeApp } from "../../../../src/nodes/http.js";
 import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
 import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
@@ -41,7 +43,7 @@ import {
   signWriteMarker,
   type WriteMarker,
 } from "../../../../src/storage/index.js";
-import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
 
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 const NOW = 1_800_000_000_000;
@@ -76,19 +78,16 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
   const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600, size });
   const kv = new MemoryKV();
   const shards = new MemoryShardStore();
-  const boot = () =>
-    createFileService({
-      kv,
-      shards,
-      clock,
-      blobberId,
-      allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
-      log: silentLogger(),
-      ...(readBudget ? { readBudget } : {}),
-    });
-  const service = await boot();
-  const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-  registerFileRoutes(app, service);
+  const deps = (): FileServiceDeps => ({
+    kv,
+    shards,
+    clock,
+    blobberId,
+    allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
+    log: silentLogger(),
+    ...(readBudget ? { readBudget } : {}),
+  });
+  const { app, service } = await assembleFileApi(deps());
   const transport = new MemoryTransport({ clock });
   transport.register("blobber:1", app);
   return {
@@ -100,7 +99,7 @@ async function rig(size = 1024 * 1024 * 1024, readBudget?: ReadBudgetSource): Pr
     alloc,
     client: (signer = owner) =>
       new BlobberClient({ id: blobberId, url: "http://blobber:1" }, alloc.id, { transport, signer, now: () => clock.now() }),
-    restart: boot,
+    restart: () => createFileService(deps()),
   };
 }
 
@@ -472,7 +471,7 @@ describe("blobber file API", () => {
     await c.download({ path: "/dl", start_block: 0, num_blocks: 1, read_marker: rm(5) });
     r.service.flushReads();
     assert.deepEqual(
-      r.service.readMarkersToRedeem().map((m) => [m.marker.counter, m.served]),
+      r.service.ledger.readMarkersToRedeem().map((m) => [m.marker.counter, m.served]),
       [[5, 5]],
       "the highest marker is kept for redemption, with the blocks served",
     );
@@ -502,7 +501,7 @@ describe("blobber file API", () => {
     await c.download({ path: "/dl", start_block: 3, num_blocks: 1, read_marker: rm(3) });
     const calls: string[] = [];
     const loop = createSettlementLoop({
-      service: r.service,
+      ledger: r.service.ledger,
       clock: r.clock,
       log: silentLogger(),
       chain: {
@@ -528,5 +527,38 @@ describe("blobber file API", () => {
     await loop.trigger();
     assert.deepEqual(calls, [], "nothing left to redeem");
     await loop.stop();
+  });
+
+  it("marks a write marker the chain already has redeemed by its error code, and retries other failures", async () => {
+    const r = await rig();
+    await put(r, "/a", new Uint8Array(randomBytes(100)));
+    const settle = (err: Error) =>
+      createSettlementLoop({
+        ledger: r.service.ledger,
+        clock: r.clock,
+        log: silentLogger(),
+        maxRetries: 5,
+        chain: {
+          commitConnection: async () => {
+            throw err;
+          },
+          readRedeem: async () => "t".repeat(64),
+        },
+      });
+    // the same words under another code are a failure: the marker stays to be retried
+    const other = settle(new CodedError({ code: "commit_connection_failed", op: "x" }, "write marker already redeemed"));
+    await other.trigger();
+    assert.equal(r.service.ledger.writeMarkers("accepted").length, 1);
+    await other.stop();
+    const known = settle(new CodedError({ code: "write_marker_already_redeemed", op: "x" }, "redeemed before"));
+    await known.trigger();
+    assert.equal(r.service.ledger.writeMarkers("accepted").length, 0);
+    assert.equal(r.service.ledger.writeMarkers("redeemed").length, 1);
+    await known.stop();
+    // the blobber reads the code of a failed transaction's reason (`<code>: <message>`)
+    const out = "write_marker_already_redeemed: write marker already redeemed (same allocation root)";
+    assert.ok(code("write_marker_already_redeemed")(settlementFailure("commit_connection", out)));
+    assert.ok(code("commit_connection_failed")(settlementFailure("commit_connection", "commit_connection_failed: no")));
+    assert.ok(code("read_redeem_failed")(settlementFailure("read_redeem", "")));
   });
 });

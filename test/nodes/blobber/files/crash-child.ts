@@ -4,9 +4,9 @@
 // KV transaction, before it is written) or `after-commit-txn` (right after it is written).
 import { writeSync } from "node:fs";
 import { join } from "node:path";
-import { createFileService, FsShardStore, registerFileRoutes } from "../../../../src/nodes/blobber/files/index.js";
+import { assembleFileApi, FsShardStore } from "../../../../src/nodes/blobber/files/index.js";
 import { SystemClock } from "../../../../src/nodes/clock.js";
-import { createServer, listen } from "../../../../src/nodes/http.js";
+import { listen } from "../../../../src/nodes/http.js";
 import type { KV, KVTxn } from "../../../../src/nodes/kv.js";
 import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
@@ -60,15 +60,16 @@ const kv: KV =
         },
       });
 const shards = await FsShardStore.open(join(dir, "files"));
-const service = await createFileService({
-  kv,
-  shards,
-  clock: new SystemClock(),
-  blobberId,
-  allocations: { get: async (id: string) => (id === allocation.id ? allocation : undefined) },
-  log: silentLogger(),
-});
-const app = createServer({ node: "crash-blobber", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-registerFileRoutes(app, service);
+const { app } = await assembleFileApi(
+  {
+    kv,
+    shards,
+    clock: new SystemClock(),
+    blobberId,
+    allocations: { get: async (id: string) => (id === allocation.id ? allocation : undefined) },
+    log: silentLogger(),
+  },
+  { node: "crash-blobber" },
+);
 const l = await listen(app, "127.0.0.1", 0);
 writeSync(1, `url ${l.url}\n`);

@@ -14,7 +14,7 @@ import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
 import { HttpTransport } from "../../../../src/sdk/http-transport.js";
 import { AllocationFiles } from "../../../../src/sdk/storage/files/index.js";
 import { BLOCK_SIZE, type DirListing, dirHash, leavesOf, merkleRoot } from "../../../../src/storage/index.js";
-import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-crash-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -10,14 +10,13 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
+  assembleFileApi,
   createFileService,
   type FileService,
   FsShardStore,
   MemoryShardStore,
-  registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
-import { createServer } from "../../../../src/nodes/http.js";
 import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
 import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
@@ -36,7 +35,7 @@ import {
   signReadMarker,
   signWriteMarker,
 } from "../../../../src/storage/index.js";
-import { oneBlobberAllocation, signerOf } from "../../../sdk/storage/harness.js";
+import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
 
 const NOW = 1_800_000_000_000;
 const tmp = mkdtempSync(join(tmpdir(), "cairn-tiny-"));
@@ -63,7 +62,7 @@ async function rig(tinyCommitBytes?: number): Promise<Rig> {
   const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600 });
   const kv = new LmdbKV(join(dir, "db"), { sync: false });
   const store = await FsShardStore.open(join(dir, "files"));
-  const service = await createFileService({
+  const { app, service } = await assembleFileApi({
     kv,
     shards: store,
     clock,
@@ -72,8 +71,6 @@ async function rig(tinyCommitBytes?: number): Promise<Rig> {
     log: silentLogger(),
     ...(tinyCommitBytes === undefined ? {} : { tinyCommitBytes }),
   });
-  const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-  registerFileRoutes(app, service);
   const transport = new MemoryTransport({ clock });
   transport.register("blobber:1", app);
   const c = new BlobberClient({ id: blobberId, url: "http://blobber:1" }, alloc.id, {

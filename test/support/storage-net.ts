@@ -1,23 +1,22 @@
 // A tiny storage network for tests: N blobbers (fastify on port 0, file routes, memory or lmdb KV, memory or fs
 // shard store), an in-memory allocation source, and a client for the allocation.
 import { randomBytes } from "node:crypto";
-import { clientIdOf, getScheme, initCrypto } from "../../../src/core/schemes.js";
+import { clientIdOf, getScheme, initCrypto } from "../../src/core/schemes.js";
 import {
   type AllocationView,
-  createFileService,
+  assembleFileApi,
   type FileService,
   MemoryShardStore,
-  registerFileRoutes,
   type ShardStore,
-} from "../../../src/nodes/blobber/files/index.js";
-import { SystemClock } from "../../../src/nodes/clock.js";
-import { createServer, type Listening, listen } from "../../../src/nodes/http.js";
-import type { KV } from "../../../src/nodes/kv.js";
-import { MemoryKV } from "../../../src/nodes/kv-memory.js";
-import { silentLogger } from "../../../src/nodes/logger.js";
-import { HttpTransport } from "../../../src/sdk/http-transport.js";
-import { AllocationFiles, type AllocationFilesOptions, type FilesEvent } from "../../../src/sdk/storage/files/index.js";
-import type { Signer } from "../../../src/storage/index.js";
+} from "../../src/nodes/blobber/files/index.js";
+import { SystemClock } from "../../src/nodes/clock.js";
+import { createServer, type Listening, listen } from "../../src/nodes/http.js";
+import type { KV } from "../../src/nodes/kv.js";
+import { MemoryKV } from "../../src/nodes/kv-memory.js";
+import { silentLogger } from "../../src/nodes/logger.js";
+import { HttpTransport } from "../../src/sdk/http-transport.js";
+import { AllocationFiles, type AllocationFilesOptions, type FilesEvent } from "../../src/sdk/storage/files/index.js";
+import type { Signer } from "../../src/storage/index.js";
 
 export interface TestBlobber {
   id: string;
@@ -102,16 +101,8 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
   const source = { get: async (id: string) => (id === allocation.id ? allocation : undefined) };
   const blobbers: TestBlobber[] = [];
   const boot = async (id: string, kv: KV, store: ShardStore): Promise<TestBlobber> => {
-    const service = await createFileService({
-      kv,
-      shards: store,
-      clock: new SystemClock(),
-      blobberId: id,
-      allocations: source,
-      log: silentLogger(),
-    });
-    const app = createServer({ node: `blobber-${id.slice(0, 6)}`, logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-    const b = { id, kv, store, service, delayMs: 0, corruptDownloads: false } as TestBlobber;
+    const app = createServer({ node: `blobber-${id.slice(0, 6)}`, logger: silentLogger() });
+    const b = { id, kv, store, delayMs: 0, corruptDownloads: false } as TestBlobber;
     app.addHook("onRequest", async () => {
       if (b.delayMs > 0) await new Promise((r) => setTimeout(r, b.delayMs));
     });
@@ -124,7 +115,8 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
       }
       return payload;
     });
-    registerFileRoutes(app, service);
+    const deps = { kv, shards: store, clock: new SystemClock(), blobberId: id, allocations: source, log: silentLogger() };
+    b.service = (await assembleFileApi(deps, { app })).service;
     b.listening = await listen(app, "127.0.0.1", 0);
     b.url = b.listening.url;
     return b;

@@ -1,0 +1,189 @@
+/**
+ * Reads: downloads of committed shards, block ranges with their Merkle range proof, paid by the reader's read
+ * marker (a cumulative counter; the highest signed pays for every block served) and checked against the reader's
+ * read pool on chain.
+ */
+
+import { errorMessage } from "../../../core/errors.js";
+import {
+  BLOCK_SIZE,
+  type DownloadHeader,
+  downloadReply,
+  MARKER_WINDOW_S,
+  merkleLevels,
+  normalizePath,
+  parseReadMarker,
+  rangeProofFromLevels,
+  readCost,
+  StorageErrors,
+  storageError,
+  unpackHashes,
+  verifyReadMarker,
+} from "../../../storage/index.js";
+import { allocation, type ReadBudget } from "./context.js";
+import { KvKey, type StoredFile } from "./keys.js";
+import type { FileService } from "./service.js";
+
+/** Largest number of blocks one download request may ask for (4 MiB). */
+export const MAX_DOWNLOAD_BLOCKS = 64;
+/** How long a read pool balance from the chain is trusted before it is fetched again (ms). */
+const READ_BUDGET_TTL_MS = 15_000;
+
+/** The body of a download request. */
+export interface DownloadRequest {
+  path?: unknown;
+  start_block?: unknown;
+  num_blocks?: unknown;
+  read_marker?: unknown;
+}
+
+/** Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. */
+export async function download(s: FileService, allocId: string, body: DownloadRequest): Promise<Uint8Array> {
+  const op = "download";
+  const a = await allocation(s, allocId, op, false);
+  const rm = parseReadMarker(body.read_marker, op);
+  const path = normalizePath(body.path, op);
+  const start = Number(body.start_block);
+  const count = Number(body.num_blocks);
+  if (!Number.isSafeInteger(start) || start < 0)
+    throw storageError(StorageErrors.invalidRequest, op, "start_block must be a non-negative integer");
+  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_DOWNLOAD_BLOCKS)
+    throw storageError(StorageErrors.invalidRequest, op, `num_blocks must be an integer from 1 to ${MAX_DOWNLOAD_BLOCKS}`);
+  if (rm.allocation_id !== a.id) throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another allocation");
+  if (rm.blobber_id !== s.blobberId)
+    throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another blobber");
+  if (rm.owner_id !== a.owner_id)
+    throw storageError(StorageErrors.invalidReadMarker, op, "read marker owner_id is not the allocation owner");
+  if (rm.client_id !== a.owner_id)
+    throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
+  verifyReadMarker(rm, op);
+  const nowS = Math.floor(s.clock.now() / 1000);
+  if (rm.timestamp > nowS + MARKER_WINDOW_S)
+    throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
+  const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
+  if (!f) throw storageError(StorageErrors.notFound, op, `${path} does not exist or is a directory`);
+  const total = Math.ceil(f.shard_size / BLOCK_SIZE);
+  if (start + count > total)
+    throw storageError(
+      StorageErrors.invalidRequest,
+      op,
+      `blocks [${start}, ${start + count}) are outside ${path}'s ${total} blocks`,
+    );
+  const levels = treeOf(s, a.id, f.merkle_root);
+  if (!levels) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
+  // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
+  // reads may arrive out of order); the latest markers and download counts are written to the KV in one
+  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
+  // reader's, and it saves a disk sync per request)
+  const prev = s.ledger.latestReadMarker(rm.client_id);
+  const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
+  const served = prev ? (prev.served ?? prev.marker.counter) : 0;
+  if (served + count > paid)
+    throw storageError(
+      StorageErrors.staleReadMarker,
+      op,
+      `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
+      { latest_counter: served },
+    );
+  await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+  s.ledger.recordRead(
+    rm.client_id,
+    {
+      marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
+      redeemed_counter: prev?.redeemed_counter ?? 0,
+      served: served + count,
+    },
+    KvKey.downloads(a.id, path),
+    count,
+  );
+  const proof = rangeProofFromLevels(levels, start, start + count);
+  const header: DownloadHeader = {
+    path,
+    start_block: start,
+    num_blocks: count,
+    total_blocks: total,
+    shard_size: f.shard_size,
+    merkle_root: f.merkle_root,
+    proof_length: proof.length,
+  };
+  // the blocks are read straight into the reply (no second buffer, no copy)
+  const length = Math.min(count * BLOCK_SIZE, f.shard_size - start * BLOCK_SIZE);
+  const { reply, blocks } = downloadReply(header, proof, length, (n) => s.replies.take(n));
+  const got = await readShard(s, a.id, f.merkle_root, f.shard_size, start * BLOCK_SIZE, length, blocks);
+  return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
+}
+
+/**
+ * `length` bytes at `offset` of the committed shard `root` of `shardSize` bytes (fewer at its end), into `into`
+ * when given (as {@link ShardStore.read}): a tiny shard from the KV, else (or when the KV does not hold it: stored
+ * as a file before tiny shards went to the KV) from its object file.
+ * @throws CodedError `resource_not_found` when neither holds it
+ */
+export async function readShard(
+  s: FileService,
+  allocId: string,
+  root: string,
+  shardSize: number,
+  offset: number,
+  length: number,
+  into?: Uint8Array,
+): Promise<Uint8Array> {
+  if (shardSize <= BLOCK_SIZE) {
+    const bytes = s.kv.get(KvKey.tinyShard(allocId, root));
+    if (bytes) {
+      const part = bytes.subarray(offset, offset + length);
+      if (!into) return part;
+      into.set(part);
+      return into.subarray(0, part.length);
+    }
+  }
+  return s.shards.read(`${allocId}/${root}`, offset, length, into);
+}
+
+/**
+ * Refuse a read the reader's read pool cannot pay: `blocks` is what the reader would owe this blobber with it
+ * (served, not yet redeemed on chain). The chain's balance is cached for a few seconds and fetched again before
+ * a refusal, so a reader who just locked more tokens is served.
+ */
+async function checkReadBudget(s: FileService, clientId: string, allocId: string, blocks: number, op: string): Promise<void> {
+  if (!s.readBudget) return;
+  const key = `${clientId}:${allocId}`;
+  const cost = (b: ReadBudget) => readCost(b.readPrice, BigInt(blocks));
+  let hit = s.budgets.get(key);
+  if (hit && s.clock.now() - hit.at < READ_BUDGET_TTL_MS && cost(hit.budget) <= hit.budget.balance) return;
+  try {
+    hit = { at: s.clock.now(), budget: await s.readBudget.get(clientId, allocId) };
+  } catch (err) {
+    throw storageError(
+      StorageErrors.notEnoughReadTokens,
+      op,
+      `cannot read the read pool of ${clientId} from the chain: ${errorMessage(err)}`,
+    );
+  }
+  s.budgets.set(key, hit);
+  if (s.budgets.size > 10_000) s.budgets.delete(s.budgets.keys().next().value as string);
+  const want = cost(hit.budget);
+  if (want > hit.budget.balance)
+    throw storageError(
+      StorageErrors.notEnoughReadTokens,
+      op,
+      `not enough tokens in the read pool of ${clientId} for allocation ${allocId} on this blobber: ${blocks} unredeemed blocks cost ${want} SAS at read price ${hit.budget.readPrice} SAS/GB, the pool holds ${hit.budget.balance} SAS (lock more with zbox rp-lock)`,
+    );
+}
+
+/** Merkle levels of a committed shard, from the most recently read when it is one (a download asks for many ranges of one shard). */
+function treeOf(s: FileService, allocId: string, root: string): Uint8Array[][] | undefined {
+  const key = `${allocId}/${root}`;
+  const hit = s.trees.get(key);
+  if (hit) {
+    s.trees.delete(key);
+    s.trees.set(key, hit);
+    return hit;
+  }
+  const leavesBytes = s.kv.get(KvKey.leaves(allocId, root));
+  if (!leavesBytes) return undefined;
+  const levels = merkleLevels(unpackHashes(leavesBytes));
+  s.trees.set(key, levels);
+  if (s.trees.size > 8) s.trees.delete(s.trees.keys().next().value as string);
+  return levels;
+}

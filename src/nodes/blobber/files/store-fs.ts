@@ -1,0 +1,485 @@
+/** The shard store on disk (see `store.ts`): temp files, chunk records and content-addressed objects, made durable by fsync and rename. */
+
+import { constants } from "node:fs";
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { CodedError } from "../../../core/errors.js";
+import type { NodeErrorCode } from "../../errors.js";
+import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
+
+/** Ranges of a temp file within this span are read at once (see FsShardStore.readTemp). */
+const SPAN_READ = 4 * 1024 * 1024;
+/** Object read handles kept open (see FsShardStore.handles). */
+const READ_HANDLES = 16;
+/**
+ * Temp files (and their chunk records) kept open between writes: a 1 GiB upload writes each blobber's temp file and
+ * its record file 512 times, and an open and a close per write cost more than writing a record.
+ */
+const WRITE_HANDLES = 32;
+
+function ioError(op: string, path: string, err: unknown): CodedError {
+  if (err instanceof CodedError) return err;
+  const e = err as { code?: string; message?: string };
+  return new CodedError<NodeErrorCode>(
+    { code: "store_io_failed", op, detail: { path, errno: e.code } },
+    `${path}: ${e.message ?? String(err)}`,
+    {
+      cause: err,
+    },
+  );
+}
+
+/** Run `fn` over `items` with at most `limit` at once. */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+/** File system calls of a batch or a commit in flight at once (they queue in libuv's thread pool). */
+const FS_PARALLEL = 32;
+
+/**
+ * Open a temp file for positional writes, creating it (and its directory) when missing and never truncating it: one
+ * system call per chunk in the usual case, where the file or at least its directory exists.
+ */
+async function openForWrite(path: string): Promise<FileHandle> {
+  const flags = constants.O_RDWR | constants.O_CREAT;
+  try {
+    return await open(path, flags, 0o644);
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ENOENT") throw err;
+    await mkdir(dirname(path), { recursive: true });
+    return open(path, flags, 0o644);
+  }
+}
+
+async function fsyncPath(path: string): Promise<void> {
+  const fh = await open(path, "r");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** An open file shared by the reads (or writes) in progress; closed once retired and unused. */
+interface Handle {
+  fh: Promise<FileHandle>;
+  refs: number;
+  evicted: boolean;
+}
+
+/** Shards as files under `dir/tmp/<alloc>/<conn>/<pathhash>` and `dir/obj/<alloc>/<root[0:2]>/<root>`. */
+export class FsShardStore implements ShardStore {
+  /** Object directories known to exist (they are never removed). */
+  private readonly dirsMade = new Set<string>();
+
+  private constructor(readonly dir: string) {}
+
+  static async open(dir: string): Promise<FsShardStore> {
+    await mkdir(join(dir, "tmp"), { recursive: true });
+    await mkdir(join(dir, "obj"), { recursive: true });
+    return new FsShardStore(dir);
+  }
+
+  private tempPath(key: string): string {
+    const [a, c, p] = parts(key, 3, "shard temp path");
+    return join(this.dir, "tmp", a as string, c as string, p as string);
+  }
+
+  private objectPath(key: string): string {
+    const [a, r] = parts(key, 2, "shard object path");
+    return join(this.dir, "obj", a as string, (r as string).slice(0, 2), r as string);
+  }
+
+  async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      const h = await this.writer(path);
+      try {
+        let done = 0;
+        while (done < bytes.length) {
+          const { bytesWritten } = await h.fh.write(bytes, done, bytes.length - done, offset + done);
+          done += bytesWritten;
+        }
+      } finally {
+        h.done();
+      }
+    } catch (err) {
+      throw ioError("write shard chunk", path, err);
+    }
+  }
+
+  async writePack(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, bytes);
+    } catch (err) {
+      throw ioError("write shard batch", path, err);
+    }
+  }
+
+  async promoteMany(items: PromoteItem[]): Promise<void> {
+    const jobs = items.map((it) => ({ it, obj: this.objectPath(it.objectKey), tmp: "key" in it ? this.tempPath(it.key) : "" }));
+    const promoted = new Set(jobs.map((j) => j.tmp));
+    this.forgetWriters((p) => promoted.has(p));
+    const dirs = [...new Set(jobs.map((j) => dirname(j.obj)))];
+    const packs = new Map<string, Promise<Uint8Array>>();
+    const packBytes = (key: string): Promise<Uint8Array> => {
+      let p = packs.get(key);
+      if (!p) {
+        const path = this.tempPath(key);
+        p = readFile(path).then(
+          (b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+          (err) => {
+            if ((err as { code?: string }).code === "ENOENT")
+              throw new CodedError<NodeErrorCode>(
+                { code: "resource_not_found", op: "commit shard" },
+                `uploaded batch data ${key} is missing`,
+              );
+            throw ioError("commit shard", path, err);
+          },
+        );
+        packs.set(key, p);
+      }
+      return p;
+    };
+    const seen = new Set<string>();
+    const moving: { tmp: string; obj: string }[] = [];
+    const later: string[] = [];
+    try {
+      await eachLimited(
+        dirs.filter((d) => !this.dirsMade.has(d)),
+        FS_PARALLEL,
+        async (d) => {
+          await mkdir(d, { recursive: true });
+          this.dirsMade.add(d);
+        },
+      );
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    // 1. every shard durable: temp files cut to their length and fsynced, packed shards written as their objects
+    //    and fsynced (in parallel: the disk merges the flushes)
+    await eachLimited(jobs, FS_PARALLEL, async ({ it, obj, tmp }) => {
+      try {
+        if (seen.has(obj)) {
+          if (tmp) later.push(tmp); // same content as another shard of the commit
+          return;
+        }
+        seen.add(obj);
+        if ("pack" in it) {
+          const all = await packBytes(it.pack);
+          if (it.offset + it.length > all.length)
+            throw new CodedError<NodeErrorCode>(
+              { code: "store_corrupt", op: "commit shard" },
+              `batch data ${it.pack} holds ${all.length} bytes, the shard needs [${it.offset}, ${it.offset + it.length})`,
+            );
+          const fh = await open(obj, "w");
+          try {
+            const bytes = all.subarray(it.offset, it.offset + it.length);
+            let done = 0;
+            while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, done)).bytesWritten;
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          return;
+        }
+        let fh: Awaited<ReturnType<typeof open>>;
+        try {
+          fh = await open(tmp, "r+");
+        } catch (err) {
+          // no temp file: fine when the object is in place (a commit retried after a crash)
+          if ((err as { code?: string }).code !== "ENOENT") throw err;
+          if (await exists(obj)) return;
+          throw new CodedError<NodeErrorCode>(
+            { code: "resource_not_found", op: "commit shard" },
+            `uploaded data for ${it.objectKey} is missing`,
+          );
+        }
+        try {
+          if ((await fh.stat()).size > it.length) await fh.truncate(it.length);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        moving.push({ tmp, obj });
+      } catch (err) {
+        throw ioError("commit shard", obj, err);
+      }
+    });
+    // 2. temp files into place, 3. one fsync per directory that received objects
+    try {
+      await eachLimited(moving, FS_PARALLEL, (j) => rename(j.tmp, j.obj));
+      await eachLimited(dirs, FS_PARALLEL, (d) => fsyncPath(d));
+    } catch (err) {
+      throw ioError("commit shard", dirs[0] ?? "", err);
+    }
+    await eachLimited(later, FS_PARALLEL, (p) => unlink(p).catch(() => {}));
+  }
+
+  async writeChunkMeta(key: string, index: number, len: number, leaves: Uint8Array): Promise<void> {
+    const path = `${this.tempPath(key)}.lv`;
+    try {
+      const h = await this.writer(path);
+      try {
+        await h.fh.write(encodeSlot(len, leaves), 0, SLOT, index * SLOT);
+      } finally {
+        h.done();
+      }
+    } catch (err) {
+      throw ioError("record chunk", path, err);
+    }
+  }
+
+  async readChunkMetas(key: string): Promise<{ index: number; len: number; leaves: Uint8Array }[]> {
+    const path = `${this.tempPath(key)}.lv`;
+    try {
+      return decodeSlots(new Uint8Array(await readFile(path)));
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return [];
+      throw ioError("read chunk records", path, err);
+    }
+  }
+
+  async readTemp(key: string, ranges: { offset: number; length: number }[]): Promise<Uint8Array[] | undefined> {
+    const path = this.tempPath(key);
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(path, "r");
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return undefined;
+      throw ioError("read shard temp data", path, err);
+    }
+    if (ranges.length === 0) {
+      await fh.close();
+      return [];
+    }
+    const readAt = async (offset: number, length: number): Promise<Uint8Array> => {
+      const buf = new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === length ? buf : buf.subarray(0, got);
+    };
+    try {
+      // ranges close together (a pack's shards) in one read, copied out of it; scattered ones one by one
+      const start = Math.min(...ranges.map((r) => r.offset));
+      const span = Math.max(...ranges.map((r) => r.offset + r.length)) - start;
+      const want = ranges.reduce((t, r) => t + r.length, 0);
+      if (ranges.length > 1 && span <= Math.max(SPAN_READ, 2 * want)) {
+        const all = await readAt(start, span);
+        return ranges.map((r) => all.slice(r.offset - start, r.offset - start + r.length));
+      }
+      const out: Uint8Array[] = [];
+      for (const r of ranges) out.push(await readAt(r.offset, r.length));
+      return out;
+    } catch (err) {
+      throw ioError("read shard temp data", path, err);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async truncateTemp(key: string, length: number): Promise<void> {
+    const path = this.tempPath(key);
+    try {
+      const fh = await open(path, "r+");
+      try {
+        if ((await fh.stat()).size > length) await fh.truncate(length);
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT") return;
+      throw ioError("truncate shard chunk", path, err);
+    }
+  }
+
+  async promote(key: string, objectKey: string): Promise<void> {
+    const tmp = this.tempPath(key);
+    const obj = this.objectPath(objectKey);
+    this.forgetWriters((p) => p === tmp);
+    try {
+      if (await exists(obj)) {
+        await unlink(tmp).catch(() => {});
+        return;
+      }
+      if (!(await exists(tmp)))
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "commit shard" },
+          `uploaded data for ${objectKey} is missing`,
+        );
+      await fsyncPath(tmp);
+      await mkdir(dirname(obj), { recursive: true });
+      await rename(tmp, obj);
+      await fsyncPath(dirname(obj));
+    } catch (err) {
+      throw ioError("commit shard", obj, err);
+    }
+  }
+
+  async dropTemps(prefix: string): Promise<void> {
+    const [a, c] = parts(prefix, 2, "drop shard temps");
+    const dir = join(this.dir, "tmp", a as string, c as string);
+    this.forgetWriters((p) => p.startsWith(`${dir}/`));
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  async listTempConnections(): Promise<string[]> {
+    const out: string[] = [];
+    const root = join(this.dir, "tmp");
+    for (const a of await readdir(root).catch(() => [] as string[]))
+      for (const c of await readdir(join(root, a)).catch(() => [] as string[])) out.push(`${a}/${c}`);
+    return out;
+  }
+
+  /**
+   * Open read handles of the objects read last (objects never change, and a download reads one object in many
+   * requests: an open and a close per request cost more than the read). `refs` counts reads in progress; a handle
+   * is closed when evicted or its object deleted, once no read uses it.
+   */
+  private readonly handles = new Map<string, Handle>();
+
+  /** Temp files open for writing, by path, most recently used last (see {@link WRITE_HANDLES}). */
+  private readonly writers = new Map<string, Handle>();
+
+  private handle(objectKey: string, path: string): Promise<{ fh: FileHandle; done: () => void }> {
+    return this.borrow(this.handles, objectKey, () => open(path, "r"), READ_HANDLES);
+  }
+
+  private writer(path: string): Promise<{ fh: FileHandle; done: () => void }> {
+    return this.borrow(this.writers, path, () => openForWrite(path), WRITE_HANDLES);
+  }
+
+  /** A cached handle of `key` (opened on a miss; the least recently used beyond `max` retired), held until `done`. */
+  private async borrow(
+    cache: Map<string, Handle>,
+    key: string,
+    opener: () => Promise<FileHandle>,
+    max: number,
+  ): Promise<{ fh: FileHandle; done: () => void }> {
+    let h = cache.get(key);
+    if (h) {
+      cache.delete(key); // most recent last
+      cache.set(key, h);
+    } else {
+      const fresh: Handle = { fh: opener(), refs: 0, evicted: false };
+      h = fresh;
+      cache.set(key, fresh);
+      fresh.fh.catch(() => cache.get(key) === fresh && cache.delete(key));
+      for (const [k, old] of cache) {
+        if (cache.size <= max) break;
+        cache.delete(k);
+        this.retire(old);
+      }
+    }
+    const entry = h;
+    entry.refs++;
+    try {
+      const fh = await entry.fh;
+      return {
+        fh,
+        done: () => {
+          entry.refs--;
+          if (entry.evicted) this.retire(entry);
+        },
+      };
+    } catch (err) {
+      entry.refs--;
+      throw err;
+    }
+  }
+
+  /** Close the write handles of the temp files `which` selects (promoted or dropped: the path may be reused). */
+  private forgetWriters(which: (path: string) => boolean): void {
+    for (const [k, h] of this.writers)
+      if (which(k)) {
+        this.writers.delete(k);
+        this.retire(h);
+      }
+  }
+
+  private retire(h: Handle): void {
+    h.evicted = true;
+    if (h.refs === 0) h.fh.then((fh) => fh.close()).catch(() => {});
+  }
+
+  async read(objectKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    const path = this.objectPath(objectKey);
+    let h: { fh: FileHandle; done: () => void };
+    try {
+      h = await this.handle(objectKey, path);
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOENT")
+        throw new CodedError<NodeErrorCode>(
+          { code: "resource_not_found", op: "read shard" },
+          `shard object ${objectKey} is missing`,
+        );
+      throw ioError("read shard", path, err);
+    }
+    try {
+      const buf = into ? into.subarray(0, length) : new Uint8Array(length);
+      let got = 0;
+      while (got < length) {
+        const { bytesRead } = await h.fh.read(buf, got, length - got, offset + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      return got === length ? buf : buf.subarray(0, got);
+    } catch (err) {
+      throw ioError("read shard", path, err);
+    } finally {
+      h.done();
+    }
+  }
+
+  /** Close every cached handle, read and write (a store being shut down). */
+  async close(): Promise<void> {
+    for (const [k, h] of this.handles) {
+      this.handles.delete(k);
+      this.retire(h);
+    }
+    this.forgetWriters(() => true);
+  }
+
+  async hasObject(objectKey: string): Promise<boolean> {
+    return exists(this.objectPath(objectKey));
+  }
+
+  async deleteObject(objectKey: string): Promise<void> {
+    const h = this.handles.get(objectKey);
+    if (h) {
+      this.handles.delete(objectKey);
+      this.retire(h);
+    }
+    await unlink(this.objectPath(objectKey)).catch(() => {});
+  }
+
+  async listObjects(): Promise<string[]> {
+    const out: string[] = [];
+    const root = join(this.dir, "obj");
+    for (const a of await readdir(root).catch(() => [] as string[]))
+      for (const s of await readdir(join(root, a)).catch(() => [] as string[]))
+        for (const r of await readdir(join(root, a, s)).catch(() => [] as string[])) out.push(`${a}/${r}`);
+    return out;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
