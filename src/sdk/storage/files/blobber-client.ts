@@ -59,10 +59,12 @@ export function blobberError(
   code: SdkErrorCode,
   message: string,
   remote?: RemoteError,
+  cause?: unknown,
 ): CodedError<SdkErrorCode> {
   return new CodedError<SdkErrorCode>(
     { code, op, node: blobber.url, detail: { blobber_id: blobber.id }, ...(remote ? { remote } : {}) },
     message,
+    cause === undefined ? undefined : { cause },
   );
 }
 
@@ -137,7 +139,7 @@ export class BlobberClient {
       });
     } catch (err) {
       const code = err instanceof CodedError ? err.code : "request_failed";
-      throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`);
+      throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`, undefined, err);
     }
     if (res.status >= 200 && res.status < 300) return res.body;
     const remote = remoteErrorOf(this.blobber.url, res.status, Buffer.from(res.body).toString("utf8"));
