@@ -107,18 +107,25 @@ test("the layer check reports a fixture that violates the map", () => {
   ]);
 });
 
-/** The only files of nodes, sdk and localnet that may read the wall clock or draw ambient randomness. */
+/**
+ * The only files of nodes, sdk, localnet and cli that may read the wall clock, set a timer or draw ambient
+ * randomness: the sdk's ambient module and the nodes' Clock.
+ */
 const AMBIENT_FILES = new Set(["nodes/clock.ts", "sdk/ambient.ts"]);
 
-test("nodes, sdk and localnet read time and randomness only through the injected clock and draw", () => {
+test("nodes, sdk, localnet and cli read time and randomness only through the injected clock and draw", () => {
   const found: string[] = [];
-  for (const layer of ["nodes", "sdk", "localnet"]) {
+  for (const layer of ["nodes", "sdk", "localnet", "cli"]) {
     for (const file of walk(join(SRC, layer), [])) {
       const rel = relative(SRC, file);
       if (AMBIENT_FILES.has(rel)) continue;
       const lines = readFileSync(file, "utf8").split("\n");
       for (const [i, line] of lines.entries())
-        if (/\bDate\.now\(|\bMath\.random\(|new Date\(\)/.test(line.replace(/\/\/.*$/, "")))
+        if (
+          /\bDate\.now\(|\bMath\.random\(|new Date\(\)|(?<!\.)\bsetTimeout\(|(?<!\.)\brandomBytes\(/.test(
+            line.replace(/\/\/.*$/, ""),
+          )
+        )
           found.push(`${rel}:${i + 1}: ${line.trim()}`);
     }
   }

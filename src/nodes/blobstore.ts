@@ -8,10 +8,10 @@
  * (no `/`, no `..`, no hidden files) and can never escape the store's directory.
  */
 
-import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { CodedError } from "../core/errors.js";
+import * as sdk from "../sdk/index.js";
 import type { NodeErrorCode } from "./errors.js";
 
 /** A store of immutable-by-convention byte blobs. */
@@ -122,7 +122,7 @@ export class FsBlobStore implements BlobStore {
         if (this.sync) await fsyncDir(this.dir); // make the new shard directory's entry durable
         this.knownShards.add(shard);
       }
-      const tmp = join(sdir, `${TMP_PREFIX}${randomBytes(8).toString("hex")}`);
+      const tmp = join(sdir, `${TMP_PREFIX}${Buffer.from(sdk.systemRandomBytes(8)).toString("hex")}`);
       try {
         const fh = await open(tmp, "wx");
         try {

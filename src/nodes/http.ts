@@ -321,7 +321,7 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
       closing ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
         const force = new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
+          timer = sdk.systemTimer(() => {
             app.server.closeAllConnections();
             resolve();
           }, graceMs);

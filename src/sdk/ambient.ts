@@ -29,5 +29,11 @@ export function systemSleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** A uniform draw in [0, 1) (not for keys: those come from node:crypto). */
 export const systemRandom = (): number => Math.random();
 
+/**
+ * Run `fn` once `ms` milliseconds of real time have passed (an I/O edge's deadline: a request's timeout, an idle
+ * connection's end, a server's forced close). Clear it with `clearTimeout`; `unref` it to let the process exit.
+ */
+export const systemTimer = (fn: () => void, ms: number): NodeJS.Timeout => setTimeout(fn, ms);
+
 /** `n` bytes from the system's cryptographic generator (request nonces, connection ids). */
 export const systemRandomBytes = (n: number): Uint8Array => randomBytes(n);

@@ -9,6 +9,7 @@
  */
 import { Agent, request } from "undici";
 import { CodedError } from "../core/errors.js";
+import { systemTimer } from "./ambient.js";
 import { BulkHttp, BulkHttpError } from "./bulk-http.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 
@@ -170,7 +171,7 @@ export class HttpTransport implements Transport {
     const url = preflight(req, this.closed, timeoutMs);
     const deadline = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const timer = systemTimer(() => {
       timedOut = true;
       deadline.abort(new Error(`deadline of ${timeoutMs} ms passed`));
     }, timeoutMs);

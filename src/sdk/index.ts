@@ -24,7 +24,7 @@ export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
 export type { SchemeName, SignatureScheme } from "../core/scheme.js";
 export { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
-export { systemNow, systemRandom, systemSleep } from "./ambient.js";
+export { systemNow, systemRandom, systemRandomBytes, systemSleep, systemTimer } from "./ambient.js";
 export {
   type Balance,
   ChainClient,
