@@ -1,6 +1,7 @@
 /** What the file commands need from the chain: the allocation record, the wallet as a signer, costs. */
 
 import { ScAddress } from "../../../chain/types.js";
+import { formatDuration } from "../../../core/duration.js";
 import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
@@ -74,16 +75,9 @@ export function walletSigner(wallet: WalletFile, scheme: SignatureScheme): Signe
 
 const GB = 1024n * 1024n * 1024n;
 
-/** Go's time.Duration String for whole-second-or-more durations given in ns (e.g. `720h0m0s`). */
-export function goDuration(ns: bigint): string {
-  let s = ns / 1_000_000_000n;
-  const h = s / 3600n;
-  s -= h * 3600n;
-  const m = s / 60n;
-  s -= m * 60n;
-  if (h > 0n) return `${h}h${m}m${s}s`;
-  if (m > 0n) return `${m}m${s}s`;
-  return `${s}s`;
+/** Go's time.Duration String of a duration in ns, truncated to whole seconds (e.g. `720h0m0s`). */
+function goDuration(ns: bigint): string {
+  return formatDuration((ns / 1_000_000_000n) * 1_000_000_000n);
 }
 
 /**

@@ -7,7 +7,6 @@ export {
   type AllocationRecord,
   downloadCost,
   fetchStorageAllocation,
-  goDuration,
   parseAllocationRecord,
   uploadCost,
   walletSigner,
