@@ -17,6 +17,7 @@ import type { NodeResult } from "./multi.js";
 import type { Transport } from "./transport.js";
 
 export { scRestPath } from "./client/queries.js";
+export { quorumOf, STALE_SHARDER_ROUNDS } from "./client/quorum.js";
 
 /** Miner and sharder base URLs. */
 export interface NetworkNodes {
@@ -86,14 +87,6 @@ export interface Balance {
   balance: bigint;
   round: number;
   txn: string;
-}
-
-/** A sharder whose latest finalized round trails the network's by more than this is not asked for state. */
-export const STALE_SHARDER_ROUNDS = 10;
-
-/** Minimum number of agreeing nodes for a fraction `pct` of `n` (at least one). */
-export function quorumOf(n: number, pct: number): number {
-  return Math.max(1, Math.ceil((n * pct) / 100));
 }
 
 /**

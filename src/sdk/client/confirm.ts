@@ -11,10 +11,11 @@ import { parseJson } from "../../chain/json.js";
 import { parseConfirmationJson } from "../../chain/transaction.js";
 import type { Confirmation } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
-import { type ChainClient, STALE_SHARDER_ROUNDS, type TxnResult } from "../chain.js";
+import type { ChainClient, TxnResult } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
 import { describeFailures, type NodeResult, requestAll } from "../multi.js";
 import { latestFinalizedRounds } from "./queries.js";
+import { STALE_SHARDER_ROUNDS } from "./quorum.js";
 
 /** What a sharder answers for a round it finalized without a block (the round timed out). */
 const ROUND_WITHOUT_BLOCK: ChainErrorCode = "round_without_block";

@@ -6,9 +6,10 @@
 import { ChainRoutes as R, routePath } from "../../chain/api.js";
 import { parseJson } from "../../chain/json.js";
 import { CodedError } from "../../core/errors.js";
-import { type Balance, type ChainClient, quorumOf, STALE_SHARDER_ROUNDS } from "../chain.js";
+import type { Balance, ChainClient } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
 import { agree, isNotFound, type NodeResult, remoteOf, requestAll } from "../multi.js";
+import { quorumOf, STALE_SHARDER_ROUNDS } from "./quorum.js";
 
 /** Latest finalized round of each node that answers (`/v1/block/get/latest_finalized`), by URL. */
 export async function latestFinalizedRounds(

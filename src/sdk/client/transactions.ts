@@ -8,9 +8,10 @@ import { encodeTransactionJson, signTransaction } from "../../chain/transaction.
 import { type Transaction, TxnStatus } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
-import { type ChainClient, quorumOf, type TxnRequest, type TxnResult } from "../chain.js";
+import type { ChainClient, TxnRequest, TxnResult } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
 import { describeFailures, remoteOf, requestAll } from "../multi.js";
+import { quorumOf } from "./quorum.js";
 
 /** A uniformly shuffled copy of `list` (Fisher–Yates with the injected draw). */
 function shuffled<T>(list: readonly T[], random: () => number): T[] {
