@@ -34,6 +34,8 @@ export const CHAIN_ERROR_CODES = [
   "invalid_block",
   "invalid_confirmation",
   "invalid_magic_block",
+  // a sharder's `block/get?round=R` when round R was finalized without a block (the round timed out)
+  "round_without_block",
   // consensus engine
   "consensus_config_invalid",
   "consensus_restore_invalid",

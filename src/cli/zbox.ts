@@ -1,37 +1,10 @@
 /** zbox: storage allocations, files, pools and blobbers from the command line. */
-import Table from "cli-table3";
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
 import { registerFileCommands } from "./zbox/files.js";
+import { renderTable } from "./zbox/format.js";
 import { registerStorageCommands } from "./zbox/index.js";
-
-/** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
-export function renderTable(header: string[], rows: string[][]): string {
-  const table = new Table({
-    head: header.map((h) => h.toUpperCase()),
-    style: { head: [], border: [], compact: false },
-    chars: {
-      top: "-",
-      "top-mid": "+",
-      "top-left": "+",
-      "top-right": "+",
-      bottom: "-",
-      "bottom-mid": "+",
-      "bottom-left": "+",
-      "bottom-right": "+",
-      left: "|",
-      "left-mid": "+",
-      mid: "-",
-      "mid-mid": "+",
-      right: "|",
-      "right-mid": "+",
-      middle: "|",
-    },
-  });
-  for (const r of rows) table.push(r);
-  return table.toString();
-}
 
 /** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
 function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {

@@ -2,7 +2,7 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
-import { registerGetBlobbersCommand } from "./zbox/index.js";
+import { registerGetBlobbersCommand } from "./getblobbers.js";
 import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
@@ -37,7 +37,7 @@ export function buildZwallet(io: CliIo): Command {
         await sdk.initCrypto();
         let wallet: sdk.WalletFile;
         try {
-          wallet = sdk.recoverWallet(sdk.getScheme(ctx.schemeName()), mnemonic, new Date());
+          wallet = sdk.recoverWallet(sdk.getScheme(ctx.schemeName()), mnemonic, new Date((ctx.io.nowMs ?? sdk.systemNow)()));
         } catch (err) {
           throw new CliExit(`Error recovering the wallet.${sdk.errorMessage(err)}`);
         }
@@ -164,7 +164,7 @@ export function buildZwallet(io: CliIo): Command {
           } catch (err) {
             throw new CliExit(`\nVerification failed.${sdk.errorMessage(err)}\n`);
           }
-          if (!found && i + 1 < cfg.max_txn_query) await new Promise((r) => setTimeout(r, 1000));
+          if (!found && i + 1 < cfg.max_txn_query) await chain.sleep(1000);
         }
         if (!found)
           throw new CliExit(

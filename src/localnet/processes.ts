@@ -7,6 +7,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { request } from "undici";
 import { type Clock, SystemClock } from "../nodes/clock.js";
+import * as sdk from "../sdk/index.js";
 
 /** One process of the local network. */
 export interface NodeProcessSpec {
@@ -117,7 +118,7 @@ export async function waitReady(
 /** Stop nodes: SIGTERM, then SIGKILL whatever is still running after `graceMs`. */
 export async function stopNodes(nodes: RunningNode[], graceMs = 5000): Promise<void> {
   for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGTERM");
-  const timer = setTimeout(() => {
+  const timer = sdk.systemTimer(() => {
     for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGKILL");
   }, graceMs);
   await Promise.all(nodes.map((n) => n.exited));

@@ -72,7 +72,7 @@ export class RateLimiter {
 
 /** HTTP status for an error code, as the reference's `common.Respond` chooses it. */
 export function statusForCode(code: string): number {
-  if (code === "resource_not_found") return 404;
+  if (code === "resource_not_found" || code === "round_without_block") return 404;
   if (code === "internal_error") return 500;
   if (code === "sharder_busy" || code === "node_busy") return 503;
   if (code === "rate_limited") return 429;
@@ -328,7 +328,7 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
       closing ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
         const force = new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
+          timer = sdk.systemTimer(() => {
             app.server.closeAllConnections();
             resolve();
           }, graceMs);

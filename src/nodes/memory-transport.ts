@@ -12,15 +12,13 @@
 import { CodedError } from "../core/errors.js";
 import {
   DEFAULT_TIMEOUT_MS,
-  makeResponse,
-  preflight,
   type Transport,
   type TransportErrorCode,
   type TransportRequest,
   type TransportResponse,
   transportError,
-  transportReason,
 } from "../sdk/index.js";
+import { makeResponse, preflight, transportReason } from "../sdk/internal.js";
 import { type Clock, isAborted, SystemClock } from "./clock.js";
 import type { NodeErrorCode } from "./errors.js";
 import type { NodeApp } from "./http.js";

@@ -14,6 +14,7 @@
  * the reply arrives is retried once on a new one, as the server may have closed it while idle).
  */
 import { connect, type Socket } from "node:net";
+import { systemTimer } from "./ambient.js";
 import type { TransportRequest } from "./transport.js";
 
 /** A complete reply (header names lower-case). */
@@ -185,7 +186,7 @@ export class BulkHttp {
     list.push(c);
     this.idle.set(c.origin, list);
     c.socket.unref();
-    c.idleTimer = setTimeout(() => c.kill(), this.o.keepAliveMs);
+    c.idleTimer = systemTimer(() => c.kill(), this.o.keepAliveMs);
     c.idleTimer.unref();
   }
 

@@ -9,6 +9,7 @@
  */
 import type { Agent } from "undici";
 import { CodedError } from "../core/errors.js";
+import { systemTimer } from "./ambient.js";
 import { BulkHttp, BulkHttpError } from "./bulk-http.js";
 import type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 
@@ -95,13 +96,15 @@ export function transportError(
 export function preflight(req: TransportRequest, closed: boolean, timeoutMs: number): URL {
   if (closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
   if (req.signal?.aborted) throw transportError(req, "aborted", transportReason("aborted", timeoutMs), req.signal.reason);
+  let url: URL;
   try {
-    const url = new URL(req.url);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`unsupported protocol ${url.protocol}`);
-    return url;
+    url = new URL(req.url);
   } catch (err) {
     throw transportError(req, "request_failed", `invalid URL: ${(err as Error).message}`, err);
   }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw transportError(req, "request_failed", `invalid URL: unsupported protocol ${url.protocol}`);
+  return url;
 }
 
 function classify(err: unknown): TransportErrorCode {
@@ -181,7 +184,7 @@ export class HttpTransport implements Transport {
     const url = preflight(req, this.closed, timeoutMs);
     const deadline = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
+    const timer = systemTimer(() => {
       timedOut = true;
       deadline.abort(new Error(`deadline of ${timeoutMs} ms passed`));
     }, timeoutMs);

@@ -1,5 +1,6 @@
 /**
- * The client library's public surface. The CLIs import only from here (layer rule: cli → sdk).
+ * The client library's public surface. The CLIs import only from here (layer rule: cli → sdk); nodes also use
+ * `internal.ts` (transport internals for the in-process transport, fan-out for the block worker).
  */
 
 export type { Confirmation, MagicBlock, MagicNode, Transaction } from "../chain/types.js";
@@ -24,7 +25,7 @@ export { generateMnemonic, isValidMnemonic } from "../core/mnemonic.js";
 export type { SchemeName, SignatureScheme } from "../core/scheme.js";
 export { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 export { createWallet, recoverWallet, type WalletFile } from "../core/wallet.js";
-export { systemNow, systemRandom, systemSleep } from "./ambient.js";
+export { systemNow, systemRandom, systemRandomBytes, systemSleep, systemTimer } from "./ambient.js";
 export {
   type Balance,
   ChainClient,
@@ -54,11 +55,8 @@ export {
   HttpTransport,
   type HttpTransportOptions,
   isTransportCode,
-  makeResponse,
-  preflight,
   type TransportErrorCode,
   transportError,
-  transportReason,
 } from "./http-transport.js";
 export {
   goFloat,
@@ -79,7 +77,7 @@ export {
   sasOf,
   type UnlockOutcome,
 } from "./miner.js";
-export { agree, describeFailures, isNotFound, joinUrl, type NodeResult, replyError, requestAll } from "./multi.js";
+export { describeFailures, isNotFound, joinUrl, type NodeResult, replyError } from "./multi.js";
 export * as storageFiles from "./storage/files/index.js";
 export * as storage from "./storage/index.js";
 export * from "./tokens/index.js";

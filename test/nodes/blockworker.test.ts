@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { BlockWorker, type MagicBlockLike, nodeUrls } from "../../src/nodes/blockworker/blockworker.js";
 import { blockWorkerApp } from "../../src/nodes/blockworker/server.js";
-import { makeResponse, type Transport, type TransportRequest } from "../../src/sdk/index.js";
+import type { Transport, TransportRequest } from "../../src/sdk/index.js";
+import { makeResponse } from "../../src/sdk/internal.js";
 
 function mb(num: number, sharderPorts: number[]): MagicBlockLike {
   const node = (port: number) => ({ host: "127.0.0.1", n2n_host: "127.0.0.1", port });

@@ -254,12 +254,17 @@ describe("listen and close", () => {
 
   it("drops connections still busy after the grace period", async () => {
     const a = app();
-    a.get("/hang", () => new Promise(() => {}));
+    let arrived = false;
+    a.get("/hang", () => {
+      arrived = true;
+      return new Promise(() => {});
+    });
     const srv = await listen(a, "127.0.0.1", 0);
     const t = new HttpTransport();
     const hung = t.request({ method: "GET", url: `${srv.url}/hang`, timeoutMs: 5_000 });
     hung.catch(() => {});
-    await new Promise((r) => setTimeout(r, 50));
+    // the request must be in the handler before the close (one arriving during it is answered 503)
+    while (!arrived) await new Promise((r) => setTimeout(r, 5));
     const t0 = Date.now();
     await srv.close(100);
     assert.ok(Date.now() - t0 < 2_000, `close took ${Date.now() - t0} ms`);

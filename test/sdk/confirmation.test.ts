@@ -123,8 +123,8 @@ function setup(opts: { need: number; lfbAt?: (ms: number) => number; fork?: bool
         const b = chain.get(round);
         if (!b)
           return reply(404, {
-            code: "resource_not_found",
-            error: `resource_not_found: no finalized block at round ${round} (the round timed out)`,
+            code: "round_without_block",
+            error: `round_without_block: no finalized block at round ${round} (the round timed out)`,
           });
         return reply(200, { header: blockSummary(b) });
       }

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
-import { renderTable } from "../zbox.js";
 import {
   bal,
   dur,
@@ -18,6 +17,7 @@ import {
   line,
   orFail,
   prettyJson,
+  renderTable,
   size,
   tokens,
   walletAndChain,

@@ -10,8 +10,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
-import { renderTable } from "../zbox.js";
-import { bal, duration, given, size, walletAndChain } from "./format.js";
+import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
@@ -401,7 +400,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (ns < 0n) throw new CliExit(`negative duration not allowed: ${opts.duration}`);
         const s = await open(ctx, opts, "fetching the allocation: ");
         if (opts.end) {
-          ns = BigInt(s.record.expiration_date * 1000 - Date.now()) * 1_000_000n;
+          ns = BigInt(s.record.expiration_date * 1000 - s.files.now()) * 1_000_000n;
           if (ns < 0n) {
             ctx.println("allocation expired, 'end' flag can't be used");
             return;

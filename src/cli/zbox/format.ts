@@ -3,6 +3,7 @@
  * amounts as gosdk `Balance.String()` (`1.000 ZCN`, `10.000 mZCN`), sizes as `Size.String()` (`1.0 GiB`),
  * times as Go `time.Time.String()` in UTC, durations as `Duration.String()`, floats as Go `%v`.
  */
+import Table from "cli-table3";
 import * as sdk from "../../sdk/index.js";
 import { type CliContext, CliExit } from "../common.js";
 
@@ -119,4 +120,31 @@ export async function walletAndChain(ctx: CliContext): Promise<{ wallet: sdk.Wal
   const chain = await ctx.chain();
   const wallet = await ctx.ensureWallet();
   return { wallet, chain };
+}
+
+/** A plain-text table in the reference (tablewriter) style: upper-case headers, `|` separators. */
+export function renderTable(header: string[], rows: string[][]): string {
+  const table = new Table({
+    head: header.map((h) => h.toUpperCase()),
+    style: { head: [], border: [], compact: false },
+    chars: {
+      top: "-",
+      "top-mid": "+",
+      "top-left": "+",
+      "top-right": "+",
+      bottom: "-",
+      "bottom-mid": "+",
+      "bottom-left": "+",
+      "bottom-right": "+",
+      left: "|",
+      "left-mid": "+",
+      mid: "-",
+      "mid-mid": "+",
+      right: "|",
+      "right-mid": "+",
+      middle: "|",
+    },
+  });
+  for (const r of rows) table.push(r);
+  return table.toString();
 }

@@ -6,8 +6,6 @@ import { registerBlobberCommands } from "./blobbers.js";
 import { registerPoolCommands } from "./pools.js";
 import { registerStakePoolCommands } from "./stakepools.js";
 
-export { registerGetBlobbersCommand } from "./blobbers.js";
-
 /** Register every storage command on zbox. */
 export function registerStorageCommands(program: Command, io: CliIo): void {
   registerAllocationCommands(program, io);

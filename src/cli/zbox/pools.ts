@@ -2,9 +2,8 @@
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo } from "../common.js";
-import { renderTable } from "../zbox.js";
 import { ensureReadPool } from "./allocations.js";
-import { bal, duration, given, goTime, line, orFail, prettyJson, tokens, walletAndChain } from "./format.js";
+import { bal, duration, given, goTime, line, orFail, prettyJson, renderTable, tokens, walletAndChain } from "./format.js";
 
 function printPools(p: (...x: unknown[]) => void, pools: sdk.storage.AllocationPool[]): void {
   for (const st of pools) {

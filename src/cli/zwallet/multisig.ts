@@ -141,7 +141,7 @@ export function registerMultisigCommands(program: Command, io: CliIo): void {
 function shuffle(xs: number[]): number[] {
   const a = [...xs];
   for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
+    const j = Math.floor(sdk.systemRandom() * (i + 1));
     [a[i], a[j]] = [a[j] as number, a[i] as number];
   }
   return a;

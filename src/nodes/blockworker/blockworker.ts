@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChainRoutes, routePath } from "../../chain/api.js";
 import * as sdk from "../../sdk/index.js";
+import { agree, requestAll } from "../../sdk/internal.js";
 
 /** A magic block as the block worker needs it (the parts it reads). */
 export interface MagicBlockLike {
@@ -100,7 +101,7 @@ export class BlockWorker {
    */
   async refresh(): Promise<void> {
     const { sharders } = this.network();
-    const results = await sdk.requestAll(this.opts.transport, sharders, routePath(ChainRoutes.latestMagicBlock), {
+    const results = await requestAll(this.opts.transport, sharders, routePath(ChainRoutes.latestMagicBlock), {
       timeoutMs: 5000,
     });
     const votes = new Map<string, { n: number; mb: MagicBlockLike }>();
@@ -145,7 +146,7 @@ export class BlockWorker {
     const { sharders } = this.network();
     const need = Math.max(1, Math.ceil(sharders.length / 2));
     const list = async (endpoint: string): Promise<RegisteredNode[] | undefined> => {
-      const results = await sdk.requestAll(
+      const results = await requestAll(
         this.opts.transport,
         sharders,
         routePath(ChainRoutes.scRest, { address: sdk.ScAddress.miner, endpoint }),
@@ -154,7 +155,7 @@ export class BlockWorker {
         },
       );
       try {
-        const j = JSON.parse(sdk.agree(results, need, `get ${endpoint}`)) as {
+        const j = JSON.parse(agree(results, need, `get ${endpoint}`)) as {
           Nodes?: { simple_miner?: RegisteredNode }[];
         };
         return (j.Nodes ?? []).flatMap((n) =>

@@ -84,7 +84,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
       hash = store.hashAtRound(round);
       if (!hash)
         throw new CodedError<NodeErrorCode>(
-          { code: "resource_not_found", op: "get block" },
+          { code: "round_without_block", op: "get block" },
           `no finalized block at round ${round} (the round timed out)`,
         );
     }

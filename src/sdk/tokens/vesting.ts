@@ -77,13 +77,13 @@ export const vestingDelete = (chain: ChainClient, wallet: WalletFile, poolId: st
  * A REST read that tolerates a sharder whose latest finalized state is a round behind (the reference's
  * "empty finalized block" on vp-list/vp-info): on failure it asks again twice, a second apart, before giving up.
  */
-async function fresh<T>(read: () => Promise<T>): Promise<T> {
+async function fresh<T>(chain: ChainClient, read: () => Promise<T>): Promise<T> {
   for (let i = 0; ; i++) {
     try {
       return await read();
     } catch (err) {
       if (i >= 2) throw err;
-      await new Promise((r) => setTimeout(r, 1000));
+      await chain.sleep(1000);
     }
   }
 }
@@ -102,7 +102,9 @@ export async function vestingConfig(chain: ChainClient): Promise<VestingConfigVi
 }
 
 export async function vestingPoolInfo(chain: ChainClient, poolId: string): Promise<VestingPoolInfo> {
-  const i = await fresh(() => chain.scRest<Record<string, unknown>>(ScAddress.vesting, "getPoolInfo", { pool_id: poolId }));
+  const i = await fresh(chain, () =>
+    chain.scRest<Record<string, unknown>>(ScAddress.vesting, "getPoolInfo", { pool_id: poolId }),
+  );
   const ds = (Array.isArray(i.destinations) ? i.destinations : []) as Record<string, unknown>[];
   return {
     pool_id: String(i.pool_id),
@@ -123,7 +125,9 @@ export async function vestingPoolInfo(chain: ChainClient, poolId: string): Promi
 }
 
 export async function vestingClientPools(chain: ChainClient, clientId: string): Promise<string[]> {
-  const r = await fresh(() => chain.scRest<{ pools?: string[] }>(ScAddress.vesting, "getClientPools", { client_id: clientId }));
+  const r = await fresh(chain, () =>
+    chain.scRest<{ pools?: string[] }>(ScAddress.vesting, "getClientPools", { client_id: clientId }),
+  );
   return r.pools ?? [];
 }
 

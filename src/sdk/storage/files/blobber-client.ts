@@ -2,7 +2,6 @@
  * One blobber's file API as the client sees it: every request signed (replay-proof headers of storage/auth.ts),
  * bodies as application/octet-stream, replies parsed with exact int64, errors as CodedError naming the blobber.
  */
-import { randomBytes } from "node:crypto";
 import { parseJson, stringifyJson } from "../../../chain/json.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
@@ -29,7 +28,7 @@ import {
   type UploadStatus,
   type WriteMarker,
 } from "../../../storage/index.js";
-import { systemNow } from "../../ambient.js";
+import { systemNow, systemRandomBytes } from "../../ambient.js";
 import type { SdkErrorCode } from "../../errors.js";
 import { remoteErrorOf } from "../../multi.js";
 import type { Transport } from "../../transport.js";
@@ -46,6 +45,8 @@ export interface BlobberClientOptions {
   timeoutMs?: number;
   /** Clock for request timestamps (default the sdk's ambient clock). */
   now?: () => number;
+  /** Random bytes for request nonces (default node:crypto). */
+  randomBytes?: (n: number) => Uint8Array;
 }
 
 /**
@@ -58,10 +59,12 @@ export function blobberError(
   code: SdkErrorCode,
   message: string,
   remote?: RemoteError,
+  cause?: unknown,
 ): CodedError<SdkErrorCode> {
   return new CodedError<SdkErrorCode>(
     { code, op, node: blobber.url, detail: { blobber_id: blobber.id }, ...(remote ? { remote } : {}) },
     message,
+    cause === undefined ? undefined : { cause },
   );
 }
 
@@ -118,7 +121,7 @@ export class BlobberClient {
           path,
           bytes,
           (this.opts.now ?? systemNow)(),
-          randomBytes(16).toString("hex"),
+          Buffer.from((this.opts.randomBytes ?? systemRandomBytes)(16)).toString("hex"),
           opts.leaves,
         ),
       );
@@ -136,7 +139,7 @@ export class BlobberClient {
       });
     } catch (err) {
       const code = err instanceof CodedError ? err.code : "request_failed";
-      throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`);
+      throw blobberError(this.blobber, op, code, `blobber ${this.blobber.url}: ${errorMessage(err)}`, undefined, err);
     }
     if (res.status >= 200 && res.status < 300) return res.body;
     const remote = remoteErrorOf(this.blobber.url, res.status, Buffer.from(res.body).toString("utf8"));

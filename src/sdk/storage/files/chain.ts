@@ -1,6 +1,7 @@
 /** What the file commands need from the chain: the allocation record, the wallet as a signer, costs. */
 
 import { ScAddress } from "../../../chain/types.js";
+import { formatDuration } from "../../../core/duration.js";
 import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
@@ -72,16 +73,9 @@ export function walletSigner(wallet: WalletFile, scheme: SignatureScheme): Signe
   return { clientId: wallet.client_id, publicKey: wallet.client_key, sign: (h) => scheme.sign(key.private_key, h) };
 }
 
-/** Go's time.Duration String for whole-second-or-more durations given in ns (e.g. `720h0m0s`). */
+/** Go's time.Duration String of a duration in ns, truncated to whole seconds (e.g. `720h0m0s`). */
 export function goDuration(ns: bigint): string {
-  let s = ns / 1_000_000_000n;
-  const h = s / 3600n;
-  s -= h * 3600n;
-  const m = s / 60n;
-  s -= m * 60n;
-  if (h > 0n) return `${h}h${m}m${s}s`;
-  if (m > 0n) return `${m}m${s}s`;
-  return `${s}s`;
+  return formatDuration((ns / 1_000_000_000n) * 1_000_000_000n);
 }
 
 /**

@@ -3,6 +3,8 @@
  * (repair and commit), for listings (`list`, `list-all`) and for a file's metadata (download, `meta`).
  */
 
+import { sdkError } from "../../errors.js";
+
 /**
  * `groups` ranked, the allocation's version first: the groups of at least `quorum` blobbers (a write stands once that
  * many committed it) before the others, among them the newest (`stamp` of a member: the latest write marker's time,
@@ -19,4 +21,40 @@ export function rankByQuorum<T>(groups: T[][], quorum: number, stamp: (member: T
   return [...groups].sort(
     (a, b) => Number(b.length >= quorum) - Number(a.length >= quorum) || newest(b) - newest(a) || b.length - a.length,
   );
+}
+
+/** One blobber's reply to a request sent to every blobber: its value, or its error (and the error's code). */
+export interface EachReply<T> {
+  i: number;
+  value?: T;
+  error?: string;
+  code?: string;
+}
+
+/**
+ * The reply the allocation's version gives (replies grouped by `key`, ranked by {@link rankByQuorum} on `stamp`).
+ * @throws CodedError `resource_not_found` when at least `need` blobbers answered so, else `consensus_failed` when
+ *   fewer than `need` replies agree
+ */
+export function agreeing<T>(
+  replies: EachReply<T>[],
+  need: number,
+  op: string,
+  key: (v: T) => string,
+  stamp: (v: T) => number,
+): T {
+  const groups = new Map<string, T[]>();
+  for (const r of replies) if (r.value !== undefined) groups.set(key(r.value), [...(groups.get(key(r.value)) ?? []), r.value]);
+  const best = rankByQuorum([...groups.values()], need, stamp)[0];
+  if (!best || best.length < need) {
+    const errs = replies.filter((r) => r.error);
+    const nf = errs.find((r) => r.code === "resource_not_found");
+    if (nf && errs.length >= need) throw sdkError("resource_not_found", op, nf.error as string);
+    throw sdkError(
+      "consensus_failed",
+      op,
+      `No minimum consensus: ${best?.length ?? 0} blobbers agree, ${need} needed (${errs.map((r) => `blobber ${r.i}: ${r.error}`).join("; ")})`,
+    );
+  }
+  return best[0] as T;
 }

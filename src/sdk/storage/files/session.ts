@@ -1,0 +1,117 @@
+/**
+ * The state every file operation of one allocation shares: the options, the allocation, one client per blobber,
+ * the erasure coder, the injected clock and randomness, and which blobbers are known to be behind. The
+ * operations (`commit.ts`, `upload.ts`, `download.ts`, …) are functions over this object; `allocation.ts` gathers
+ * them as the methods of `AllocationFiles`.
+ */
+
+import type { ErasureCoder, Signer } from "../../../storage/index.js";
+import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
+import { sdkError } from "../../errors.js";
+import type { Transport } from "../../transport.js";
+import { BlobberClient, type BlobberRef } from "./blobber-client.js";
+import { erasureCoder } from "./coder.js";
+
+/** What the client needs of an allocation (from the storage contract's `allocation` view). */
+export interface StorageAllocation {
+  id: string;
+  owner_id: string;
+  data_shards: number;
+  parity_shards: number;
+  /** Unix seconds. */
+  expiration_date: number;
+  size: number;
+  blobbers: BlobberRef[];
+}
+
+export type FilesEvent =
+  | { kind: "blobber_failed"; index: number; blobber: BlobberRef; reason: string; op: string }
+  | { kind: "repaired"; index: number; blobber: BlobberRef; changes: number }
+  | { kind: "progress"; op: "upload" | "download"; path: string; done: number; total: number };
+
+export interface AllocationFilesOptions {
+  allocation: StorageAllocation;
+  transport: Transport;
+  signer: Signer;
+  /** Per-request deadline, ms (default 30 s): a blobber slower than this is dropped from the operation. */
+  timeoutMs?: number;
+  /** Upload requests in flight per blobber (default 4). */
+  window?: number;
+  /** Chunks a blobber may fall behind the fastest before the upload waits for it (default 16). */
+  maxLag?: number;
+  /**
+   * How long an upload waits for a blobber more than `maxLag` chunks behind before dropping it as too slow (default
+   * 3000 ms): a blobber whose disk stalls for a moment catches up, one that stays slow is dropped (and repaired).
+   */
+  lagGraceMs?: number;
+  /** Download reads in flight, each of `blocksPerRequest` blocks from each of `data` blobbers (default 2). */
+  readWindow?: number;
+  /** Where upload progress files go (resume after a killed client); none when absent. */
+  progressDir?: string;
+  /** Milliseconds since the Unix epoch (default the sdk's ambient clock). */
+  now?: () => number;
+  /** Wait `ms` (default real time); a wait whose `signal` aborts may end early. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** `n` random bytes: connection ids and request nonces (default node:crypto). */
+  randomBytes?: (n: number) => Uint8Array;
+  onEvent?: (e: FilesEvent) => void;
+}
+
+/** The shared state of one allocation's file operations. */
+export class Session {
+  readonly options: AllocationFilesOptions;
+  readonly allocation: StorageAllocation;
+  readonly clients: BlobberClient[];
+  readonly timeoutMs: number;
+  readonly now: () => number;
+  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly randomBytes: (n: number) => Uint8Array;
+  readonly rs: ErasureCoder;
+  /** Blobbers known to be behind (missed a write), by index → reason. */
+  readonly behind = new Map<number, string>();
+  /** The upload progress file's writes, one after another (see `progress.ts`). */
+  progressWrites: Promise<void> = Promise.resolve();
+
+  constructor(opts: AllocationFilesOptions) {
+    this.options = opts;
+    this.allocation = opts.allocation;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.now = opts.now ?? systemNow;
+    this.sleep = opts.sleep ?? systemSleep;
+    this.randomBytes = opts.randomBytes ?? systemRandomBytes;
+    const copts = {
+      transport: opts.transport,
+      signer: opts.signer,
+      timeoutMs: this.timeoutMs,
+      now: this.now,
+      randomBytes: this.randomBytes,
+    };
+    this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
+    this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
+  }
+
+  get dataShards(): number {
+    return this.allocation.data_shards;
+  }
+
+  get totalShards(): number {
+    return this.allocation.data_shards + this.allocation.parity_shards;
+  }
+
+  /** Report blobber `index` as failed in `op` (an event; the operation goes on without it). */
+  fail(index: number, reason: string, op: string): void {
+    this.options.onEvent?.({
+      kind: "blobber_failed",
+      index,
+      blobber: this.allocation.blobbers[index] as BlobberRef,
+      reason,
+      op,
+    });
+  }
+
+  /** @throws CodedError `expired_allocation` once the allocation's expiration time has passed */
+  checkNotExpired(op: string): void {
+    if (this.allocation.expiration_date <= Math.floor(this.now() / 1000))
+      throw sdkError("expired_allocation", op, `allocation ${this.allocation.id} has expired`);
+  }
+}
