@@ -133,7 +133,28 @@ export class CliContext {
     }
     sdk.writeWalletFile(path, wallet);
     this.println("ZCN wallet created!!");
+    await this.ensureReadPool(chain, wallet);
     return wallet;
+  }
+
+  /**
+   * The wallet's storage read pool, created when it has none, as the reference does for every new wallet
+   * (`Creating related read pool for storage smart-contract...`, `Read pool created successfully`).
+   */
+  async ensureReadPool(chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
+    try {
+      await sdk.storage.getReadPoolStat(chain, wallet.client_id);
+      return;
+    } catch (err) {
+      if (!sdk.isNotFound(err)) throw new CliExit(`Failed to create read pool: ${sdk.errorMessage(err)}`);
+    }
+    this.println("Creating related read pool for storage smart-contract...");
+    try {
+      await sdk.storage.createReadPool(chain, wallet);
+    } catch (err) {
+      throw new CliExit(`Failed to create read pool: ${sdk.errorMessage(err)}`);
+    }
+    this.println("Read pool created successfully");
   }
 
   /** The wallet from --wallet (or the --wallet_client_id/--wallet_client_key identity where allowed). */
@@ -193,4 +214,43 @@ export async function runProgram(program: Command, argv: string[], io: CliIo): P
     io.err(`${sdk.errorMessage(err)}\n`);
     return 1;
   }
+}
+
+/** Where the failures of a token amount flag go: the operation's reference prefix, and the flag-syntax prefix. */
+export interface AmountPrefixes {
+  /** A zero amount (and a negative one unless `negative` is given): `<op><reason><end>`. */
+  op: string;
+  /** Text after the reason (the reference's trailing newline of some lines). */
+  end?: string;
+  /** A negative amount: this line as it stands (the zbox pool commands' `invalid token amount: negative`). */
+  negative?: string;
+  /** Not a number: `<syntax><reason>`. */
+  syntax: string;
+}
+
+/**
+ * A token amount flag that must be above zero, in ZCN → SAS. Zero and negative amounts are failures of the
+ * operation (its reference prefix, then the reason); text that is not a number is a flag error.
+ */
+export function positiveTokens(text: unknown, flag: string, p: AmountPrefixes): bigint {
+  const s = String(text).trim();
+  const end = p.end ?? "";
+  if (s.startsWith("-")) {
+    if (p.negative !== undefined) throw new CliExit(p.negative);
+    throw new CliExit(`${p.op}invalid token amount: negative (--${flag} ${s})${end}`);
+  }
+  let v: bigint;
+  try {
+    v = sdk.parseZcn(s, `--${flag}`);
+  } catch (err) {
+    throw new CliExit(`${p.syntax}${sdk.errorMessage(err)}`);
+  }
+  if (v === 0n) throw new CliExit(`${p.op}invalid token amount: 0 (--${flag} must be greater than 0)${end}`);
+  return v;
+}
+
+/** An id flag that was given but empty fails under the operation's prefix (a missing one has its own line). */
+export function nonEmptyId(value: string, flag: string, op: string, end = ""): string {
+  if (value.trim() === "") throw new CliExit(`${op}empty '${flag}' flag: give the id${end}`);
+  return value;
 }

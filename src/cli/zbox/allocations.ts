@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { action, CliExit, type CliIo } from "../common.js";
 import { renderTable } from "../zbox.js";
 import {
   bal,
@@ -42,19 +42,6 @@ function priceRange(text: string, flag: string): { min: bigint; max: bigint } {
   return { min: conv(parts[0] as string), max: conv(parts[1] as string) };
 }
 
-/** Create the read pool when the wallet has none. */
-export async function ensureReadPool(ctx: CliContext, chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
-  try {
-    await sdk.storage.getReadPoolStat(chain, wallet.client_id);
-    return;
-  } catch (err) {
-    if (!sdk.isNotFound(err)) throw err;
-  }
-  ctx.println("Creating related read pool for storage smart-contract...");
-  await orFail("Failed to create read pool: ", () => sdk.storage.createReadPool(chain, wallet));
-  ctx.println("Read pool created successfully");
-}
-
 async function isFinalized(chain: sdk.ChainClient, id: string): Promise<void> {
   const a = await orFail("can't get allocation from sharders: ", () => sdk.storage.getAllocation(chain, id));
   if (a.finalized) throw new CliExit("allocation already finalized");
@@ -74,7 +61,7 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
       action(io, async (ctx) => {
         const { wallet, chain } = await walletAndChain(ctx);
         await orFail("Wallet registration failed. ", () => chain.registerClient(wallet));
-        await ensureReadPool(ctx, chain, wallet);
+        await ctx.ensureReadPool(chain, wallet);
         ctx.println("Wallet registered");
       }),
     );
