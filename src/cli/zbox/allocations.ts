@@ -128,8 +128,17 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
           diversify_blobbers: false,
         };
         if (cost) {
-          const min = await orFail("Error fetching cost: ", () => sdk.storage.allocationMinLock(chain, req));
-          ctx.println(`Cost for the given allocation: ${goFloat(sdk.sasToZcnNumber(min))}`);
+          const [min, conf] = await orFail("Error fetching cost: ", () =>
+            Promise.all([sdk.storage.allocationMinLock(chain, req), sdk.storage.getStorageConfig(chain)]),
+          );
+          // what creating it takes: its min lock demand, but never less than the write pool's min_lock
+          const poolMin = sdk.storage.amount((conf.writepool as { min_lock?: unknown } | undefined)?.min_lock ?? 0);
+          const zcn = (v: bigint) => goFloat(sdk.sasToZcnNumber(v));
+          ctx.println(
+            poolMin > min
+              ? `Cost for the given allocation: ${zcn(poolMin)} (the write pool's min_lock; the allocation's min lock demand is ${zcn(min)})`
+              : `Cost for the given allocation: ${zcn(min)}`,
+          );
           return;
         }
         const id = await orFail("Error creating allocation: ", () => sdk.storage.newAllocation(chain, wallet, req, lock));
@@ -181,7 +190,8 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
 
   program
     .command("get")
-    .description("Gets the allocation info")
+    .alias("getallocation")
+    .description("Gets the allocation info (also as getallocation, the reference's later name)")
     .option("--allocation <id>", "allocation ID")
     .option("--json", "pass this option to print response as json data", false)
     .action(
