@@ -180,6 +180,41 @@ describe("zbox compatibility lines (in-process network)", { timeout: 600_000 }, 
     for (const [args, err] of cases) assert.deepEqual(await zbox(...args), { code: 1, out: "", err }, args.join(" "));
   });
 
+  it("zbox shows the sdk's log lines unless --silent; --wallet_client_id/--wallet_client_key on every command", async () => {
+    const lock = ["--allocation", allocation, "--duration", "1h", "--tokens", "0.1"];
+    const loud = await zboxLoud("wp-lock", ...lock);
+    assert.equal(loud.code, 0, loud.err);
+    assert.equal(loud.out, "locked\n");
+    assert.match(loud.err, /^transaction [0-9a-f]{64} submitted to 1\/1 miners\n$/);
+    await clock.advance(1000);
+    const quiet = await zbox("wp-lock", ...lock);
+    assert.deepEqual(quiet, { code: 0, out: "locked\n", err: "" });
+
+    const alice = sdk.readWalletFile(join(cfg, "wallet.json"));
+    const as = (w: { client_id: string; client_key: string }) => [
+      "--wallet_client_id",
+      w.client_id,
+      "--wallet_client_key",
+      w.client_key,
+    ];
+    // read-only commands need no wallet file
+    const list = await zbox("listallocations", "--json", ...as(alice), "--wallet", "nobody.json");
+    assert.equal(list.code, 0, list.err);
+    assert.ok((JSON.parse(list.out) as { id: string }[]).some((x) => x.id === allocation));
+    const wp = await zbox("wp-info", "--json", ...as(alice), "--wallet", "nobody.json");
+    assert.equal(wp.code, 0, wp.err);
+    // commands that sign take the identity with the wallet file holding its keys
+    await clock.advance(1000);
+    const signed = await zbox("wp-lock", ...lock, ...as(alice));
+    assert.deepEqual(signed, { code: 0, out: "locked\n", err: "" });
+    const bob = createWallet(getScheme("bls0chain"));
+    const other = await zbox("wp-lock", ...lock, ...as(bob));
+    assert.equal(other.code, 1);
+    assert.match(other.err, new RegExp(`^Error: --wallet_client_id ${bob.client_id} is not the client of the wallet file `));
+    const none = await zbox("wp-lock", ...lock, ...as(alice), "--wallet", "nobody.json");
+    assert.match(none.err, /^Error: no wallet file at .*nobody\.json for --wallet_client_id [0-9a-f]{64}: this command signs/);
+  });
+
   it("bl-update by the delegate wallet takes effect and bl-info shows it", async () => {
     const p = net.providers[0];
     assert.ok(p);

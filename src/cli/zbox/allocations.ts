@@ -154,8 +154,9 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
     .option("--json", "pass this option to print response as json data", false)
     .action(
       action(io, async (ctx, opts) => {
-        const { wallet, chain } = await walletAndChain(ctx);
-        const list = await orFail("Error getting allocations list.", () => sdk.storage.listAllocations(chain, wallet.client_id));
+        const chain = await ctx.chain();
+        const client = await ctx.clientId();
+        const list = await orFail("Error getting allocations list.", () => sdk.storage.listAllocations(chain, client));
         if (opts.json) {
           ctx.println(prettyJson(list));
           return;

@@ -78,7 +78,7 @@ async function open(ctx: CliContext, opts: Record<string, unknown>, withBar = fa
         if (bar.getTotal() !== e.total) bar.start(e.total, 0);
         bar.update(e.done);
       }
-      if (e.kind === "blobber_failed" && ctx.flags.verbose && !ctx.flags.silent)
+      if (e.kind === "blobber_failed" && ctx.showsSdkLog())
         ctx.io.err(`blobber ${e.index} (${e.blobber.url}) left out of ${e.op}: ${e.reason}\n`);
     },
   });

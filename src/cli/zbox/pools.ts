@@ -31,11 +31,12 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
     .option("--json", "pass this option to print response as json data", false)
     .action(
       action(io, async (ctx, opts) => {
-        const { wallet, chain } = await walletAndChain(ctx);
+        const chain = await ctx.chain();
+        const client = await ctx.clientId();
         const get = kind === "read" ? sdk.storage.getReadPoolStat : sdk.storage.getWritePoolStat;
         let pools: sdk.storage.AllocationPool[];
         try {
-          pools = (await get(chain, wallet.client_id)).pools ?? [];
+          pools = (await get(chain, client)).pools ?? [];
         } catch (err) {
           if (kind === "write" && sdk.isNotFound(err)) pools = [];
           else throw new CliExit(`Failed to get ${kind} pool info: ${sdk.errorMessage(err)}`);

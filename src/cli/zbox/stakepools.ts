@@ -29,7 +29,7 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const chain = await ctx.chain();
-        const id = given(opts, "blobber_id") ?? (await ctx.ensureWallet()).client_id;
+        const id = given(opts, "blobber_id") ?? (await ctx.clientId());
         const info = await orFail("Failed to get stake pool info: ", () => sdk.storage.getStakePoolStat(chain, id));
         if (opts.json) {
           ctx.println(prettyJson(info));
@@ -82,7 +82,7 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const chain = await ctx.chain();
-        const id = given(opts, "client_id") ?? (await ctx.ensureWallet()).client_id;
+        const id = given(opts, "client_id") ?? (await ctx.clientId());
         const info = await orFail("Failed to get stake pool info: ", () => sdk.storage.getUserStakePoolStat(chain, id));
         if (opts.json) {
           ctx.println(prettyJson(info));
