@@ -36,7 +36,16 @@ export function renderTable(header: string[], rows: string[][]): string {
 /** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
 function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {
   const given = ctx.flagIdentity();
-  if (given) return given;
+  if (given) {
+    // with the wallet file of that client its keys sign too (sign-data)
+    let file: sdk.WalletFile | undefined;
+    try {
+      file = sdk.walletExists(ctx.walletPath()) ? ctx.readWallet() : undefined;
+    } catch {
+      file = undefined; // an unreadable wallet file is not needed for the identity alone
+    }
+    return file?.client_id === given.clientId ? { ...given, wallet: file } : given;
+  }
   const wallet = ctx.readWallet();
   return { clientId: wallet.client_id, clientKey: wallet.client_key, wallet };
 }

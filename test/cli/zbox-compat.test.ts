@@ -207,6 +207,8 @@ describe("zbox compatibility lines (in-process network)", { timeout: 600_000 }, 
     await clock.advance(1000);
     const signed = await zbox("wp-lock", ...lock, ...as(alice));
     assert.deepEqual(signed, { code: 0, out: "locked\n", err: "" });
+    const sig = await zbox("sign-data", "--data", "hello", ...as(alice));
+    assert.match(sig.out, /^Signature : [0-9a-f]+\n$/, sig.err);
     const bob = createWallet(getScheme("bls0chain"));
     const other = await zbox("wp-lock", ...lock, ...as(bob));
     assert.equal(other.code, 1);
