@@ -15,6 +15,8 @@ export interface CliIo {
   nowMs?: () => number;
   /** Waiting between polls (tests on a manual clock). */
   sleep?: (ms: number) => Promise<void>;
+  /** The sdk's log lines on stderr unless --silent (zbox, as the reference); otherwise only with --verbose (zwallet). */
+  sdkLogByDefault?: boolean;
 }
 
 export const processIo: CliIo = {
@@ -56,6 +58,31 @@ export class CliContext {
 
   println(line = ""): void {
     this.io.out(`${line}\n`);
+  }
+
+  /** Whether the sdk's log lines go to stderr: zbox unless --silent, zwallet with --verbose. */
+  showsSdkLog(): boolean {
+    return this.flags.silent !== true && (this.flags.verbose === true || this.io.sdkLogByDefault === true);
+  }
+
+  /**
+   * The identity given by --wallet_client_id/--wallet_client_key (zbox), checked; undefined when neither is.
+   * The client id must be the sha3 of the key, as the chain computes it.
+   */
+  flagIdentity(): { clientId: string; clientKey: string } | undefined {
+    const id = this.flags.wallet_client_id;
+    const key = this.flags.wallet_client_key;
+    if (!id && !key) return undefined;
+    if (!id || !key) throw new CliExit("Error: --wallet_client_id and --wallet_client_key must be given together");
+    if (!sdk.isHash(id)) throw new CliExit(`Error: --wallet_client_id must be a 64-character hex client id, found "${id}"`);
+    if (sdk.clientIdOf(key) !== id)
+      throw new CliExit("Error: --wallet_client_key does not match --wallet_client_id (client id = sha3 of the public key)");
+    return { clientId: id, clientKey: key };
+  }
+
+  /** The client a read-only command asks about: the --wallet_client_id identity, else the wallet's. */
+  async clientId(): Promise<string> {
+    return this.flagIdentity()?.clientId ?? (await this.ensureWallet()).client_id;
   }
 
   walletPath(): string {
@@ -103,7 +130,7 @@ export class CliContext {
     await sdk.initCrypto();
     const transport = this.io.transport ?? new sdk.HttpTransport();
     const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
-    if (this.flags.verbose && !this.flags.silent) extra.log = (line) => this.io.err(`${line}\n`);
+    if (this.showsSdkLog()) extra.log = (line) => this.io.err(`${line}\n`);
     if (this.io.nowMs) extra.nowMs = this.io.nowMs;
     if (this.io.sleep) extra.sleep = this.io.sleep;
     this.chainClient = sdk.chainClientFor(loaded, sdk.getScheme(loaded.config.signature_scheme), transport, extra);
@@ -116,6 +143,20 @@ export class CliContext {
    */
   async ensureWallet(): Promise<sdk.WalletFile> {
     const path = this.walletPath();
+    const who = this.flagIdentity();
+    if (who) {
+      // a command that signs needs the private key of that client: the wallet file must be its
+      if (!sdk.walletExists(path))
+        throw new CliExit(
+          `Error: no wallet file at ${path} for --wallet_client_id ${who.clientId}: this command signs, which needs the client's private key (give its wallet with --wallet)`,
+        );
+      const w = this.readWallet();
+      if (w.client_id !== who.clientId || w.client_key !== who.clientKey)
+        throw new CliExit(
+          `Error: --wallet_client_id ${who.clientId} is not the client of the wallet file ${path} (${w.client_id}): its keys cannot sign for it`,
+        );
+      return w;
+    }
     if (sdk.walletExists(path)) {
       try {
         return this.readWallet();
@@ -133,7 +174,28 @@ export class CliContext {
     }
     sdk.writeWalletFile(path, wallet);
     this.println("ZCN wallet created!!");
+    await this.ensureReadPool(chain, wallet);
     return wallet;
+  }
+
+  /**
+   * The wallet's storage read pool, created when it has none, as the reference does for every new wallet
+   * (`Creating related read pool for storage smart-contract...`, `Read pool created successfully`).
+   */
+  async ensureReadPool(chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
+    try {
+      await sdk.storage.getReadPoolStat(chain, wallet.client_id);
+      return;
+    } catch (err) {
+      if (!sdk.isNotFound(err)) throw new CliExit(`Failed to create read pool: ${sdk.errorMessage(err)}`);
+    }
+    this.println("Creating related read pool for storage smart-contract...");
+    try {
+      await sdk.storage.createReadPool(chain, wallet);
+    } catch (err) {
+      throw new CliExit(`Failed to create read pool: ${sdk.errorMessage(err)}`);
+    }
+    this.println("Read pool created successfully");
   }
 
   /** The wallet from --wallet (or the --wallet_client_id/--wallet_client_key identity where allowed). */
@@ -193,4 +255,43 @@ export async function runProgram(program: Command, argv: string[], io: CliIo): P
     io.err(`${sdk.errorMessage(err)}\n`);
     return 1;
   }
+}
+
+/** Where the failures of a token amount flag go: the operation's reference prefix, and the flag-syntax prefix. */
+export interface AmountPrefixes {
+  /** A zero amount (and a negative one unless `negative` is given): `<op><reason><end>`. */
+  op: string;
+  /** Text after the reason (the reference's trailing newline of some lines). */
+  end?: string;
+  /** A negative amount: this line as it stands (the zbox pool commands' `invalid token amount: negative`). */
+  negative?: string;
+  /** Not a number: `<syntax><reason>`. */
+  syntax: string;
+}
+
+/**
+ * A token amount flag that must be above zero, in ZCN → SAS. Zero and negative amounts are failures of the
+ * operation (its reference prefix, then the reason); text that is not a number is a flag error.
+ */
+export function positiveTokens(text: unknown, flag: string, p: AmountPrefixes): bigint {
+  const s = String(text).trim();
+  const end = p.end ?? "";
+  if (s.startsWith("-")) {
+    if (p.negative !== undefined) throw new CliExit(p.negative);
+    throw new CliExit(`${p.op}invalid token amount: negative (--${flag} ${s})${end}`);
+  }
+  let v: bigint;
+  try {
+    v = sdk.parseZcn(s, `--${flag}`);
+  } catch (err) {
+    throw new CliExit(`${p.syntax}${sdk.errorMessage(err)}`);
+  }
+  if (v === 0n) throw new CliExit(`${p.op}invalid token amount: 0 (--${flag} must be greater than 0)${end}`);
+  return v;
+}
+
+/** An id flag that was given but empty fails under the operation's prefix (a missing one has its own line). */
+export function nonEmptyId(value: string, flag: string, op: string, end = ""): string {
+  if (value.trim() === "") throw new CliExit(`${op}empty '${flag}' flag: give the id${end}`);
+  return value;
 }

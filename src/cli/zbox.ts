@@ -8,20 +8,24 @@ import { registerStorageCommands } from "./zbox/index.js";
 
 /** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
 function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {
-  const id = ctx.flags.wallet_client_id;
-  const key = ctx.flags.wallet_client_key;
-  if (id || key) {
-    if (!id || !key) throw new CliExit("Error: --wallet_client_id and --wallet_client_key must be given together");
-    if (!sdk.isHash(id)) throw new CliExit(`Error: --wallet_client_id must be a 64-character hex client id, found "${id}"`);
-    if (sdk.clientIdOf(key) !== id)
-      throw new CliExit("Error: --wallet_client_key does not match --wallet_client_id (client id = sha3 of the public key)");
-    return { clientId: id, clientKey: key };
+  const given = ctx.flagIdentity();
+  if (given) {
+    // with the wallet file of that client its keys sign too (sign-data)
+    let file: sdk.WalletFile | undefined;
+    try {
+      file = sdk.walletExists(ctx.walletPath()) ? ctx.readWallet() : undefined;
+    } catch {
+      file = undefined; // an unreadable wallet file is not needed for the identity alone
+    }
+    return file?.client_id === given.clientId ? { ...given, wallet: file } : given;
   }
   const wallet = ctx.readWallet();
   return { clientId: wallet.client_id, clientKey: wallet.client_key, wallet };
 }
 
-export function buildZbox(io: CliIo): Command {
+export function buildZbox(cliIo: CliIo): Command {
+  // the sdk's log lines are shown unless --silent, as the reference's zbox does
+  const io: CliIo = { ...cliIo, sdkLogByDefault: true };
   const program = new Command("zbox")
     .description("zbox is a decentralized storage application for the Cairn network (0chain compatible)")
     .helpCommand(true);

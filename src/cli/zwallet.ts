@@ -1,7 +1,7 @@
 /** zwallet: faucet, balances, transfers, staking, locks, vesting and multisig from the command line. */
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
-import { action, addCommonFlags, CliExit, type CliIo, runProgram } from "./common.js";
+import { action, addCommonFlags, CliExit, type CliIo, positiveTokens, runProgram } from "./common.js";
 import { registerGetBlobbersCommand } from "./getblobbers.js";
 import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
@@ -128,7 +128,10 @@ export function buildZwallet(io: CliIo): Command {
           throw new CliExit(
             `Send tokens failed. invalid 'to_client_id' flag: expected a 64-character hex client id, found "${opts.to_client_id}"`,
           );
-        const value = tokensFlag(opts.tokens, "tokens");
+        const value = positiveTokens(opts.tokens, "tokens", {
+          op: "Send tokens failed. ",
+          syntax: "Error: invalid 'tokens' flag: ",
+        });
         const fee = tokensFlag(String(opts.fee), "fee");
         const wallet = await ctx.ensureWallet();
         const chain = await ctx.chain();

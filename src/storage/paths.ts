@@ -4,8 +4,8 @@ import { StorageErrors, storageError } from "./errors.js";
 
 /** Longest accepted path, in UTF-8 bytes (paths are part of blobber store keys). */
 export const MAX_PATH_LENGTH = 1000;
-/** Longest accepted name (one segment), in characters. */
-export const MAX_NAME_LENGTH = 255;
+/** Longest accepted name (one segment), in characters (the reference's file name limit). */
+export const MAX_NAME_LENGTH = 100;
 
 /**
  * The canonical form of a remote path (trailing `/` removed; `/` itself stays `/`).

@@ -273,9 +273,10 @@ export function applyChanges(input: Listings, changes: Change[], op = "apply cha
           throw storageError(StorageErrors.invalidPath, op, `cannot put ${c.path} inside itself (${target})`);
         if (c.op !== "rename") {
           const destEntry = entryAt(c.dest);
-          if (!destEntry) throw storageError(StorageErrors.notFound, op, `destination directory ${c.dest} does not exist`);
-          if (destEntry.type !== "d") throw storageError(StorageErrors.notADirectory, op, `destination ${c.dest} is a file`);
+          if (destEntry && destEntry.type !== "d")
+            throw storageError(StorageErrors.notADirectory, op, `destination ${c.dest} is a file`);
         }
+        // a destination directory that does not exist is created (with its missing ancestors), as the reference does
         const destDir = ensureDir(parentOf(target));
         if (destDir.children[nameOf(target)]) throw storageError(StorageErrors.duplicateFile, op, `${target} already exists`);
         if (e.type === "d") copySubtree(c.path, target);

@@ -104,7 +104,10 @@ describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 },
     const firstId = (/([0-9a-f]{64})/.exec(first.out) as RegExpExecArray)[1] as string;
     const refund = await zw(["mn-unlock", "--id", miner, "--pool_id", firstId]);
     assert.equal(refund.code, 0, refund.err);
-    assert.equal(refund.out, "tokens unlocked: the pool was pending, its tokens are back in the wallet\n");
+    assert.equal(
+      refund.out,
+      "tokens will be unlocked next VC\nthe pool was still pending: its tokens are back in the wallet already\n",
+    );
     await clock.advance(1000);
     const lock = await zw(["mn-lock", "--id", miner, "--tokens", "2"]);
     assert.equal(lock.code, 0, lock.err);

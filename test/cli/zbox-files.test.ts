@@ -157,7 +157,10 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
     const upd = await zbox("update", "--allocation", allocation, "--localpath", local, "--remotepath", "/pics/photo.jpg");
     assert.equal(upd.code, 0, upd.err);
 
-    assert.equal((await zbox("createdir", "--allocation", allocation, "--dirname", "/backup")).out, "");
+    assert.equal(
+      (await zbox("createdir", "--allocation", allocation, "--dirname", "/backup")).out,
+      "/backup directory created\n",
+    );
     assert.equal(
       (await zbox("copy", "--allocation", allocation, "--remotepath", "/pics/photo.jpg", "--destpath", "/backup")).out,
       "/pics/photo.jpg copied\n",

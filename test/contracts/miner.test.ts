@@ -316,7 +316,7 @@ describe("miner contract: registration and health", () => {
       ],
       [
         addMiner(NEW, { min_stake: 2n * ZCN, max_stake: ZCN }),
-        "add_miner_failed: min_stake is greater than max_stake: 20000000000 > 10000000000",
+        "add_miner_failed: min_stake greater than max_stake: 20000000000 > 10000000000",
       ],
       [call("add_miner", "not json", { client_id: NEW }), "add_miner_failed: decoding request: input is not JSON"],
     ];
@@ -394,6 +394,19 @@ describe("miner contract: stake pools", () => {
     assert.equal(c.exec(lock(M1, 2n * ZCN))[0], 1);
     assert.deepEqual(c.exec(lock(M1, 2n * ZCN, BOB)), [3, "delegate_pool_add: max delegates already reached: 1 (1)"]);
     assert.deepEqual(c.exec(lock(M2, 0n)), [3, "delegate_pool_add: no tokens to lock: the transaction carries 0"]);
+    c.checkMoney();
+  });
+
+  it("a node's max_stake bounds the total staked on it: a second stake past it is refused", () => {
+    const c = new Chain();
+    const upd = call("update_settings", { id: M1, max_stake: 3n * ZCN }, { client_id: M1 });
+    assert.equal(c.exec(upd)[0], 1);
+    assert.equal(c.exec(lock(M1, 2n * ZCN))[0], 1);
+    assert.deepEqual(c.exec(lock(M1, 2n * ZCN, BOB)), [
+      3,
+      "delegate_pool_add: stake is greater than max allowed: 40000000000 > 30000000000",
+    ]);
+    assert.equal(c.exec(lock(M1, ZCN, BOB))[0], 1, "up to max_stake in all is accepted");
     c.checkMoney();
   });
 

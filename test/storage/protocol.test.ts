@@ -170,6 +170,30 @@ describe("file tree", () => {
     assert.throws(() => checkChange({ op: "rename", path: "/x", new_name: "../y" }, 2, 4), code("invalid_path"));
     assert.throws(() => checkChange({ op: "explode", path: "/x" }, 2, 4), code("invalid_request"));
   });
+
+  it("names are at most 100 characters (the reference's limit), in uploads, renames, copies and moves", () => {
+    const long = "n".repeat(101);
+    const ok = "n".repeat(100);
+    assert.equal(checkChange({ op: "upload", path: `/${ok}`, file: meta(1, "1") }, 2, 4).path, `/${ok}`);
+    for (const c of [
+      { op: "upload", path: `/d/${long}`, file: meta(1, "1") },
+      { op: "rename", path: "/x", new_name: long },
+      { op: "copy", path: "/x", dest: `/${long}` },
+      { op: "move", path: "/x", dest: `/a/${long}` },
+    ])
+      assert.throws(() => checkChange(c, 2, 4), /name of 101 characters.*the limit is 100/, c.op);
+  });
+
+  it("copy and move into a directory that does not exist create it, with its missing ancestors", () => {
+    const base = apply(new Map([["/", emptyDir()]]), [{ op: "upload", path: "/a.txt", file: meta(10, "1") }]);
+    const tree: Listings = new Map(base.listings);
+    const r = apply(tree, [{ op: "copy", path: "/a.txt", dest: "/x/y" }]);
+    assert.ok(r.listings.get("/x/y")?.children["a.txt"]);
+    const m = apply(tree, [{ op: "move", path: "/a.txt", dest: "/z" }]);
+    assert.ok(m.listings.get("/z")?.children["a.txt"]);
+    assert.equal(m.listings.get("/")?.children["a.txt"], undefined);
+    assert.throws(() => apply(tree, [{ op: "copy", path: "/a.txt", dest: "/a.txt" }]), code("not_a_directory"));
+  });
 });
 
 describe("markers and request auth", () => {

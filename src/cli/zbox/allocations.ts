@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { action, CliExit, type CliIo } from "../common.js";
 import {
   bal,
   dur,
@@ -42,19 +42,6 @@ function priceRange(text: string, flag: string): { min: bigint; max: bigint } {
   return { min: conv(parts[0] as string), max: conv(parts[1] as string) };
 }
 
-/** Create the read pool when the wallet has none. */
-export async function ensureReadPool(ctx: CliContext, chain: sdk.ChainClient, wallet: sdk.WalletFile): Promise<void> {
-  try {
-    await sdk.storage.getReadPoolStat(chain, wallet.client_id);
-    return;
-  } catch (err) {
-    if (!sdk.isNotFound(err)) throw err;
-  }
-  ctx.println("Creating related read pool for storage smart-contract...");
-  await orFail("Failed to create read pool: ", () => sdk.storage.createReadPool(chain, wallet));
-  ctx.println("Read pool created successfully");
-}
-
 async function isFinalized(chain: sdk.ChainClient, id: string): Promise<void> {
   const a = await orFail("can't get allocation from sharders: ", () => sdk.storage.getAllocation(chain, id));
   if (a.finalized) throw new CliExit("allocation already finalized");
@@ -74,7 +61,7 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
       action(io, async (ctx) => {
         const { wallet, chain } = await walletAndChain(ctx);
         await orFail("Wallet registration failed. ", () => chain.registerClient(wallet));
-        await ensureReadPool(ctx, chain, wallet);
+        await ctx.ensureReadPool(chain, wallet);
         ctx.println("Wallet registered");
       }),
     );
@@ -141,8 +128,17 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
           diversify_blobbers: false,
         };
         if (cost) {
-          const min = await orFail("Error fetching cost: ", () => sdk.storage.allocationMinLock(chain, req));
-          ctx.println(`Cost for the given allocation: ${goFloat(sdk.sasToZcnNumber(min))}`);
+          const [min, conf] = await orFail("Error fetching cost: ", () =>
+            Promise.all([sdk.storage.allocationMinLock(chain, req), sdk.storage.getStorageConfig(chain)]),
+          );
+          // what creating it takes: its min lock demand, but never less than the write pool's min_lock
+          const poolMin = sdk.storage.amount((conf.writepool as { min_lock?: unknown } | undefined)?.min_lock ?? 0);
+          const zcn = (v: bigint) => goFloat(sdk.sasToZcnNumber(v));
+          ctx.println(
+            poolMin > min
+              ? `Cost for the given allocation: ${zcn(poolMin)} (the write pool's min_lock; the allocation's min lock demand is ${zcn(min)})`
+              : `Cost for the given allocation: ${zcn(min)}`,
+          );
           return;
         }
         const id = await orFail("Error creating allocation: ", () => sdk.storage.newAllocation(chain, wallet, req, lock));
@@ -158,8 +154,9 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
     .option("--json", "pass this option to print response as json data", false)
     .action(
       action(io, async (ctx, opts) => {
-        const { wallet, chain } = await walletAndChain(ctx);
-        const list = await orFail("Error getting allocations list.", () => sdk.storage.listAllocations(chain, wallet.client_id));
+        const chain = await ctx.chain();
+        const client = await ctx.clientId();
+        const list = await orFail("Error getting allocations list.", () => sdk.storage.listAllocations(chain, client));
         if (opts.json) {
           ctx.println(prettyJson(list));
           return;
@@ -194,7 +191,8 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
 
   program
     .command("get")
-    .description("Gets the allocation info")
+    .alias("getallocation")
+    .description("Gets the allocation info (also as getallocation, the reference's later name)")
     .option("--allocation <id>", "allocation ID")
     .option("--json", "pass this option to print response as json data", false)
     .action(

@@ -32,14 +32,15 @@ interface Session {
 }
 
 /** The allocation's files for this invocation: wallet, chain, allocation record, progress bar. */
-async function open(ctx: CliContext, opts: Record<string, unknown>, failPrefix: string, withBar = false): Promise<Session> {
+async function open(ctx: CliContext, opts: Record<string, unknown>, withBar = false): Promise<Session> {
   const allocation = need(opts, "allocation", "Error: allocation flag is missing");
   const { wallet, chain } = await walletAndChain(ctx);
   let record: sdk.storageFiles.AllocationRecord;
   try {
     record = await sdk.storageFiles.fetchStorageAllocation(chain, allocation);
   } catch (err) {
-    throw new CliExit(`${failPrefix}Error fetching the allocation. ${sdk.errorMessage(err)}`);
+    // the reference's first line whatever the operation (zboxcli prints it before anything else)
+    throw new CliExit(`Error fetching the allocation. ${sdk.errorMessage(err)}`);
   }
   const scheme = sdk.getScheme(ctx.requireConfig().config.signature_scheme);
   let bar: cliProgress.SingleBar | undefined;
@@ -76,7 +77,7 @@ async function open(ctx: CliContext, opts: Record<string, unknown>, failPrefix: 
         if (bar.getTotal() !== e.total) bar.start(e.total, 0);
         bar.update(e.done);
       }
-      if (e.kind === "blobber_failed" && ctx.flags.verbose && !ctx.flags.silent)
+      if (e.kind === "blobber_failed" && ctx.showsSdkLog())
         ctx.io.err(`blobber ${e.index} (${e.blobber.url}) left out of ${e.op}: ${e.reason}\n`);
     },
   });
@@ -125,7 +126,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         if (opts.encrypt) throw new CliExit("Upload failed. encryption is not supported yet");
         const st = await stat(local).catch(() => undefined);
         if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
-        const s = await open(ctx, opts, "Upload failed. ", true);
+        const s = await open(ctx, opts, true);
         if (st.isDirectory()) {
           const all = await walk(local);
           const base = remote.endsWith("/") ? remote.slice(0, -1) : remote;
@@ -191,7 +192,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         };
         const st = await stat(localArg).catch(() => undefined);
         const local = st?.isDirectory() ? join(localArg, basename(remote)) : localArg;
-        const s = await open(ctx, opts, "Download failed. ", true);
+        const s = await open(ctx, opts, true);
         const startBlock = int("startblock");
         const endBlock = int("endblock");
         const per = int("blockspermarker");
@@ -220,7 +221,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
-        const s = await open(ctx, opts, "");
+        const s = await open(ctx, opts);
         const l = await guarded("", () => s.files.list(remote));
         if (opts.json) {
           ctx.println(JSON.stringify(l.list.map(listJson)));
@@ -249,7 +250,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .option("--json", "print the response as JSON (the only form)", false)
     .action(
       action(io, async (ctx, opts) => {
-        const s = await open(ctx, opts, "");
+        const s = await open(ctx, opts);
         const refs = await guarded("", () => s.files.listAll());
         ctx.println(JSON.stringify(refs.map(listJson)));
       }),
@@ -260,11 +261,13 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .description("get meta data of files from blobbers")
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file")
+    .option("--authticket <ticket>", "auth ticket (sharing is not supported yet)")
     .option("--json", "print the response as JSON", false)
     .action(
       action(io, async (ctx, opts) => {
-        const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
-        const s = await open(ctx, opts, "");
+        if (given(opts, "authticket")) throw new CliExit("Error: auth tickets are not supported yet");
+        const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
+        const s = await open(ctx, opts);
         const m = await guarded("", () => s.files.meta(remote));
         if (opts.json) {
           ctx.println(JSON.stringify(listJson(m)));
@@ -286,6 +289,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     change: (remote: string, opts: Record<string, unknown>) => sdk.storageFiles.FileChange,
     done: string,
     failPrefix: string,
+    unchanged?: (remote: string, opts: Record<string, unknown>) => boolean,
   ) => {
     const cmd = program
       .command(name)
@@ -298,9 +302,13 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       action(io, async (ctx, opts) => {
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
-        const c = change(remote, opts);
-        const s = await open(ctx, opts, failPrefix);
-        await guarded(failPrefix, () => s.files.change([c as never], name));
+        // `/dir/` names the directory `/dir` (the line printed keeps the path as given)
+        const path = remote.length > 1 ? remote.replace(/\/+$/, "") || "/" : remote;
+        const c = change(path, opts);
+        const s = await open(ctx, opts);
+        // a change that leaves the object as it is (rename to its own name) succeeds once the object is found
+        if (unchanged?.(path, opts)) await guarded(failPrefix, () => s.files.meta(path));
+        else await guarded(failPrefix, () => s.files.change([c as never], name));
         ctx.println(`${remote} ${done}`);
       }),
     );
@@ -329,6 +337,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     (remote, o) => ({ op: "rename", path: remote, new_name: need(o, "destname", "Error: destname flag is missing") }),
     "renamed",
     "Rename failed. ",
+    (path, o) => given(o, "destname") === basename(path),
   );
 
   program
@@ -340,8 +349,9 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       action(io, async (ctx, opts) => {
         need(opts, "allocation", "Error: allocation flag is missing");
         const dir = need(opts, "dirname", "Error: dirname flag is missing");
-        const s = await open(ctx, opts, "CreateDir failed. ");
+        const s = await open(ctx, opts);
         await guarded("CreateDir failed. ", () => s.files.change([{ op: "createdir", path: dir }], "createdir"));
+        ctx.println(`${dir} directory created`);
       }),
     );
 
@@ -354,7 +364,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
-        const s = await open(ctx, opts, "");
+        const s = await open(ctx, opts);
         const st = await guarded("Error getting file stats: ", () => s.files.stats(remote));
         if (opts.json) {
           ctx.println(JSON.stringify(Object.fromEntries(st.map((x) => [x.blobber.id, x.stats ?? { error: x.error }]))));
@@ -398,7 +408,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (!st.isFile()) throw new CliExit("not a regular file");
         let ns = opts.duration !== undefined ? duration(opts.duration, "duration") : 0n;
         if (ns < 0n) throw new CliExit(`negative duration not allowed: ${opts.duration}`);
-        const s = await open(ctx, opts, "fetching the allocation: ");
+        const s = await open(ctx, opts);
         if (opts.end) {
           ns = BigInt(s.record.expiration_date * 1000 - s.files.now()) * 1_000_000n;
           if (ns < 0n) {
@@ -424,7 +434,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (!remote) throw new CliExit("'remotepath' or 'authticket' flag required");
         const per = Number(opts["blocks-per-marker"] ?? opts.blocksPerMarker ?? 10);
         if (!Number.isInteger(per) || per <= 0) throw new CliExit("blocks-per-marker value cannot be <= 0");
-        const s = await open(ctx, opts, "fetching the allocation: ");
+        const s = await open(ctx, opts);
         const m = await guarded("can't get file meta: ", () => s.files.meta(remote));
         if (m.type !== "f") throw new CliExit("not a file");
         const c = sdk.storageFiles.downloadCost(s.record, m.size, per);
@@ -435,7 +445,13 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     );
 }
 
+/**
+ * A file or directory as `list --json` and `meta --json` print it: the reference's fields (gosdk `ListResult`:
+ * `actual_size` the original size, `actual_num_blocks` its 64 KiB blocks, `mimetype`, `encryption_key` (empty:
+ * files are not encrypted), `created_at`/`updated_at` in unix seconds), then this network's own.
+ */
 function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
+  const file = r.type === "f";
   return {
     type: r.type,
     name: r.name,
@@ -444,6 +460,12 @@ function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
     num_blocks: r.num_blocks,
     lookup_hash: r.lookup_hash,
     hash: r.hash,
-    ...(r.type === "f" ? { actual_file_hash: r.actual_hash, mimetype: r.mimetype, encrypted_key: "" } : {}),
+    mimetype: file ? (r.mimetype ?? "") : "",
+    encryption_key: "",
+    actual_size: r.size,
+    actual_num_blocks: file ? Math.ceil(r.size / 65536) : 0,
+    created_at: r.created_at ?? 0,
+    updated_at: r.updated_at ?? 0,
+    ...(file ? { actual_file_hash: r.actual_hash, encrypted_key: "" } : {}),
   };
 }

@@ -1,9 +1,8 @@
 /** zbox read, write and challenge pool commands: `rp-*`, `wp-*`, `cp-info`. */
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, CliExit, type CliIo } from "../common.js";
-import { ensureReadPool } from "./allocations.js";
-import { bal, duration, given, goTime, line, orFail, prettyJson, renderTable, tokens, walletAndChain } from "./format.js";
+import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
+import { bal, duration, given, goTime, line, orFail, prettyJson, renderTable, walletAndChain } from "./format.js";
 
 function printPools(p: (...x: unknown[]) => void, pools: sdk.storage.AllocationPool[]): void {
   for (const st of pools) {
@@ -31,11 +30,12 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
     .option("--json", "pass this option to print response as json data", false)
     .action(
       action(io, async (ctx, opts) => {
-        const { wallet, chain } = await walletAndChain(ctx);
+        const chain = await ctx.chain();
+        const client = await ctx.clientId();
         const get = kind === "read" ? sdk.storage.getReadPoolStat : sdk.storage.getWritePoolStat;
         let pools: sdk.storage.AllocationPool[];
         try {
-          pools = (await get(chain, wallet.client_id)).pools ?? [];
+          pools = (await get(chain, client)).pools ?? [];
         } catch (err) {
           if (kind === "write" && sdk.isNotFound(err)) pools = [];
           else throw new CliExit(`Failed to get ${kind} pool info: ${sdk.errorMessage(err)}`);
@@ -68,10 +68,14 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
         if (!given(opts, "allocation")) throw new CliExit("missing required 'allocation' flag");
         if (!given(opts, "tokens")) throw new CliExit("missing required 'tokens' flag");
         const d = duration(opts.duration, "duration");
-        const value = tokens(opts.tokens, "tokens");
+        const value = positiveTokens(opts.tokens, "tokens", {
+          op: `Failed to lock tokens in ${kind} pool: `,
+          negative: "invalid token amount: negative",
+          syntax: "invalid 'tokens' flag: ",
+        });
         const { wallet, chain } = await walletAndChain(ctx);
         // a reader's first lock creates the read pool it goes into (the reference needs rp-create first)
-        if (kind === "read") await ensureReadPool(ctx, chain, wallet);
+        if (kind === "read") await ctx.ensureReadPool(chain, wallet);
         await orFail(`Failed to lock tokens in ${kind} pool: `, () =>
           sdk.storage.poolLock(chain, wallet, kind, String(opts.allocation), d, value, given(opts, "blobber") ?? ""),
         );
@@ -87,7 +91,8 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
     .action(
       action(io, async (ctx, opts) => {
         const pool = given(opts, "pool_id");
-        if (!pool) throw new CliExit("missing required 'pool_id' flag");
+        if (pool === undefined) throw new CliExit("missing required 'pool_id' flag");
+        nonEmptyId(pool, "pool_id", `Failed to unlock tokens in ${kind} pool: `);
         const { wallet, chain } = await walletAndChain(ctx);
         await orFail(`Failed to unlock tokens in ${kind} pool: `, () => sdk.storage.poolUnlock(chain, wallet, kind, pool));
         ctx.println("unlocked");

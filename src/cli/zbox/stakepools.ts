@@ -1,8 +1,8 @@
 /** zbox stake pool commands: `sp-lock`, `sp-unlock`, `sp-info`, `sp-user-info`, `sp-pay-interests`. */
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, CliExit, type CliIo } from "../common.js";
-import { bal, given, goTime, line, orFail, prettyJson, size, tokens, walletAndChain } from "./format.js";
+import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
+import { bal, given, goTime, line, orFail, prettyJson, size, walletAndChain } from "./format.js";
 
 function delegateLines(
   p: (...x: unknown[]) => void,
@@ -29,7 +29,7 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const chain = await ctx.chain();
-        const id = given(opts, "blobber_id") ?? (await ctx.ensureWallet()).client_id;
+        const id = given(opts, "blobber_id") ?? (await ctx.clientId());
         const info = await orFail("Failed to get stake pool info: ", () => sdk.storage.getStakePoolStat(chain, id));
         if (opts.json) {
           ctx.println(prettyJson(info));
@@ -82,7 +82,7 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const chain = await ctx.chain();
-        const id = given(opts, "client_id") ?? (await ctx.ensureWallet()).client_id;
+        const id = given(opts, "client_id") ?? (await ctx.clientId());
         const info = await orFail("Failed to get stake pool info: ", () => sdk.storage.getUserStakePoolStat(chain, id));
         if (opts.json) {
           ctx.println(prettyJson(info));
@@ -109,10 +109,14 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .option("--fee <tokens>", "transaction fee, default 0", "0")
     .action(
       action(io, async (ctx, opts) => {
+        if (given(opts, "tokens") === undefined) throw new CliExit("missing required 'tokens' flag");
         const id = given(opts, "blobber_id");
         if (!id) throw new CliExit("missing required 'blobber_id' flag");
-        if (given(opts, "tokens") === undefined) throw new CliExit("missing required 'tokens' flag");
-        const value = tokens(opts.tokens, "tokens");
+        const value = positiveTokens(opts.tokens, "tokens", {
+          op: "Failed to lock tokens in stake pool: ",
+          negative: "invalid token amount: negative",
+          syntax: "invalid 'tokens' flag: ",
+        });
         const { wallet, chain } = await walletAndChain(ctx);
         const pool = await orFail("Failed to lock tokens in stake pool: ", () =>
           sdk.storage.stakePoolLock(chain, wallet, id, value),
@@ -130,7 +134,8 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const pool = given(opts, "pool_id");
-        if (!pool) throw new CliExit("missing required 'pool_id' flag");
+        if (pool === undefined) throw new CliExit("missing required 'pool_id' flag");
+        nonEmptyId(pool, "pool_id", "Failed to unlock tokens in stake pool: ");
         const { wallet, chain } = await walletAndChain(ctx);
         const id = given(opts, "blobber_id") ?? wallet.client_id;
         const unstake = await orFail("Failed to unlock tokens in stake pool: ", () =>

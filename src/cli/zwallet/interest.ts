@@ -1,7 +1,7 @@
 /** zwallet interest-pool commands: lockconfig, lock, getlockedtokens, unlock (reference `cmd/lock.go`, `unlock.go`, `interestpoolsc.go`). */
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, CliExit, type CliIo } from "../common.js";
+import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
 import { intFlag, zcnFlag } from "./tokens-common.js";
 
 export function registerInterestCommands(program: Command, io: CliIo): void {
@@ -33,8 +33,11 @@ export function registerInterestCommands(program: Command, io: CliIo): void {
         if (opts.tokens === undefined) throw new CliExit("Error: tokens flag is missing");
         if (opts.durationHr === undefined && opts.durationMin === undefined)
           throw new CliExit("Error: durationHr and durationMin flag is missing. atleast one is required");
-        const value = zcnFlag(opts.tokens, "tokens", "Error: invalid number of tokens: ");
-        if (value <= 0n) throw new CliExit("Error: invalid number of tokens: the amount must be greater than 0");
+        const value = positiveTokens(opts.tokens, "tokens", {
+          op: "\nFailed to lock tokens. ",
+          end: "\n",
+          syntax: "Error: invalid number of tokens: ",
+        });
         const hours = opts.durationHr === undefined ? 0 : intFlag(opts.durationHr);
         const minutes = opts.durationMin === undefined ? 0 : intFlag(opts.durationMin);
         if (hours === undefined || minutes === undefined || hours < 0 || minutes < 0 || hours + minutes === 0)
@@ -77,7 +80,8 @@ export function registerInterestCommands(program: Command, io: CliIo): void {
     .option("--fee <amount>", "transaction fee", "0")
     .action(
       action(io, async (ctx, opts) => {
-        if (typeof opts.pool_id !== "string" || opts.pool_id === "") throw new CliExit("Error: pool_id flag is missing");
+        if (typeof opts.pool_id !== "string") throw new CliExit("Error: pool_id flag is missing");
+        nonEmptyId(opts.pool_id, "pool_id", "\nFailed to unlock tokens. ", "\n");
         const fee = zcnFlag(opts.fee, "fee");
         const wallet = await ctx.ensureWallet();
         const chain = await ctx.chain();

@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, CliExit, type CliIo } from "../common.js";
+import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
 
 /** Balance as gosdk `common.Balance.String()` prints it: tokens, shortest decimal, no exponent. */
 const tok = (v: unknown): string => sdk.sasToZcnString(sdk.sasOf(v));
@@ -239,7 +239,11 @@ export function registerMinerCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const id = requireFlag(opts, "id");
-        const value = tokens(requireFlag(opts, "tokens"), "tokens");
+        if (opts.tokens === undefined) throw new CliExit("missing tokens flag");
+        const value = positiveTokens(opts.tokens, "tokens", {
+          op: "fatal:delegate_pool_add: ",
+          syntax: "Error: invalid 'tokens' flag: ",
+        });
         const wallet = await ctx.ensureWallet();
         const chain = await ctx.chain();
         try {
@@ -259,16 +263,14 @@ export function registerMinerCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const id = requireFlag(opts, "id");
-        const poolId = requireFlag(opts, "pool_id");
+        if (opts.pool_id === undefined) throw new CliExit("missing pool_id flag");
+        const poolId = nonEmptyId(String(opts.pool_id), "pool_id", "fatal:delegate_pool_del: ");
         const wallet = await ctx.ensureWallet();
         const chain = await ctx.chain();
         try {
           const r = await sdk.minerScUnlock(chain, wallet, id, poolId);
-          ctx.println(
-            r.refunded
-              ? "tokens unlocked: the pool was pending, its tokens are back in the wallet"
-              : "tokens will be unlocked next VC",
-          );
+          ctx.println("tokens will be unlocked next VC");
+          if (r.refunded) ctx.println("the pool was still pending: its tokens are back in the wallet already");
         } catch (err) {
           throw fatal(err);
         }
@@ -298,12 +300,14 @@ export function registerMinerCommands(program: Command, io: CliIo): void {
         if (opts.max_stake !== undefined) s.max_stake = tokens(String(opts.max_stake), "max_stake");
         const wallet = await ctx.ensureWallet();
         const chain = await ctx.chain();
+        let hash: string;
         try {
-          await sdk.minerScUpdateSettings(chain, wallet, s);
+          ({ hash } = await sdk.minerScUpdateSettings(chain, wallet, s));
         } catch (err) {
           throw fatal(err);
         }
         ctx.println("settings updated");
+        ctx.println(`Hash: ${hash}`);
       }),
     );
 }

@@ -36,9 +36,10 @@ export function registerMultisigCommands(program: Command, io: CliIo): void {
           );
         if (t < 1)
           throw new CliExit(
-            `bls0_generate_threshold_key_shares: Given threshold (${t}) is less than 1 or greater than numsigners (${n})`,
+            `Error: given threshold (${t}) is too low. Threshold has to be at least 1 and at most numsigners (${n})`,
           );
         const testN = opts.testn === true;
+        await ctx.ensureWallet();
         const chain = await ctx.chain();
         if (ctx.requireConfig().config.signature_scheme !== "bls0chain")
           throw new CliExit("encryption scheme for this blockchain is not bls0chain");

@@ -1,8 +1,11 @@
 /** zwallet vesting-pool commands (reference `cmd/vesting.go`): vp-config, vp-add, vp-list, vp-info, vp-trigger, vp-unlock, vp-stop, vp-delete. */
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
-import { action, CliExit, type CliIo } from "../common.js";
+import { action, CliExit, type CliIo, nonEmptyId } from "../common.js";
 import { collect, goTime, intFlag, tok, zcnFlag } from "./tokens-common.js";
+
+/** Tokens as gosdk `common.Balance.String()` prints them in vp-info (`300.000 mZCN`, `2.000 ZCN`, `0 SAS`). */
+const bal = (sas: bigint): string => sdk.autoFormatBalance(sas);
 
 /** `id:amount` destinations → SAS, with the reference's errors. */
 function parseDestinations(list: string[]): { id: string; amount: bigint }[] {
@@ -49,7 +52,7 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
     .command("vp-add")
     .description("Add a vesting pool")
     .option("--d <id:amount>", "destination 'client_id:tokens'; repeat --d for more destinations", collect)
-    .option("--lock <amount>", "tokens to lock in the pool (at least the sum of the destinations' amounts)")
+    .option("--lock <amount>", "tokens to lock in the pool (at least the sum of the destinations' amounts; default: that sum)")
     .option("--duration <duration>", "vesting duration, e.g. 2m, 1h30m (required)")
     .option("--description <text>", "pool description, optional")
     .option("--start_time <unix>", "start time, Unix seconds (default: now)")
@@ -65,9 +68,9 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
         }
         const dests = opts.d as string[] | undefined;
         if (!dests || dests.length === 0) throw new CliExit("missing required 'd' flag");
-        if (opts.lock === undefined) throw new CliExit("missing required 'lock' flag");
         const destinations = parseDestinations(dests);
-        const lock = zcnFlag(opts.lock, "lock", "can't get 'lock' flag: ");
+        const want = destinations.reduce((s, d) => s + d.amount, 0n);
+        const lock = opts.lock === undefined ? want : zcnFlag(opts.lock, "lock", "can't get 'lock' flag: ");
         const fee = zcnFlag(opts.fee, "fee", "can't get 'fee' flag: ");
         let start = 0;
         if (opts.start_time !== undefined) {
@@ -81,7 +84,6 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
         const fail = (why: string): never => {
           throw new CliExit(`\nFailed to add vesting pool: ${why}\n`);
         };
-        const want = destinations.reduce((s, d) => s + d.amount, 0n);
         if (lock < want)
           fail(
             `not enough tokens to create pool provided: --lock ${tok(lock)} is below the sum of the destinations' amounts (${tok(want)})`,
@@ -145,7 +147,8 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
     .option("--pool_id <id>", "pool identifier")
     .action(
       action(io, async (ctx, opts) => {
-        if (typeof opts.pool_id !== "string" || opts.pool_id === "") throw new CliExit("missing required 'pool_id' flag");
+        if (typeof opts.pool_id !== "string") throw new CliExit("missing required 'pool_id' flag");
+        nonEmptyId(opts.pool_id, "pool_id", "Failed to get vesting pool info: ");
         const chain = await ctx.chain();
         let i: sdk.VestingPoolInfo;
         try {
@@ -162,22 +165,22 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
           vested += d.earned + d.vested;
         }
         ctx.println(`pool_id:      ${i.pool_id}`);
-        ctx.println(`balance:      ${tok(i.balance)}`);
-        ctx.println(`can unlock:   ${tok(i.left)} (excess)`);
-        ctx.println(`sent:         ${tok(sent)} (real value)`);
-        ctx.println(`pending:      ${tok(pending)} (not sent, real value)`);
-        ctx.println(`vested:       ${tok(vested)} (virtual, time based value)`);
+        ctx.println(`balance:      ${bal(i.balance)}`);
+        ctx.println(`can unlock:   ${bal(i.left)} (excess)`);
+        ctx.println(`sent:         ${bal(sent)} (real value)`);
+        ctx.println(`pending:      ${bal(pending)} (not sent, real value)`);
+        ctx.println(`vested:       ${bal(vested)} (virtual, time based value)`);
         ctx.println(`description:  ${i.description}`);
         ctx.println(`start_time:   ${goTime(i.start_time)}`);
         ctx.println(`expire_at:    ${goTime(i.expire_at)}`);
         ctx.println("destinations:");
         for (const d of i.destinations) {
           ctx.println(`  - id:          ${d.id}`);
-          ctx.println(`    vesting:     ${tok(d.wanted)}`);
-          ctx.println(`    can unlock:  ${tok(d.earned)} (virtual, time based value)`);
-          ctx.println(`    sent:        ${tok(d.vested)} (real value)`);
-          ctx.println(`    pending:     ${tok(d.wanted - d.vested)} (not sent, real value)`);
-          ctx.println(`    vested:      ${tok(d.earned + d.vested)} (virtual, time based value)`);
+          ctx.println(`    vesting:     ${bal(d.wanted)}`);
+          ctx.println(`    can unlock:  ${bal(d.earned)} (virtual, time based value)`);
+          ctx.println(`    sent:        ${bal(d.vested)} (real value)`);
+          ctx.println(`    pending:     ${bal(d.wanted - d.vested)} (not sent, real value)`);
+          ctx.println(`    vested:      ${bal(d.earned + d.vested)} (virtual, time based value)`);
           ctx.println(`    last unlock: ${goTime(d.last)}`);
         }
         ctx.println(`client_id:    ${i.client_id}`);
@@ -197,7 +200,8 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
       .option("--pool_id <id>", "pool identifier, required")
       .action(
         action(io, async (ctx, opts) => {
-          if (typeof opts.pool_id !== "string" || opts.pool_id === "") throw new CliExit("missing required 'pool_id' flag");
+          if (typeof opts.pool_id !== "string") throw new CliExit("missing required 'pool_id' flag");
+          nonEmptyId(opts.pool_id, "pool_id", `\n${failed}: `, "\n");
           const wallet = await ctx.ensureWallet();
           const chain = await ctx.chain();
           try {
@@ -238,7 +242,8 @@ export function registerVestingCommands(program: Command, io: CliIo): void {
     .option("--d <id>", "destination to stop; repeat --d for more", collect)
     .action(
       action(io, async (ctx, opts) => {
-        if (typeof opts.pool_id !== "string" || opts.pool_id === "") throw new CliExit("missing required 'pool_id' flag");
+        if (typeof opts.pool_id !== "string") throw new CliExit("missing required 'pool_id' flag");
+        nonEmptyId(opts.pool_id, "pool_id", "\nFailed to stop vesting: ", "\n");
         const dests = opts.d as string[] | undefined;
         if (!dests || dests.length === 0) throw new CliExit("missing required 'd' flag");
         const wallet = await ctx.ensureWallet();

@@ -17,8 +17,9 @@
  * rates decline by their decline rates.
  *
  * Deliberate differences from the 2021 reference: a node registers only itself (sender = node id); the
- * `max_stake` bound is checked the right way round (`max_stake > SC max_stake` is refused); a stake must also be
- * within the contract's bounds; an empty settings update is refused.
+ * `max_stake` bound is checked the right way round (`max_stake > SC max_stake` is refused); a node's `max_stake`
+ * bounds the total staked on it (a second stake that would pass it is refused); a stake must also be within the
+ * contract's bounds; an empty settings update is refused.
  */
 
 import { stringifyExactJson } from "../../chain/codec.js";
@@ -110,7 +111,7 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
       refuse(code, `number_of_delegates greater than max_delegates of SC: ${s.number_of_delegates} > ${g.max_delegates}`);
     if (s.min_stake < g.min_stake) refuse(code, `min_stake is less than allowed by SC: ${s.min_stake} < ${g.min_stake}`);
     if (s.max_stake > g.max_stake) refuse(code, `max_stake is greater than allowed by SC: ${s.max_stake} > ${g.max_stake}`);
-    if (s.min_stake > s.max_stake) refuse(code, `min_stake is greater than max_stake: ${s.min_stake} > ${s.max_stake}`);
+    if (s.min_stake > s.max_stake) refuse(code, `min_stake greater than max_stake: ${s.min_stake} > ${s.max_stake}`);
   };
 
   const addNode = (ctx: ContractContext, kind: NodeKind, raw: unknown): string => {
@@ -220,7 +221,10 @@ export function createMinerContract(config: MinerScConfig = DEFAULT_MINER_CONFIG
       refuse(code, `max delegates already reached: ${taken} (${mn.node.number_of_delegates})`);
     if (taken >= g.max_delegates) refuse(code, `SC max delegates already reached: ${taken} (${g.max_delegates})`);
     if (value < mn.node.min_stake) refuse(code, `stake is less than min allowed: ${value} < ${mn.node.min_stake}`);
-    if (value > mn.node.max_stake) refuse(code, `stake is greater than max allowed: ${value} > ${mn.node.max_stake}`);
+    // the node's max_stake bounds what is staked on it in all (the pools not being released, and this one)
+    const staked = [...mn.pools.values()].reduce((s, p) => (p.status === "DELETING" ? s : s + p.balance), 0n);
+    if (staked + value > mn.node.max_stake)
+      refuse(code, `stake is greater than max allowed: ${staked + value} > ${mn.node.max_stake}`);
     if (value < g.min_stake) refuse(code, `stake is less than min allowed by SC: ${value} < ${g.min_stake}`);
     if (value > g.max_stake) refuse(code, `stake is greater than max allowed by SC: ${value} > ${g.max_stake}`);
     ctx.state.transfer(client, MINER_ADDRESS, value);

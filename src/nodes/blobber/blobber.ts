@@ -142,29 +142,41 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     task: async () => {
       if (status.registered) return;
       status.registerAttempts++;
-      try {
-        await chain.registerClient(wallet);
-        const res = await sendTxn("add_blobber", storageNodeInput(id, url, config));
+      // registered before (its store says so) and listed by the chain at this URL: no add_blobber again, which
+      // would put the yaml's terms back over the settings its delegate wallet changed since (zbox bl-update)
+      const listed = reg
+        ? await chain
+            .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
+            .catch(() => undefined)
+        : undefined;
+      if (reg && listed?.id === id && listed.url === url) {
         status.registered = true;
-        status.registeredAt = clock.now();
-        delete status.lastRegisterError;
-        kv.putJson(REG_KEY, { at: status.registeredAt, txn: res.hash });
-        logger.info(`blobber ${id} registered on chain (add_blobber ${res.hash}) at ${url}`);
-      } catch (err) {
-        // a restarted blobber the contract already knows (and refuses to add twice) is registered
-        const known = await chain
-          .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
-          .catch(() => undefined);
-        if (known?.id === id && known.url === url && err instanceof CodedError && err.code === "txn_failed") {
+        status.registeredAt = reg.at;
+        logger.info(`blobber ${id} is registered on chain since ${new Date(reg.at).toISOString()}: terms kept as set there`);
+      } else
+        try {
+          await chain.registerClient(wallet);
+          const res = await sendTxn("add_blobber", storageNodeInput(id, url, config));
           status.registered = true;
-          status.registeredAt = kv.getJson<{ at: number }>(REG_KEY)?.at ?? clock.now();
-          logger.info(`blobber ${id} is already registered on chain (add_blobber refused: ${errorMessage(err)})`);
-        } else {
-          status.lastRegisterError = errorMessage(err);
-          logger.warn(`add_blobber failed (attempt ${status.registerAttempts}), retrying: ${status.lastRegisterError}`);
-          throw err;
+          status.registeredAt = clock.now();
+          delete status.lastRegisterError;
+          kv.putJson(REG_KEY, { at: status.registeredAt, txn: res.hash });
+          logger.info(`blobber ${id} registered on chain (add_blobber ${res.hash}) at ${url}`);
+        } catch (err) {
+          // a restarted blobber the contract already knows (and refuses to add twice) is registered
+          const known = await chain
+            .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
+            .catch(() => undefined);
+          if (known?.id === id && known.url === url && err instanceof CodedError && err.code === "txn_failed") {
+            status.registered = true;
+            status.registeredAt = kv.getJson<{ at: number }>(REG_KEY)?.at ?? clock.now();
+            logger.info(`blobber ${id} is already registered on chain (add_blobber refused: ${errorMessage(err)})`);
+          } else {
+            status.lastRegisterError = errorMessage(err);
+            logger.warn(`add_blobber failed (attempt ${status.registerAttempts}), retrying: ${status.lastRegisterError}`);
+            throw err;
+          }
         }
-      }
       register.pause();
       healthLoop.start();
       sync.start();

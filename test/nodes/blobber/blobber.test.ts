@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CodedError } from "../../../src/core/errors.js";
 import type { NodeApp } from "../../../src/nodes/http.js";
+import { MemoryKV } from "../../../src/nodes/kv-memory.js";
 import { allocationRecord } from "./fakes.js";
 import { DELEGATE, START, testBlobber, until } from "./helpers.js";
 
@@ -56,6 +57,30 @@ describe("blobber registration", () => {
     const { blobber, chain, clock } = await testBlobber();
     chain.blobbers.set(blobber.id, { id: blobber.id, url: blobber.url });
     chain.failRegistrations = 1;
+    blobber.start();
+    await until(clock, "registration", () => blobber.status().registered);
+    assert.equal(chain.names().filter((n) => n === "add_blobber").length, 1);
+    await blobber.stop();
+  });
+});
+
+describe("blobber restart", () => {
+  it("a blobber registered before and listed at its URL sends no add_blobber (its delegate's settings stay)", async () => {
+    const kv = new MemoryKV();
+    kv.putJson("blobber:registration", { at: START - 60_000, txn: "e".repeat(64) });
+    const { blobber, chain, clock } = await testBlobber("", { kv });
+    chain.blobbers.set(blobber.id, { id: blobber.id, url: blobber.url, terms: { read_price: 7 } });
+    blobber.start();
+    await until(clock, "registration", () => blobber.status().registered);
+    assert.equal(chain.names().filter((n) => n === "add_blobber").length, 0);
+    assert.equal(blobber.status().registeredAt, START - 60_000);
+    await blobber.stop();
+  });
+
+  it("one whose store says registered but the chain does not list (a new chain) registers again", async () => {
+    const kv = new MemoryKV();
+    kv.putJson("blobber:registration", { at: START - 60_000, txn: "e".repeat(64) });
+    const { blobber, chain, clock } = await testBlobber("", { kv });
     blobber.start();
     await until(clock, "registration", () => blobber.status().registered);
     assert.equal(chain.names().filter((n) => n === "add_blobber").length, 1);
