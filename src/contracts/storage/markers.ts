@@ -8,9 +8,10 @@
  *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
  *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
- *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, else the
- *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
- *   wallet, the rest to its delegates).
+ *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, signed with the
+ *   marker; the reader when absent) for that allocation and blobber to the blobber's stake pool (service charge
+ *   to its delegate wallet, the rest to its delegates). The payer must be one the reader may charge
+ *   (`payerRefusal` of the storage layer: the reader itself, or the owner for the owner's own reads).
  *
  * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
  * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
@@ -20,6 +21,7 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
 import {
+  payerRefusal,
   readMarkerHash as storageReadMarkerHash,
   writeMarkerHash as storageWriteMarkerHash,
   verifyClientSignature,
@@ -153,8 +155,9 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
 }
 
 function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
-  const rm: ReadMarker = {
-    client_id: i.str("client_id"),
+  const client = i.str("client_id");
+  return {
+    client_id: client,
     client_public_key: i.str("client_public_key"),
     blobber_id: i.str("blobber_id"),
     allocation_id: i.str("allocation_id"),
@@ -162,10 +165,8 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
     timestamp: i.num("timestamp"),
     counter: i.num("counter"),
     signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
+    payer_id: i.str("payer_id", "") || client,
   };
-  const payer = i.str("payer_id", "");
-  if (payer) rm.payer_id = payer;
-  return rm;
 }
 
 /** What reading `blocks` 64 KiB blocks costs at `readPrice` (SAS per GB). */
@@ -194,6 +195,8 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
+  const notPayer = payerRefusal(rm, a.owner_id);
+  if (notPayer) refuse(code, notPayer);
   const last = getTyped<{ read_marker: ReadMarker }>(
     ctx.state,
     keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
@@ -203,7 +206,7 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
     refuse(code, `read marker already redeemed: counter ${rm.counter} is not above the last redeemed ${lastCounter}`);
   const blocks = BigInt(rm.counter - lastCounter);
   const value = readCost(d.terms.read_price, blocks);
-  const payer = rm.payer_id || rm.client_id;
+  const payer = rm.payer_id;
   const rp = getReadPools(ctx.state, payer);
   if (value > 0n) {
     if (!rp || !takeFromPools(rp, a.id, d.blobber_id, value, ctx.now))

@@ -235,7 +235,8 @@ export interface ReadMarker {
   timestamp: number;
   counter: number;
   signature: string;
-  payer_id?: string;
+  /** Whose read pool pays; covered by the signature (the reader when absent from the input). */
+  payer_id: string;
 }
 
 export const keys = {

@@ -59,6 +59,7 @@ import {
   parseReadMarker,
   parseWriteMarker,
   pathsNeeded,
+  payerRefusal,
   type ReadMarker,
   type RefPathReply,
   type RefsReply,
@@ -1279,6 +1280,8 @@ export class FileService {
     if (rm.client_id !== a.owner_id)
       throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
     verifyReadMarker(rm, op);
+    const notPayer = payerRefusal(rm, a.owner_id);
+    if (notPayer) throw storageError(StorageErrors.invalidReadMarker, op, notPayer);
     const nowS = Math.floor(this.clock.now() / 1000);
     if (rm.timestamp > nowS + MARKER_WINDOW_S)
       throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
