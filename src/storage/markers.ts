@@ -102,7 +102,12 @@ export function signReadMarker(
   signer: Signer,
   rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
 ): ReadMarker {
-  const body = { ...rm, client_id: signer.clientId, client_public_key: signer.publicKey, payer_id: rm.payer_id || signer.clientId };
+  const body = {
+    ...rm,
+    client_id: signer.clientId,
+    client_public_key: signer.publicKey,
+    payer_id: rm.payer_id || signer.clientId,
+  };
   return { ...body, signature: signer.sign(readMarkerHash(body)) };
 }
 

@@ -47,7 +47,14 @@ describe("storage contract hardening: who pays for a read (issue 24.5)", () => {
     const before = c.rest("getReadPoolStat", { client_id: owner.id });
     c.refused(b, "read_redeem", { read_marker: forged }, 0n, /^read_redeem_failed: payer .* may not be charged for reads by/);
     assert.deepEqual(c.rest("getReadPoolStat", { client_id: owner.id }), before);
-    const own = signedReadMarker(owner, { blobber_id: b.id, allocation_id: id, owner_id: owner.id, payer_id: owner.id, timestamp: T0, counter: 16384 });
+    const own = signedReadMarker(owner, {
+      blobber_id: b.id,
+      allocation_id: id,
+      owner_id: owner.id,
+      payer_id: owner.id,
+      timestamp: T0,
+      counter: 16384,
+    });
     const out = c.ok(b, "read_redeem", { read_marker: own });
     assert.equal(out.payer_id, owner.id);
     assert.equal(out.value, Number(ZCN / 100n));
