@@ -221,8 +221,8 @@ const K = {
   chunkPrefix: (a: string, c: string, ph?: string) => `sf:chunk:${a}:${c}:${ph === undefined ? "" : `${ph}:`}`,
   wm: (a: string, seq: number) => `sf:wm:${a}:${String(seq).padStart(12, "0")}`,
   wmPrefix: (a?: string) => (a ? `sf:wm:${a}:` : "sf:wm:"),
-  /** One read marker per reader on this blobber (the counter is per reader and blobber, as on chain). */
-  rm: (c: string) => `sf:rm:${c}`,
+  /** One read marker per allocation and reader on this blobber (the counter is per allocation, blobber and reader, as on chain). */
+  rm: (a: string, c: string) => `sf:rm:${a}:${c}`,
   rmPrefix: () => "sf:rm:",
   downloads: (a: string, p: string) => `sf:dl:${a}:${p}`,
 };
@@ -1160,7 +1160,7 @@ export class FileService {
     const path = normalizePath(q.path, op);
     const v = this.refView(a, path);
     if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
-    const rm = this.latestReadMarker(caller.clientId);
+    const rm = this.latestReadMarker(a.id, caller.clientId);
     return { ...v, read_counter: rm?.marker.counter ?? 0 };
   }
 
@@ -1300,7 +1300,7 @@ export class FileService {
     // reads may arrive out of order); the latest markers and download counts are written to the KV in one
     // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
     // reader's, and it saves a disk sync per request)
-    const prev = this.latestReadMarker(rm.client_id);
+    const prev = this.latestReadMarker(a.id, rm.client_id);
     const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
     const served = prev ? (prev.served ?? prev.marker.counter) : 0;
     if (served + count > paid)
@@ -1311,7 +1311,7 @@ export class FileService {
         { latest_counter: served },
       );
     await this.checkReadBudget(rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
-    this.pendingReads.set(rm.client_id, {
+    this.pendingReads.set(K.rm(a.id, rm.client_id), {
       marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
       redeemed_counter: prev?.redeemed_counter ?? 0,
       served: served + count,
@@ -1416,8 +1416,9 @@ export class FileService {
   private readonly pendingDownloads = new Map<string, number>();
   private flushTimer: (() => void) | undefined;
 
-  private latestReadMarker(clientId: string): StoredReadMarker | undefined {
-    return this.pendingReads.get(clientId) ?? this.kv.getJson<StoredReadMarker>(K.rm(clientId));
+  private latestReadMarker(allocId: string, clientId: string): StoredReadMarker | undefined {
+    const key = K.rm(allocId, clientId);
+    return this.pendingReads.get(key) ?? this.kv.getJson<StoredReadMarker>(key);
   }
 
   private scheduleFlush(): void {
@@ -1440,11 +1441,11 @@ export class FileService {
     this.pendingReads.clear();
     this.pendingDownloads.clear();
     this.kv.transaction((tx) => {
-      for (const [client, m] of reads) {
-        const cur = tx.getJson<StoredReadMarker>(K.rm(client));
+      for (const [key, m] of reads) {
+        const cur = tx.getJson<StoredReadMarker>(key);
         const curServed = cur ? (cur.served ?? cur.marker.counter) : 0;
         if (cur && cur.marker.counter >= m.marker.counter && curServed >= (m.served ?? 0)) continue;
-        tx.putJson(K.rm(client), {
+        tx.putJson(key, {
           ...(cur && cur.marker.counter >= m.marker.counter ? { ...m, marker: cur.marker } : m),
           redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter,
           served: Math.max(curServed, m.served ?? 0),
@@ -1484,12 +1485,12 @@ export class FileService {
       .filter((m) => m.marker.counter > m.redeemed_counter);
   }
 
-  markReadMarker(clientId: string, counter: number, txn?: string, error?: string): void {
+  markReadMarker(allocId: string, clientId: string, counter: number, txn?: string, error?: string): void {
     this.flushReads();
     this.kv.transaction((tx) => {
-      const cur = tx.getJson<StoredReadMarker>(K.rm(clientId));
+      const cur = tx.getJson<StoredReadMarker>(K.rm(allocId, clientId));
       if (!cur) return;
-      tx.putJson(K.rm(clientId), {
+      tx.putJson(K.rm(allocId, clientId), {
         ...cur,
         redeemed_counter: error ? cur.redeemed_counter : Math.max(cur.redeemed_counter, counter),
         ...(txn ? { txn } : {}),

@@ -89,12 +89,12 @@ export async function settleOnce(
   for (const r of service.readMarkersToRedeem()) {
     try {
       const txn = await chain.readRedeem({ read_marker: r.marker });
-      service.markReadMarker(r.marker.client_id, r.marker.counter, txn);
+      service.markReadMarker(r.marker.allocation_id, r.marker.client_id, r.marker.counter, txn);
       run.readMarkers++;
     } catch (err) {
       const msg = errorMessage(err);
       run.failures++;
-      service.markReadMarker(r.marker.client_id, r.marker.counter, undefined, msg);
+      service.markReadMarker(r.marker.allocation_id, r.marker.client_id, r.marker.counter, undefined, msg);
       log.warn({ client: r.marker.client_id, counter: r.marker.counter, err: msg }, "read_redeem failed");
     }
   }
