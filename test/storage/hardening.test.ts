@@ -3,7 +3,17 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { clientIdOf, getScheme } from "../../src/core/schemes.js";
-import { parseReadMarker, payerRefusal, type Signer, signReadMarker, verifyReadMarker } from "../../src/storage/index.js";
+import {
+  AuthHeaders,
+  MemoryNonceCache,
+  parseReadMarker,
+  payerRefusal,
+  type Signer,
+  signReadMarker,
+  signRequest,
+  verifyReadMarker,
+  verifyRequest,
+} from "../../src/storage/index.js";
 
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 
@@ -37,5 +47,43 @@ describe("read markers sign who pays (issue 24.5)", () => {
     assert.equal(payerRefusal({ client_id: owner, payer_id: owner }, owner), undefined);
     assert.equal(payerRefusal({ client_id: other, payer_id: other }, owner), undefined);
     assert.match(payerRefusal({ client_id: other, payer_id: owner }, owner) ?? "", /may not be charged/);
+  });
+});
+
+describe("requests name their blobber (issue 24.13)", () => {
+  it("a request signed for one blobber is refused by another with wrong_blobber, and the audience is signed", () => {
+    const c = signer();
+    const b0 = "0".repeat(64);
+    const b1 = "1".repeat(64);
+    const now = 1_700_000_000_000;
+    const h = signRequest(c, b0, "GET", "/v1/file/list/x", undefined, now, "0123456789abcdef");
+    assert.throws(
+      () => verifyRequest(h, b1, "GET", "/v1/file/list/x", undefined, now, now - 1, new MemoryNonceCache()),
+      code("wrong_blobber"),
+    );
+    // rewriting the audience header does not help: the signature covers it
+    assert.throws(
+      () =>
+        verifyRequest(
+          { ...h, [AuthHeaders.audience]: b1 },
+          b1,
+          "GET",
+          "/v1/file/list/x",
+          undefined,
+          now,
+          now - 1,
+          new MemoryNonceCache(),
+        ),
+      code("invalid_signature"),
+    );
+    const { [AuthHeaders.audience]: _, ...noAudience } = h;
+    assert.throws(
+      () => verifyRequest(noAudience, b0, "GET", "/v1/file/list/x", undefined, now, now - 1, new MemoryNonceCache()),
+      code("auth_required"),
+    );
+    assert.equal(
+      verifyRequest(h, b0, "GET", "/v1/file/list/x", undefined, now, now - 1, new MemoryNonceCache()).clientId,
+      c.clientId,
+    );
   });
 });

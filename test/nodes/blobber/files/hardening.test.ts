@@ -122,4 +122,15 @@ describe("blobber hardening (issue 24)", () => {
       "redeeming B's marker leaves A's",
     );
   });
+
+  it("refuses a request signed for another blobber with wrong_blobber (24.13)", async () => {
+    const r = await rig();
+    const a = r.allocs[0]!.id;
+    const other = randomBytes(32).toString("hex");
+    await assert.rejects(
+      r.client(a, other).list("/"),
+      (err: unknown) => err instanceof CodedError && err.code === "wrong_blobber" && err.message.includes(other.slice(0, 16)),
+    );
+    await r.client(a).list("/");
+  });
 });
