@@ -36,6 +36,7 @@ export { blobberSize, minLockDemand, writeCost } from "./allocation.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
 export { readCost, readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
+export { READ_REDEEM_MARGIN_S, redeemableBalance } from "./pools.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";
 

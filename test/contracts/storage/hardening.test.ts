@@ -1,6 +1,7 @@
 /** Issue 24's contract-side hardening: each test is an attack the contract refused or a rule it did not keep. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../../src/contracts/storage/index.js";
 import { allocInput, Chain, setupBlobbers, signedReadMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -58,5 +59,28 @@ describe("storage contract hardening: who pays for a read (issue 24.5)", () => {
     const out = c.ok(b, "read_redeem", { read_marker: own });
     assert.equal(out.payer_id, owner.id);
     assert.equal(out.value, Number(ZCN / 100n));
+  });
+});
+
+describe("storage contract hardening: no free read at a pool's expiry (issue 24.10)", () => {
+  it("a blobber counts only pools alive when the marker will be redeemed; read_redeem pays only from live pools", () => {
+    const { c, owner, id, blobber } = world();
+    const b = blobber.blobber;
+    c.ok(owner, "new_read_pool");
+    c.ok(owner, "read_pool_lock", { allocation_id: id, blobber_id: b.id, duration: 2n * MIN }, ZCN);
+    const end = T0 + 120;
+    type Row = { balance: bigint; expire_at: number };
+    const view = (at: number): Row[] =>
+      c.rest("getReadPoolAllocBlobberStat", { client_id: owner.id, allocation_id: id, blobber_id: b.id }, at);
+    assert.equal(redeemableBalance(view(T0), T0), ZCN, "a fresh pool pays");
+    // in the pool's last minute (its last second included) the blobber must not serve on it
+    assert.equal(redeemableBalance(view(end - READ_REDEEM_MARGIN_S + 1), end - READ_REDEEM_MARGIN_S + 1), 0n);
+    assert.equal(redeemableBalance(view(end), end), 0n);
+    // a marker of the pool's last second redeemed after expiry is refused, and the reader gets the whole pool back
+    const rm = signedReadMarker(owner, { blobber_id: b.id, allocation_id: id, owner_id: owner.id, timestamp: end, counter: 10 });
+    c.refused(b, "read_redeem", { read_marker: rm }, 0n, /not enough tokens in client's read pools/, end + 1);
+    const pool = c.rest("getReadPoolStat", { client_id: owner.id }).pools[0];
+    const out = c.ok(owner, "read_pool_unlock", { pool_id: pool.id }, 0n, end + 1);
+    assert.equal(out.unlocked, Number(ZCN));
   });
 });

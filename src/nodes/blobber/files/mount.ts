@@ -5,6 +5,7 @@
  */
 
 import { join } from "node:path";
+import { redeemableBalance } from "../../../contracts/storage/index.js";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
 import { FsBlobStore } from "../../blobstore.js";
@@ -95,9 +96,10 @@ async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: stri
     if (sdk.isNotFound(err)) return { balance: 0n, readPrice };
     throw err;
   }
-  const nowS = Math.floor(ctx.clock.now() / 1000);
-  let balance = 0n;
-  for (const p of Array.isArray(pools) ? (pools as Record<string, unknown>[]) : [])
-    if (Number(p?.expire_at ?? 0) >= nowS) balance += big(p?.balance);
-  return { balance, readPrice };
+  // only pools still alive when the marker is redeemed pay (a read in a pool's last seconds would be free)
+  const list = (Array.isArray(pools) ? (pools as Record<string, unknown>[]) : []).map((p) => ({
+    balance: big(p?.balance),
+    expire_at: Number(p?.expire_at ?? 0),
+  }));
+  return { balance: redeemableBalance(list, Math.floor(ctx.clock.now() / 1000)), readPrice };
 }
