@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../../src/contracts/storage/index.js";
-import { allocInput, Chain, setupBlobbers, signedReadMarker, T0, wallet, ZCN } from "./chain.js";
+import { allocInput, blobberInput, Chain, GiB, setupBlobbers, signedReadMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
 
@@ -82,5 +82,46 @@ describe("storage contract hardening: no free read at a pool's expiry (issue 24.
     const pool = c.rest("getReadPoolStat", { client_id: owner.id }).pools[0];
     const out = c.ok(owner, "read_pool_unlock", { pool_id: pool.id }, 0n, end + 1);
     assert.equal(out.unlocked, Number(ZCN));
+  });
+});
+
+describe("storage contract hardening: the delegate owns the settings (issue 24.12)", () => {
+  it("the node key re-sending add_blobber cannot take the delegate wallet, charge, prices or capacity", () => {
+    const c = new Chain();
+    const { blobber, delegate } = setupBlobbers(c, 1)[0]!;
+    c.ok(delegate, "update_blobber_settings", { id: blobber.id, capacity: 30n * GiB });
+    const before = c.rest("getBlobber", { blobber_id: blobber.id });
+    const spBefore = c.rest("getStakePoolStat", { blobber_id: blobber.id }).settings;
+    const thief = blobberInput("http://b0.test:5051", { delegate: blobber.id, write: 0n, read: 0n, capacity: 2n * GiB });
+    thief.stake_pool_settings.service_charge = 0.5;
+    c.ok(blobber, "add_blobber", thief, 0n, T0 + 5);
+    const after = c.rest("getBlobber", { blobber_id: blobber.id });
+    assert.deepEqual(
+      { ...after, last_health_check: 0 },
+      { ...before, last_health_check: 0 },
+      "nothing but the health check changed",
+    );
+    assert.equal(after.capacity, 30n * GiB, "a restart does not revert the delegate's capacity");
+    assert.deepEqual(c.rest("getStakePoolStat", { blobber_id: blobber.id }).settings, spBefore);
+    assert.equal(spBefore.delegate_wallet, delegate.id);
+    // the real delegate is not locked out; the node key is
+    c.refused(blobber, "update_blobber_settings", { id: blobber.id, capacity: 2n * GiB }, 0n, /access denied/);
+    c.ok(delegate, "update_blobber_settings", { id: blobber.id, capacity: 40n * GiB });
+  });
+
+  it("re-sent add_validator keeps the delegate's stake pool settings", () => {
+    const c = new Chain();
+    const v = wallet();
+    const d = wallet();
+    const s = blobberInput("x", { delegate: d.id }).stake_pool_settings;
+    c.ok(v, "add_validator", { url: "http://v.test:1", stake_pool_settings: s });
+    c.ok(v, "add_validator", {
+      url: "http://v.test:2",
+      stake_pool_settings: { ...s, delegate_wallet: v.id, service_charge: 0.5 },
+    });
+    const got = c.rest("get_validator", { validator_id: v.id });
+    assert.equal(got.url, "http://v.test:2");
+    assert.equal(got.stake_pool_settings.delegate_wallet, d.id);
+    assert.equal(c.rest("getStakePoolStat", { validator_id: v.id }).settings.delegate_wallet, d.id);
   });
 });
