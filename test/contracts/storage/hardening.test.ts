@@ -125,3 +125,31 @@ describe("storage contract hardening: the delegate owns the settings (issue 24.1
     assert.equal(c.rest("getStakePoolStat", { validator_id: v.id }).settings.delegate_wallet, d.id);
   });
 });
+
+describe("storage contract hardening: the allocation's key belongs to its owner (issue 24.14)", () => {
+  it("refuses an allocation for a victim's id with the creator's key; accepts one for the victim with the victim's key", () => {
+    const c = new Chain();
+    setupBlobbers(c, 4, ZCN);
+    const victim = wallet();
+    const creator = wallet();
+    c.fund(creator, 10n * ZCN);
+    const forged = { ...allocInput(victim), owner_public_key: creator.publicKey };
+    c.refused(
+      creator,
+      "new_allocation_request",
+      forged,
+      ZCN,
+      /^allocation_creation_failed: owner_public_key belongs to client .* not to owner_id/,
+    );
+    c.refused(
+      creator,
+      "new_allocation_request",
+      { ...forged, owner_public_key: "zz" },
+      ZCN,
+      /owner_public_key is not a public key/,
+    );
+    const a = c.ok(creator, "new_allocation_request", allocInput(victim), ZCN);
+    assert.equal(a.owner_id, victim.id);
+    assert.equal(a.owner_public_key, victim.publicKey);
+  });
+});
