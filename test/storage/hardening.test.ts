@@ -4,7 +4,13 @@ import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { clientIdOf, getScheme } from "../../src/core/schemes.js";
 import {
+  applyChanges,
   AuthHeaders,
+  type Change,
+  checkChange,
+  checkChangePaths,
+  childOf,
+  type FileMeta,
   MemoryNonceCache,
   parseReadMarker,
   payerRefusal,
@@ -85,5 +91,58 @@ describe("requests name their blobber (issue 24.13)", () => {
       verifyRequest(h, b0, "GET", "/v1/file/list/x", undefined, now, now - 1, new MemoryNonceCache()).clientId,
       c.clientId,
     );
+  });
+});
+
+describe("the file tree takes any name (issue 24.16)", () => {
+  const meta: FileMeta = {
+    size: 5,
+    actual_hash: "a".repeat(64),
+    mimetype: "text/plain",
+    shard_size: 5,
+    shard_roots: ["b".repeat(64)],
+    data_shards: 1,
+  };
+  it("creates, lists and deletes files and directories named constructor, __proto__, toString, hasOwnProperty", () => {
+    const names = ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"];
+    const changes: Change[] = names.flatMap((n) => [
+      { op: "createdir", path: `/${n}` } as Change,
+      { op: "upload", path: `/${n}/${n}`, file: meta } as Change,
+    ]);
+    const r = applyChanges(new Map(), changes);
+    const root = r.listings.get("/")!;
+    assert.deepEqual(Object.keys(root.children).sort(), [...names].sort());
+    for (const n of names) {
+      assert.equal(childOf(root, n)?.type, "d");
+      assert.equal(childOf(r.listings.get(`/${n}`), n)?.type, "f");
+    }
+    assert.equal(r.rootSize, 5 * names.length);
+    // through JSON (as listings travel and are stored) and back: the same tree, then deletes
+    const listings = new Map([...r.listings].map(([k, v]) => [k, JSON.parse(JSON.stringify(v))]));
+    assert.equal(childOf(JSON.parse('{"hash":"","size":0,"children":{}}'), "constructor"), undefined);
+    const d = applyChanges(listings, [
+      { op: "delete", path: "/__proto__" },
+      { op: "rename", path: "/toString", new_name: "constructor2" },
+    ]);
+    assert.equal(childOf(d.listings.get("/"), "__proto__"), undefined);
+    assert.equal(childOf(d.listings.get("/"), "constructor2")?.type, "d");
+    assert.equal(d.rootSize, 5 * (names.length - 1));
+    assert.throws(
+      () => applyChanges(listings, [{ op: "upload", path: "/constructor/constructor", file: meta }]),
+      code("duplicate_file"),
+    );
+  });
+
+  it("refuses a name with a lone surrogate up front, accepts a surrogate pair", () => {
+    for (const bad of ["a\uD800", "\uDC00b", "x\uDBFFy"]) {
+      assert.throws(() => checkChange({ op: "rename", path: "/a", new_name: bad }, 1, 1), code("invalid_path"));
+      assert.throws(() => checkChangePaths({ op: "rename", path: "/a", new_name: bad }), code("invalid_path"));
+      assert.throws(() => checkChangePaths({ op: "createdir", path: `/${bad}` }), code("invalid_path"));
+    }
+    assert.deepEqual(checkChange({ op: "rename", path: "/a", new_name: "smile \u{1F600}" }, 1, 1), {
+      op: "rename",
+      path: "/a",
+      new_name: "smile \u{1F600}",
+    });
   });
 });

@@ -32,6 +32,7 @@ import {
   type ChunkReply,
   type CommitReply,
   checkChange,
+  childOf,
   type DirListing,
   type DownloadHeader,
   decodeBatch,
@@ -1096,7 +1097,7 @@ export class FileService {
       return this.dirView(a, "/", l);
     }
     const parent = this.kv.getJson<DirListing>(K.dir(a.id, parentOf(path)));
-    const e = parent?.children[nameOf(path)];
+    const e = childOf(parent, nameOf(path));
     if (!e) return undefined;
     if (e.type === "d") return this.dirView(a, path, this.kv.getJson<DirListing>(K.dir(a.id, path)) ?? emptyDir());
     const f = this.kv.getJson<StoredFile>(K.file(a.id, path));

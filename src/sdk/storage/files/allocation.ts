@@ -18,6 +18,7 @@ import { sha3 } from "../../../core/hash.js";
 import {
   allocationRoot,
   applyChanges,
+  checkChangePaths,
   BLOCK_SIZE,
   CHUNK_SIZE,
   type Change,
@@ -583,6 +584,7 @@ export class AllocationFiles {
 
   /** Run simple changes (no data) as one connection on every blobber, commit, repair laggards. */
   async change(changes: Change[], op: string): Promise<CommitOutcome> {
+    for (const ch of changes) checkChangePaths(ch, op);
     this.checkNotExpired(op);
     await this.repairIfBehind();
     const conn = newConnectionId();
