@@ -4,8 +4,8 @@ import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { clientIdOf, getScheme } from "../../src/core/schemes.js";
 import {
-  applyChanges,
   AuthHeaders,
+  applyChanges,
   type Change,
   checkChange,
   checkChangePaths,

@@ -18,10 +18,10 @@ import { sha3 } from "../../../core/hash.js";
 import {
   allocationRoot,
   applyChanges,
-  checkChangePaths,
   BLOCK_SIZE,
   CHUNK_SIZE,
   type Change,
+  checkChangePaths,
   type DirListing,
   type ErasureCoder,
   type FileMeta,
