@@ -153,3 +153,17 @@ describe("storage contract hardening: the allocation's key belongs to its owner 
     assert.equal(a.owner_public_key, victim.publicKey);
   });
 });
+
+describe("storage contract hardening: sane stake interest (issue 24.16)", () => {
+  it("a year's interest on a blobber stake with the default settings is about 17.6 %, not 1,755 %", () => {
+    const c = new Chain();
+    const { blobber, delegate } = setupBlobbers(c, 1, 10n * ZCN)[0]!;
+    const year = 365 * 24 * 3600;
+    const pending = c.rest("getStakePoolStat", { blobber_id: blobber.id }, T0 + year).delegate[0].pending_interests as bigint;
+    const pct = Number((pending * 10_000n) / (10n * ZCN)) / 100;
+    assert.ok(pct > 15 && pct < 20, `a year's interest is ${pct} % of the stake`);
+    const before = c.balance(delegate.id);
+    c.ok(wallet(), "stake_pool_pay_interests", { blobber_id: blobber.id }, 0n, T0 + year);
+    assert.equal(c.balance(delegate.id) - before, pending, "what is paid is what the view showed (accounted as minted)");
+  });
+});
