@@ -61,10 +61,38 @@ export function readTerms(code: StorageScErrorCode, i: Input, conf: StorageConfi
   return t;
 }
 
+/** Longest provider URL accepted. */
+const MAX_URL_LENGTH = 256;
+const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * Why `url` is not a provider base URL (undefined when it is): `http` or `https`, a host name (DNS labels) or IP
+ * literal, an optional port 1–65535, an optional path; no credentials, query or fragment, at most 256 characters.
+ */
+export function providerUrlRefusal(url: string): string | undefined {
+  if (url.length > MAX_URL_LENGTH) return `url is ${url.length} characters, the limit is ${MAX_URL_LENGTH}`;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "not a URL";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return `scheme ${u.protocol} is not http or https`;
+  if (u.username || u.password) return "a URL with credentials";
+  if (u.search || u.hash || url.includes("?") || url.includes("#")) return "a URL with a query or fragment";
+  const host = u.hostname;
+  const ip6 = host.startsWith("[") && host.endsWith("]");
+  if (!ip6 && (host.length === 0 || host.length > 253 || !host.split(".").every((l) => HOST_LABEL.test(l))))
+    return `host "${host.slice(0, 64)}" is not a host name or IP address`;
+  if (u.port === "0") return "port 0";
+  return undefined;
+}
+
 function readUrl(code: StorageScErrorCode, i: Input): string {
   const url = i.has("url") ? i.str("url") : i.str("base_url", "");
-  if (url === "") refuse(code, "missing url: the blobber's base URL (http://host:port)");
-  if (!/^https?:\/\/[^\s/]+/.test(url)) refuse(code, `invalid url "${url.slice(0, 80)}": expected http(s)://host:port`);
+  if (url === "") refuse(code, "missing url: the provider's base URL (http://host:port)");
+  const why = providerUrlRefusal(url);
+  if (why) refuse(code, `invalid url ${JSON.stringify(url.slice(0, 80))}: ${why}; expected http(s)://host:port`);
   return url;
 }
 

@@ -1,6 +1,7 @@
 /** Issue 24's contract-side hardening: each test is an attack the contract refused or a rule it did not keep. */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { providerUrlRefusal } from "../../../src/contracts/storage/blobbers.js";
 import { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../../src/contracts/storage/index.js";
 import { allocInput, blobberInput, Chain, GiB, setupBlobbers, signedReadMarker, T0, wallet, ZCN } from "./chain.js";
 
@@ -165,5 +166,39 @@ describe("storage contract hardening: sane stake interest (issue 24.16)", () => 
     const before = c.balance(delegate.id);
     c.ok(wallet(), "stake_pool_pay_interests", { blobber_id: blobber.id }, 0n, T0 + year);
     assert.equal(c.balance(delegate.id) - before, pending, "what is paid is what the view showed (accounted as minted)");
+  });
+});
+
+describe("storage contract hardening: provider URLs (issue 24.15)", () => {
+  it("add_blobber and add_validator take http(s)://host[:port][/path] only", () => {
+    for (const good of [
+      "http://b1.test:5051",
+      "https://blobber.example.com",
+      "http://127.0.0.1:5051/",
+      "http://[::1]:5051",
+      "http://b.test:1/api",
+    ])
+      assert.equal(providerUrlRefusal(good), undefined, good);
+    const bad: [string, RegExp][] = [
+      ["ftp://b.test:1", /scheme ftp: is not http or https/],
+      ["http://user:pw@b.test:1", /credentials/],
+      ["http://b.test:1/?x=1", /query or fragment/],
+      ["http://b.test:1/#x", /query or fragment/],
+      ["http://b_1.test:1", /is not a host name/],
+      ["http://-b.test:1", /is not a host name/],
+      ["http://b.test:0", /port 0/],
+      ["http://b.test:70000", /not a URL/],
+      ["http://", /not a URL/],
+      [`http://${"a".repeat(300)}.test`, /the limit is 256/],
+    ];
+    const c = new Chain();
+    const b = wallet();
+    for (const [url, re] of bad) {
+      assert.match(providerUrlRefusal(url) ?? "", re, url);
+      c.refused(b, "add_blobber", blobberInput(url), 0n, /^add_blobber_failed: invalid url/);
+    }
+    const s = blobberInput("x").stake_pool_settings;
+    c.refused(b, "add_validator", { url: "http://a b.test:1", stake_pool_settings: s }, 0n, /^add_validator_failed: invalid url/);
+    c.ok(b, "add_blobber", blobberInput("http://b1.test:5051"));
   });
 });
