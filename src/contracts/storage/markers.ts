@@ -2,10 +2,15 @@
  * Settlement of the markers blobbers redeem (storage-protocol §2.1, §2.4, §2.5):
  *
  * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sent by the blobber the marker
- *   names. The marker must be signed by the allocation's owner (key recorded in the allocation), chain onto
- *   the root the blobber last redeemed, and fit the blobber's share. The cost of the written bytes for the time
- *   left, `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool to the
- *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
+ *   names. The marker must be signed by the allocation's owner (key recorded in the allocation) and chain onto
+ *   the root the blobber last redeemed. The cost of the written bytes for the time left,
+ *   `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool (pools alive
+ *   now) to the allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
+ *   A marker the write pool cannot pay, or that takes the blobber past its share, is still recorded — its root
+ *   is the blobber's content, and the owner's later markers chain onto it — but unpaid: nothing moves, its bytes
+ *   count in `unpaid_size` (and the output says `unpaid` and why), and deletes free unpaid bytes before any
+ *   refund. The reference refused it, and every later marker of the allocation then failed to chain. A blobber
+ *   therefore accepts only commits the write pool can pay within its share (its own check before commit).
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
  *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
  *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, signed with the
@@ -42,6 +47,7 @@ import {
   getTyped,
   getWritePools,
   keys,
+  minAmount,
   putAllocation,
   putChallengePool,
   putReadPools,
@@ -108,24 +114,33 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     );
   if (!verifySignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
     refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
-  if (d.used + wm.size > d.size)
-    refuse(code, `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`);
   if (d.used + wm.size < 0n) refuse(code, `write marker size ${wm.size} removes more than the ${d.used} bytes stored`);
   const rest = BigInt(a.expiration_date - ctx.now) * SECOND;
   const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };
   const cp = getChallengePool(ctx.state, a.id);
   if (!cp) refuse(code, `can't get challenge pool of allocation ${a.id}`);
   let moved = 0n;
+  let unpaid = "";
   if (wm.size > 0n) {
-    moved = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
-    if (!takeFromPools(wp, a.id, d.blobber_id, moved, ctx.now))
-      refuse(code, `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${moved}`);
-    cp.balance += moved;
-    d.challenge_pool_integral_value += moved;
-    d.spent += moved;
-    a.moved_to_challenge += moved;
+    const cost = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
+    if (d.used + wm.size > d.size)
+      unpaid = `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`;
+    else if (!takeFromPools(wp, a.id, d.blobber_id, cost, ctx.now))
+      unpaid = `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${cost}`;
+    if (unpaid) {
+      d.unpaid_size = (d.unpaid_size ?? 0n) + wm.size;
+    } else {
+      moved = cost;
+      cp.balance += moved;
+      d.challenge_pool_integral_value += moved;
+      d.spent += moved;
+      a.moved_to_challenge += moved;
+    }
   } else if (wm.size < 0n) {
-    let back = writeCost(d.terms.write_price, -wm.size, rest, a.time_unit);
+    // deletes free unpaid bytes first: only bytes that were paid for are refunded
+    const freedUnpaid = minAmount(d.unpaid_size ?? 0n, -wm.size);
+    if (freedUnpaid > 0n) d.unpaid_size = (d.unpaid_size ?? 0n) - freedUnpaid;
+    let back = writeCost(d.terms.write_price, -wm.size - freedUnpaid, rest, a.time_unit);
     if (back > d.challenge_pool_integral_value) back = d.challenge_pool_integral_value;
     if (back > cp.balance) back = cp.balance;
     cp.balance -= back;
@@ -151,6 +166,7 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     allocation_root: wm.allocation_root,
     size: wm.size,
     moved,
+    ...(unpaid ? { unpaid } : {}),
   });
 }
 

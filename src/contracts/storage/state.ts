@@ -141,6 +141,8 @@ export interface BlobberAllocation {
   final_reward: bigint;
   /** Tokens in the challenge pool held for this blobber. */
   challenge_pool_integral_value: bigint;
+  /** Bytes of redeemed write markers nothing was paid for (write pool short, or beyond `size`); absent = 0. */
+  unpaid_size?: bigint;
 }
 
 export interface PriceRange {

@@ -3,7 +3,18 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { providerUrlRefusal } from "../../../src/contracts/storage/blobbers.js";
 import { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../../src/contracts/storage/index.js";
-import { allocInput, blobberInput, Chain, GiB, setupBlobbers, signedReadMarker, T0, wallet, ZCN } from "./chain.js";
+import {
+  allocInput,
+  blobberInput,
+  Chain,
+  GiB,
+  setupBlobbers,
+  signedReadMarker,
+  signedWriteMarker,
+  T0,
+  wallet,
+  ZCN,
+} from "./chain.js";
 
 const MIN = 60_000_000_000n;
 
@@ -200,5 +211,72 @@ describe("storage contract hardening: provider URLs (issue 24.15)", () => {
     const s = blobberInput("x").stake_pool_settings;
     c.refused(b, "add_validator", { url: "http://a b.test:1", stake_pool_settings: s }, 0n, /^add_validator_failed: invalid url/);
     c.ok(b, "add_blobber", blobberInput("http://b1.test:5051"));
+  });
+});
+
+describe("storage contract hardening: a marker that cannot be paid does not break the chain (issue 24.11)", () => {
+  function one() {
+    const c = new Chain();
+    const { blobber } = setupBlobbers(c, 1, 10n * ZCN, { write: ZCN })[0]!;
+    const owner = wallet();
+    c.fund(owner, 10n * ZCN);
+    const a = c.ok(owner, "new_allocation_request", allocInput(owner, { data_shards: 1, parity_shards: 0, size: GiB }), ZCN / 5n);
+    const id = a.id as string;
+    let prev = "";
+    let n = 0;
+    const commit = (size: bigint) => {
+      const root = `r${++n}`;
+      const wm = signedWriteMarker(owner, {
+        allocation_root: root,
+        prev_allocation_root: prev,
+        allocation_id: id,
+        size,
+        blobber_id: blobber.id,
+        timestamp: T0,
+      });
+      prev = root;
+      return c.ok(blobber, "commit_connection", { write_marker: wm });
+    };
+    const pool = () =>
+      c.rest("getWritePoolAllocBlobberStat", { client_id: owner.id, allocation_id: id, blobber_id: blobber.id })[0]
+        .balance as bigint;
+    const detail = () => c.rest("allocation", { allocation: id }).blobber_details[0];
+    return { c, owner, id, commit, pool, detail };
+  }
+
+  it("an over-pool write is recorded unpaid and later markers still chain and pay", () => {
+    const { commit, pool, detail } = one();
+    const before = pool(); // 0.2 ZCN: 1 ZCN/GB for the month pays 0.2 GB
+    const big = commit(GiB / 2n);
+    assert.match(String(big.unpaid), /not enough tokens in write pool/);
+    assert.equal(big.moved, 0);
+    assert.equal(pool(), before, "the write pool is untouched by the unpaid marker");
+    assert.equal(detail().allocation_root, "r1", "its root is recorded: the chain goes on");
+    assert.equal(detail().unpaid_size, GiB / 2n);
+    const small = commit(GiB / 16n);
+    assert.equal(small.unpaid, undefined);
+    assert.equal(BigInt(small.moved as number), ZCN / 16n);
+    assert.equal(pool(), before - ZCN / 16n);
+    // deleting the unpaid half first frees unpaid bytes: nothing comes back for them
+    const del = commit(-(GiB / 2n));
+    assert.equal(del.moved, 0);
+    assert.equal(detail().unpaid_size, 0n);
+    assert.equal(pool(), before - ZCN / 16n);
+    const del2 = commit(-(GiB / 16n));
+    assert.equal(BigInt(del2.moved as number), -(ZCN / 16n), "paid bytes are refunded");
+    assert.equal(detail().used, 0n);
+  });
+
+  it("a write past the blobber's share after a shrink is recorded unpaid; the next marker chains", () => {
+    const { c, owner, id, commit, detail } = one();
+    commit(GiB / 8n);
+    c.ok(owner, "update_allocation_request", { id, size: -(GiB / 2n) });
+    const over = commit(GiB / 2n);
+    assert.match(String(over.unpaid), /max allocation size reached on blobber/);
+    assert.equal(detail().used, GiB / 8n + GiB / 2n);
+    const next = commit(-(GiB / 2n));
+    assert.equal(next.moved, 0);
+    assert.equal(detail().allocation_root, "r3");
+    assert.equal(detail().used, GiB / 8n);
   });
 });
