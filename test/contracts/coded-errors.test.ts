@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 
-const DIR = join(resolve(import.meta.dirname, "..", ".."), "src", "contracts");
+const DIR = join(resolve(import.meta.dirname, "..", "..", ".."), "src", "contracts");
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -13,6 +13,7 @@ function files(dir: string): string[] {
 }
 
 test("contracts throw no bare Error", () => {
+  assert.ok(files(DIR).length > 20, `the contracts' sources are at ${DIR}`);
   const found = files(DIR).flatMap((f) =>
     readFileSync(f, "utf8")
       .split("\n")
