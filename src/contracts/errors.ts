@@ -21,6 +21,9 @@ export const VESTING_ERROR_CODES = [
   "unlock_vesting_pool_failed",
   "insufficient_funds",
   "vesting_sc_failed",
+  "empty_pool",
+  "no_such_destination",
+  "no_excess_tokens",
 ] as const;
 
 export const MULTISIG_ERROR_CODES = [

@@ -2,13 +2,16 @@
  * Request authentication between client and blobber that cannot be replayed. The reference signs the constant
  * `sha3(allocation id)`, so one captured request authorises any other forever; here every request carries
  *
- *   X-App-Client-ID, X-App-Client-Key, X-App-Timestamp (Unix ms), X-App-Nonce (16–64 hex),
- *   X-App-Client-Signature = sign(sha3("cairn-req:{METHOD}:{path?query}:{body digest}:{timestamp}:{nonce}:{client_id}"))
+ *   X-App-Client-ID, X-App-Client-Key, X-App-Timestamp (Unix ms), X-App-Nonce (16–64 hex), X-App-Audience (the
+ *   blobber id the request is for),
+ *   X-App-Client-Signature = sign(sha3("cairn-req:{METHOD}:{path?query}:{body digest}:{timestamp}:{nonce}:{client_id}:{audience}"))
  *   (body digest: {@link bodyHash}, SHA-256 over the body's 64 KiB-block Merkle leaves)
  *
- * and the blobber refuses a signature that does not verify, a timestamp outside ±{@link AUTH_WINDOW_MS} of its
- * clock or older than its own start (so nothing signed before a restart is accepted after it), and a nonce it has
- * seen within the window. Changing the method, path, query or body breaks the signature.
+ * and the blobber refuses a request for another blobber (`wrong_blobber`: a request captured on one blobber of an
+ * allocation cannot be replayed on another), a signature that does not verify, a timestamp outside
+ * ±{@link AUTH_WINDOW_MS} of its clock or older than its own start (so nothing signed before a restart is accepted
+ * after it), and a nonce it has seen within the window. Changing the method, path, query or body breaks the
+ * signature.
  */
 import { createHash } from "node:crypto";
 import { sha3 } from "../core/hash.js";
@@ -26,6 +29,7 @@ export const AuthHeaders = {
   signature: "x-app-client-signature",
   timestamp: "x-app-timestamp",
   nonce: "x-app-nonce",
+  audience: "x-app-audience",
 } as const;
 
 /**
@@ -49,13 +53,18 @@ export function requestHash(
   timestamp: number,
   nonce: string,
   clientId: string,
+  audience: string,
 ): string {
-  return sha3(`cairn-req:${method.toUpperCase()}:${pathAndQuery}:${bodySha256}:${timestamp}:${nonce}:${clientId}`);
+  return sha3(`cairn-req:${method.toUpperCase()}:${pathAndQuery}:${bodySha256}:${timestamp}:${nonce}:${clientId}:${audience}`);
 }
 
-/** Headers authenticating one request. `nonce` must be fresh random hex (the caller supplies randomness). */
+/**
+ * Headers authenticating one request to blobber `audience`. `nonce` must be fresh random hex (the caller supplies
+ * randomness).
+ */
 export function signRequest(
   signer: Signer,
+  audience: string,
   method: string,
   pathAndQuery: string,
   body: Uint8Array | string | undefined,
@@ -69,7 +78,10 @@ export function signRequest(
     [AuthHeaders.clientKey]: signer.publicKey,
     [AuthHeaders.timestamp]: String(ts),
     [AuthHeaders.nonce]: nonce,
-    [AuthHeaders.signature]: signer.sign(requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce, signer.clientId)),
+    [AuthHeaders.audience]: audience,
+    [AuthHeaders.signature]: signer.sign(
+      requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce, signer.clientId, audience),
+    ),
   };
 }
 
@@ -114,11 +126,13 @@ function header(headers: Record<string, unknown>, name: string): string | undefi
 }
 
 /**
- * Authenticate a request. `startedAt` is when the verifier started (requests signed earlier are refused).
- * @throws CodedError `auth_required`, `invalid_signature`, `stale_request`, `replayed_request`
+ * Authenticate a request to blobber `self`. `startedAt` is when the verifier started (requests signed earlier are
+ * refused).
+ * @throws CodedError `auth_required`, `wrong_blobber`, `invalid_signature`, `stale_request`, `replayed_request`
  */
 export function verifyRequest(
   headers: Record<string, unknown>,
+  self: string,
   method: string,
   pathAndQuery: string,
   body: Uint8Array | string | undefined,
@@ -133,16 +147,24 @@ export function verifyRequest(
   const sig = header(headers, AuthHeaders.signature);
   const tsText = header(headers, AuthHeaders.timestamp);
   const nonce = header(headers, AuthHeaders.nonce);
+  const audience = header(headers, AuthHeaders.audience);
   const missing = [
     [AuthHeaders.clientId, clientId],
     [AuthHeaders.clientKey, publicKey],
     [AuthHeaders.signature, sig],
     [AuthHeaders.timestamp, tsText],
     [AuthHeaders.nonce, nonce],
+    [AuthHeaders.audience, audience],
   ]
     .filter(([, v]) => !v)
     .map(([n]) => n);
   if (missing.length > 0) throw storageError(StorageErrors.authRequired, op, `missing header(s) ${missing.join(", ")}`);
+  if (audience !== self)
+    throw storageError(
+      StorageErrors.wrongBlobber,
+      op,
+      `request is signed for blobber ${String(audience).slice(0, 64)}, this is blobber ${self}: sign it for the blobber it is sent to`,
+    );
   if (!/^\d{1,15}$/.test(tsText as string))
     throw storageError(StorageErrors.authRequired, op, `${AuthHeaders.timestamp} must be Unix milliseconds`);
   if (!/^[0-9a-f]{16,64}$/.test(nonce as string))
@@ -164,12 +186,12 @@ export function verifyRequest(
     );
   if (ts < startedAt - 1000)
     throw storageError(StorageErrors.staleRequest, op, "request signed before the blobber started; sign it again");
-  const hash = requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce as string, clientId as string);
+  const hash = requestHash(method, pathAndQuery, bodyHash(body, leaves), ts, nonce as string, clientId as string, self);
   if (!verifyClientSignature(publicKey as string, hash, sig as string))
     throw storageError(
       StorageErrors.invalidSignature,
       op,
-      "request signature does not verify (it covers method, path, query, body hash, timestamp and nonce)",
+      "request signature does not verify (it covers method, path, query, body hash, timestamp, nonce and blobber id)",
     );
   if (!nonces.add(`${clientId}:${nonce}`, ts + AUTH_WINDOW_MS + 1000, nowMs))
     throw storageError(StorageErrors.replayedRequest, op, `nonce ${nonce} was already used`);

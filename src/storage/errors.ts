@@ -15,6 +15,8 @@ export const StorageErrors = {
   invalidSignature: "invalid_signature",
   /** Request timestamp outside the accepted window, or signed before the blobber started. */
   staleRequest: "stale_request",
+  /** The request is signed for another blobber (its `X-App-Audience`). */
+  wrongBlobber: "wrong_blobber",
   /** Nonce already used within the window. */
   replayedRequest: "replayed_request",
   /** Only the allocation owner may do this. */

@@ -5,9 +5,11 @@
  * - Write marker: `sha3("{allocation_root}:{prev_allocation_root}:{allocation_id}:{blobber_id}:{client_id}:{size}:{timestamp}")`
  *   signed by the allocation owner. Markers are chained per blobber: `prev_allocation_root` is the blobber's root
  *   before this commit ("" before the first), and the blobber refuses any other.
- * - Read marker: `sha3("{allocation_id}:{blobber_id}:{client_id}:{client_public_key}:{owner_id}:{counter}:{timestamp}")`
+ * - Read marker: `sha3("{allocation_id}:{blobber_id}:{client_id}:{client_public_key}:{owner_id}:{payer_id}:{counter}:{timestamp}")`
  *   signed by the reader; `counter` is the cumulative number of blocks this reader has read from this blobber in this
- *   allocation, so the latest marker covers all earlier ones and only it needs redeeming.
+ *   allocation, so the latest marker covers all earlier ones and only it needs redeeming. `payer_id` (whose read
+ *   pool pays) is signed too — the reference left it out, so a blobber could name any payer — and must pass
+ *   {@link payerRefusal}.
  *
  * A blobber accepts a commit's write marker by {@link checkWriteMarker}: addressed to it, signed by the owner, on time,
  * built on its latest root, and describing exactly the connection's changes.
@@ -61,6 +63,8 @@ export interface ReadMarker {
   blobber_id: string;
   allocation_id: string;
   owner_id: string;
+  /** Whose read pool pays (signed; {@link payerRefusal} says who may be charged). */
+  payer_id: string;
   /** Unix seconds. */
   timestamp: number;
   /** Cumulative blocks read by this client from this blobber in this allocation. */
@@ -76,8 +80,20 @@ export function writeMarkerHash(wm: Omit<WriteMarker, "signature">): string {
 
 export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
   return sha3(
-    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.counter}:${rm.timestamp}`,
+    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.payer_id}:${rm.counter}:${rm.timestamp}`,
   );
+}
+
+/**
+ * Why the read marker's payer may not be charged for its reader's reads (undefined when it may): a reader pays for
+ * its own reads; the allocation owner pays only for reads by the owner (so, today, the reader). One rule for the
+ * blobber (before serving) and the storage contract (before paying); collaborators and auth tickets paid by the
+ * owner will be further cases here.
+ */
+export function payerRefusal(rm: Pick<ReadMarker, "client_id" | "payer_id">, ownerId: string): string | undefined {
+  if (rm.payer_id === rm.client_id) return undefined;
+  if (rm.payer_id === ownerId && rm.client_id === ownerId) return undefined;
+  return `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}: a reader pays for its own reads`;
 }
 
 export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
@@ -85,11 +101,17 @@ export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature
   return { ...body, signature: signer.sign(writeMarkerHash(body)) };
 }
 
+/** Sign a read marker; the payer is the reader unless `payer_id` names another. */
 export function signReadMarker(
   signer: Signer,
-  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key">,
+  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
 ): ReadMarker {
-  const body = { ...rm, client_id: signer.clientId, client_public_key: signer.publicKey };
+  const body = {
+    ...rm,
+    client_id: signer.clientId,
+    client_public_key: signer.publicKey,
+    payer_id: rm.payer_id || signer.clientId,
+  };
   return { ...body, signature: signer.sign(readMarkerHash(body)) };
 }
 
@@ -141,12 +163,14 @@ export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMark
     throw bad(code, op, "client_public_key must be hex");
   if (typeof m.signature !== "string" || !isHex(m.signature) || m.signature.length < 64)
     throw bad(code, op, "read marker signature must be hex of at least 64 characters");
+  const clientId = hashField(m.client_id, "client_id", code, op);
   return {
-    client_id: hashField(m.client_id, "client_id", code, op),
+    client_id: clientId,
     client_public_key: m.client_public_key,
     blobber_id: hashField(m.blobber_id, "blobber_id", code, op),
     allocation_id: hashField(m.allocation_id, "allocation_id", code, op),
     owner_id: hashField(m.owner_id, "owner_id", code, op),
+    payer_id: m.payer_id === undefined || m.payer_id === "" ? clientId : hashField(m.payer_id, "payer_id", code, op),
     timestamp: int(m.timestamp, "timestamp", code, op, 1),
     counter: int(m.counter, "counter", code, op, 1),
     signature: m.signature,

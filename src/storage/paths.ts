@@ -4,6 +4,8 @@ import { StorageErrors, storageError } from "./errors.js";
 
 /** Longest accepted path, in UTF-8 bytes (paths are part of blobber store keys). */
 export const MAX_PATH_LENGTH = 1000;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** Longest accepted name (one segment), in characters (the reference's file name limit). */
 export const MAX_NAME_LENGTH = 100;
 
@@ -37,6 +39,12 @@ export function checkName(name: unknown, op = "check name", whole?: string): str
       StorageErrors.invalidPath,
       op,
       `name of ${name.length} characters${where}; the limit is ${MAX_NAME_LENGTH}`,
+    );
+  if (LONE_SURROGATE.test(name))
+    throw storageError(
+      StorageErrors.invalidPath,
+      op,
+      `name ${JSON.stringify(name.slice(0, 80))}${where} is not well-formed UTF-16 (a lone surrogate cannot be stored as UTF-8)`,
     );
   if (hasForbiddenChar(name))
     throw storageError(

@@ -47,3 +47,25 @@ export function allocationReadCost(readPrices: readonly bigint[], blocks: number
   for (const p of readPrices) cost += readCost(p, markers * BigInt(blocksPerMarker));
   return cost;
 }
+
+/**
+ * Seconds a read pool must still live after a read for a blobber to serve that read: `read_redeem` pays only from
+ * pools alive when it runs (and the reader may unlock a pool the moment it expires), so a blobber counting a pool
+ * in its last seconds would serve blocks nobody pays for. One minute covers the settlement loop (every 10 s) and
+ * a transaction's confirmation, with room to retry.
+ */
+export const READ_REDEEM_MARGIN_S = 60;
+
+/**
+ * What a reader's pools for an allocation and blobber (as `getReadPoolAllocBlobberStat` lists them) can pay when a
+ * marker signed at `nowSec` is redeemed: the balance of the pools alive `marginSec` later.
+ */
+export function redeemableBalance(
+  pools: readonly { balance: bigint; expire_at: number }[],
+  nowSec: number,
+  marginSec = READ_REDEEM_MARGIN_S,
+): bigint {
+  let t = 0n;
+  for (const p of pools) if (p.expire_at >= nowSec + marginSec) t += p.balance;
+  return t;
+}

@@ -89,7 +89,20 @@ export function dirHash(children: Record<string, Entry>): string {
 
 /** An empty directory listing. */
 export function emptyDir(): DirListing {
-  return { hash: dirHash({}), size: 0, children: {} };
+  return { hash: dirHash({}), size: 0, children: noChildren() };
+}
+
+/**
+ * An empty children map. Names are keys of a null-prototype object, so `constructor`, `toString` or `__proto__` are
+ * names like any other (on a plain object they would be found on, or set, its prototype).
+ */
+function noChildren(): Record<string, Entry> {
+  return Object.create(null) as Record<string, Entry>;
+}
+
+/** The entry named `name` in a listing (own entries only: listings parsed from JSON are plain objects). */
+export function childOf(l: DirListing | undefined, name: string): Entry | undefined {
+  return l && Object.hasOwn(l.children, name) ? l.children[name] : undefined;
 }
 
 /** The allocation root of a write marker. */
@@ -153,6 +166,16 @@ export function checkChange(raw: unknown, dataShards: number, totalShards: numbe
   }
 }
 
+/**
+ * Check the paths and names of a change a client is about to send (what {@link checkChange} checks of them, before
+ * any blobber is asked). @throws CodedError `invalid_path`
+ */
+export function checkChangePaths(c: Change, op = "check change"): void {
+  normalizePath(c.path, op);
+  if (c.op === "rename") checkName(c.new_name, op);
+  else if (c.op === "copy" || c.op === "move") normalizePath(c.dest, op);
+}
+
 /** Directory listings the changes need: every ancestor of every path involved, plus destinations. */
 export function pathsNeeded(changes: Change[]): string[] {
   const out = new Set<string>(["/"]);
@@ -168,7 +191,7 @@ export function pathsNeeded(changes: Change[]): string[] {
 }
 
 function cloneListing(l: DirListing): DirListing {
-  return { hash: l.hash, size: l.size, children: { ...l.children } };
+  return { hash: l.hash, size: l.size, children: Object.assign(noChildren(), l.children) };
 }
 
 /**

@@ -42,6 +42,7 @@ import {
   verifyWriteMarker,
 } from "../../src/storage/index.js";
 
+const AUD = "e".repeat(64);
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 
 function signerOf(scheme: "ed25519" | "bls0chain"): Signer {
@@ -235,23 +236,29 @@ describe("markers and request auth", () => {
     const started = now - 60_000;
     const nonces = new MemoryNonceCache();
     const body = new Uint8Array([1, 2, 3]);
-    const h = signRequest(c, "POST", "/v1/file/chunk/x?offset=0", body, now, "0123456789abcdef");
-    const claims = verifyRequest(h, "POST", "/v1/file/chunk/x?offset=0", body, now + 5, started, nonces);
+    const h = signRequest(c, AUD, "POST", "/v1/file/chunk/x?offset=0", body, now, "0123456789abcdef");
+    const claims = verifyRequest(h, AUD, "POST", "/v1/file/chunk/x?offset=0", body, now + 5, started, nonces);
     assert.equal(claims.clientId, c.clientId);
     assert.throws(
-      () => verifyRequest(h, "POST", "/v1/file/chunk/x?offset=0", body, now + 5, started, nonces),
+      () => verifyRequest(h, AUD, "POST", "/v1/file/chunk/x?offset=0", body, now + 5, started, nonces),
       code("replayed_request"),
     );
-    const h2 = signRequest(c, "POST", "/p", body, now, "1123456789abcdef");
-    assert.throws(() => verifyRequest(h2, "POST", "/p", new Uint8Array([9]), now, started, nonces), code("invalid_signature"));
-    assert.throws(() => verifyRequest(h2, "PUT", "/p", body, now, started, nonces), code("invalid_signature"));
-    assert.throws(() => verifyRequest(h2, "POST", "/q", body, now, started, nonces), code("invalid_signature"));
-    assert.throws(() => verifyRequest(h2, "POST", "/p", body, now + AUTH_WINDOW_MS + 1, started, nonces), code("stale_request"));
-    assert.throws(() => verifyRequest(h2, "POST", "/p", body, now, now + 5000, nonces), code("stale_request"));
-    assert.throws(() => verifyRequest({}, "POST", "/p", body, now, started, nonces), code("auth_required"));
+    const h2 = signRequest(c, AUD, "POST", "/p", body, now, "1123456789abcdef");
+    assert.throws(
+      () => verifyRequest(h2, AUD, "POST", "/p", new Uint8Array([9]), now, started, nonces),
+      code("invalid_signature"),
+    );
+    assert.throws(() => verifyRequest(h2, AUD, "PUT", "/p", body, now, started, nonces), code("invalid_signature"));
+    assert.throws(() => verifyRequest(h2, AUD, "POST", "/q", body, now, started, nonces), code("invalid_signature"));
+    assert.throws(
+      () => verifyRequest(h2, AUD, "POST", "/p", body, now + AUTH_WINDOW_MS + 1, started, nonces),
+      code("stale_request"),
+    );
+    assert.throws(() => verifyRequest(h2, AUD, "POST", "/p", body, now, now + 5000, nonces), code("stale_request"));
+    assert.throws(() => verifyRequest({}, AUD, "POST", "/p", body, now, started, nonces), code("auth_required"));
     const other = signerOf("ed25519");
     assert.throws(
-      () => verifyRequest({ ...h2, "x-app-client-key": other.publicKey }, "POST", "/p", body, now, started, nonces),
+      () => verifyRequest({ ...h2, "x-app-client-key": other.publicKey }, AUD, "POST", "/p", body, now, started, nonces),
       code("invalid_signature"),
     );
   });
@@ -265,23 +272,29 @@ describe("markers and request auth", () => {
     assert.equal(bodyHash(chunk, leavesOf(chunk)), bodyHash(chunk));
     assert.equal(bodyHash(undefined), bodyHash(new Uint8Array(0)));
     assert.equal(bodyHash("{}"), bodyHash(new Uint8Array([0x7b, 0x7d])));
-    const h = signRequest(c, "POST", "/v1/file/chunk/x", chunk, now, "2123456789abcdef", leavesOf(chunk));
+    const h = signRequest(c, AUD, "POST", "/v1/file/chunk/x", chunk, now, "2123456789abcdef", leavesOf(chunk));
     for (const at of [0, BLOCK_SIZE + 5, 3 * BLOCK_SIZE + 16]) {
       const bad = chunk.slice();
       bad[at] = (bad[at] as number) ^ 1;
-      assert.throws(() => verifyRequest(h, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces), code("invalid_signature"));
+      assert.throws(
+        () => verifyRequest(h, AUD, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces),
+        code("invalid_signature"),
+      );
       // leaves handed to the verifier are the verifier's own, computed from what arrived
       assert.throws(
-        () => verifyRequest(h, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces, leavesOf(bad)),
+        () => verifyRequest(h, AUD, "POST", "/v1/file/chunk/x", bad, now, now - 1, nonces, leavesOf(bad)),
         code("invalid_signature"),
       );
     }
     assert.throws(
-      () => verifyRequest(h, "POST", "/v1/file/chunk/x", chunk.subarray(0, chunk.length - 1), now, now - 1, nonces),
+      () => verifyRequest(h, AUD, "POST", "/v1/file/chunk/x", chunk.subarray(0, chunk.length - 1), now, now - 1, nonces),
       code("invalid_signature"),
       "a truncated body",
     );
-    assert.equal(verifyRequest(h, "POST", "/v1/file/chunk/x", chunk, now, now - 1, nonces, leavesOf(chunk)).clientId, c.clientId);
+    assert.equal(
+      verifyRequest(h, AUD, "POST", "/v1/file/chunk/x", chunk, now, now - 1, nonces, leavesOf(chunk)).clientId,
+      c.clientId,
+    );
   });
 
   it("round-trips the binary download reply", () => {

@@ -17,6 +17,7 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { MAX_SAS } from "../../core/amount.js";
 import { SECOND } from "../../core/duration.js";
 import { sha3 } from "../../core/hash.js";
+import { clientIdOf } from "../../core/schemes.js";
 import { GB } from "../../storage/pricing.js";
 import type { ContractContext, ContractState } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
@@ -116,6 +117,21 @@ export function readAllocationRequest(
   return r;
 }
 
+/**
+ * Why `publicKey` cannot be the key of client `ownerId` (undefined when it is): a client id is the sha3 of its
+ * public key, so an allocation created for a victim's id with the creator's key — whose write markers the
+ * contract would then verify with the creator's key — is refused.
+ */
+export function keyOwnerRefusal(ownerId: string, publicKey: string): string | undefined {
+  let id: string;
+  try {
+    id = clientIdOf(publicKey);
+  } catch {
+    return `owner_public_key is not a public key: ${publicKey.slice(0, 32)}`;
+  }
+  return id === ownerId ? undefined : `owner_public_key belongs to client ${id}, not to owner_id ${ownerId}`;
+}
+
 /** Bytes each blobber holds of an allocation of `size` over `n` blobbers. */
 export function blobberSize(size: bigint, n: number): bigint {
   const nb = BigInt(n);
@@ -196,6 +212,8 @@ export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, 
   const code = "allocation_creation_failed";
   const now = ctx.now;
   const r = readAllocationRequest(code, input, conf, now, ctx.txn.client_id, ctx.txn.public_key ?? "");
+  const keyOwner = keyOwnerRefusal(r.owner_id, r.owner_public_key);
+  if (keyOwner) refuse(code, keyOwner);
   const chosen = selectBlobbers(code, ctx.state, conf, r, now, `${ctx.block.seed}:${ctx.txn.hash}`);
   const need = r.data_shards + r.parity_shards;
   const bSize = blobberSize(r.size, need);

@@ -1,8 +1,14 @@
 /**
  * Blobber and validator registration (reference `storagesc/blobber.go`): `add_blobber` (the sender is the
- * blobber; sending it again updates its URL, terms, capacity and settings), `update_blobber_settings` (only the
- * blobber's delegate wallet), `blobber_health_check` (the blobber itself), `add_validator`. A blobber whose
- * last health check is older than `blobber_health_time` is not offered for new allocations.
+ * blobber), `update_blobber_settings` (only the blobber's delegate wallet), `blobber_health_check` (the blobber
+ * itself), `add_validator`. A blobber whose last health check is older than `blobber_health_time` is not offered
+ * for new allocations.
+ *
+ * The delegate owns the settings: once registered, terms, capacity and stake pool settings change only by
+ * `update_blobber_settings` from the delegate wallet. Sending `add_blobber` (or `add_validator`) again — as a node
+ * does at every start — updates only the URL (the node's own address) and counts as a health check; the reference
+ * replaced everything, so the node's key could take the delegate's wallet, charge and prices, and a restart
+ * reverted a capacity the delegate had set.
  */
 
 import { stringifyExactJson } from "../../chain/codec.js";
@@ -55,10 +61,38 @@ export function readTerms(code: StorageScErrorCode, i: Input, conf: StorageConfi
   return t;
 }
 
+/** Longest provider URL accepted. */
+const MAX_URL_LENGTH = 256;
+const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * Why `url` is not a provider base URL (undefined when it is): `http` or `https`, a host name (DNS labels) or IP
+ * literal, an optional port 1–65535, an optional path; no credentials, query or fragment, at most 256 characters.
+ */
+export function providerUrlRefusal(url: string): string | undefined {
+  if (url.length > MAX_URL_LENGTH) return `url is ${url.length} characters, the limit is ${MAX_URL_LENGTH}`;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "not a URL";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return `scheme ${u.protocol} is not http or https`;
+  if (u.username || u.password) return "a URL with credentials";
+  if (u.search || u.hash || url.includes("?") || url.includes("#")) return "a URL with a query or fragment";
+  const host = u.hostname;
+  const ip6 = host.startsWith("[") && host.endsWith("]");
+  if (!ip6 && (host.length === 0 || host.length > 253 || !host.split(".").every((l) => HOST_LABEL.test(l))))
+    return `host "${host.slice(0, 64)}" is not a host name or IP address`;
+  if (u.port === "0") return "port 0";
+  return undefined;
+}
+
 function readUrl(code: StorageScErrorCode, i: Input): string {
   const url = i.has("url") ? i.str("url") : i.str("base_url", "");
-  if (url === "") refuse(code, "missing url: the blobber's base URL (http://host:port)");
-  if (!/^https?:\/\/[^\s/]+/.test(url)) refuse(code, `invalid url "${url.slice(0, 80)}": expected http(s)://host:port`);
+  if (url === "") refuse(code, "missing url: the provider's base URL (http://host:port)");
+  const why = providerUrlRefusal(url);
+  if (why) refuse(code, `invalid url ${JSON.stringify(url.slice(0, 80))}: ${why}; expected http(s)://host:port`);
   return url;
 }
 
@@ -101,9 +135,10 @@ export function addBlobber(ctx: ContractContext, conf: StorageConfig, input: unk
   if (other) refuse(code, `url ${b.url} is already used by blobber ${other}`);
   const old = getBlobber(ctx.state, id);
   if (old) {
-    if (b.capacity < old.used) refuse(code, `capacity ${b.capacity} is less than the space already allocated ${old.used}`);
-    b.used = old.used;
-    if (!b.public_key) b.public_key = old.public_key;
+    // registered: the node may move (its URL) and report alive; the rest is the delegate's
+    const moved: StorageNode = { ...old, url: b.url, last_health_check: ctx.now, public_key: old.public_key || b.public_key };
+    putBlobber(ctx.state, moved);
+    return stringifyExactJson(moved);
   }
   b.last_health_check = ctx.now;
   putBlobber(ctx.state, b);
@@ -176,10 +211,17 @@ export function addValidator(ctx: ContractContext, conf: StorageConfig, input: u
   const id = ctx.txn.client_id;
   const given = i.str("id", "");
   if (given !== "" && given !== id) refuse(code, `validator id ${given} is not the sender ${id}: a validator registers itself`);
+  const old = getValidator(ctx.state, id);
+  if (old) {
+    // registered: the node may move (its URL) and report alive; its stake pool settings are the delegate's
+    const moved: ValidationNode = { ...old, url: readUrl(code, i), last_health_check: ctx.now };
+    putValidator(ctx.state, moved);
+    return stringifyExactJson(moved);
+  }
   const v: ValidationNode = {
     id,
     url: readUrl(code, i),
-    public_key: i.str("public_key", "") || ctx.txn.public_key || getValidator(ctx.state, id)?.public_key || "",
+    public_key: i.str("public_key", "") || ctx.txn.public_key || "",
     last_health_check: ctx.now,
     stake_pool_settings: readSettings(code, i.obj("stake_pool_settings"), conf, id),
   };

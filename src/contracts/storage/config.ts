@@ -41,7 +41,11 @@ export interface StorageConfig {
   stakepool: {
     /** Smallest stake lock, SAS. */
     min_lock: bigint;
-    /** Interest per interval on a stake (0.0000334). */
+    /**
+     * Interest per interval on a stake, as a fraction (default 0.000000334 per minute, about 17.6 % a year). The
+     * reference's sc.yaml says 0.0000334 and its code comment calls it a percent, but its code multiplies the
+     * stake by it as a fraction: 0.0000334 a minute is 1,755 % a year. Cairn takes the documented percent.
+     */
     interest_rate: number;
     /** ns. */
     interest_interval: bigint;
@@ -78,7 +82,7 @@ export const DEFAULT_STORAGE_CONFIG: Readonly<StorageConfig> = Object.freeze({
   blobber_health_time: HOUR,
   readpool: { min_lock: ZCN / 10n, min_lock_period: MINUTE, max_lock_period: 8760n * HOUR },
   writepool: { min_lock: ZCN / 10n },
-  stakepool: { min_lock: ZCN / 10n, interest_rate: 0.0000334, interest_interval: MINUTE },
+  stakepool: { min_lock: ZCN / 10n, interest_rate: 0.000000334, interest_interval: MINUTE },
   max_read_price: 100n * ZCN,
   max_write_price: 100n * ZCN,
   validator_reward: 0.025,

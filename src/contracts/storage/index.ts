@@ -21,6 +21,7 @@
  */
 
 import { CodedError } from "../../core/errors.js";
+import { STORAGE_SC_FUNCTIONS, type StorageScFunction } from "../../storage/contract-api.js";
 import type { SmartContract } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { cancelAllocation, finalizeAllocation, newAllocationRequest, updateAllocationRequest } from "./allocation.js";
@@ -32,6 +33,7 @@ import { STORAGE_REST_POINTS, storageRest } from "./rest.js";
 import { stakePoolLock, stakePoolPayInterests, stakePoolUnlock } from "./stakepool.js";
 import { STORAGE_ADDRESS } from "./state.js";
 
+export { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../storage/pricing.js";
 export { blobberSize, minLockDemand } from "./allocation.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
@@ -41,7 +43,8 @@ export * from "./state.js";
 
 type Fn = (ctx: Parameters<SmartContract["execute"]>[0], conf: StorageConfig, input: unknown) => string;
 
-const FUNCTIONS: Record<string, Fn> = {
+/** The dispatch table: exactly the functions `storage/contract-api.ts` declares. */
+const FUNCTIONS: Record<StorageScFunction, Fn> = {
   add_blobber: addBlobber,
   update_blobber_settings: updateBlobberSettings,
   blobber_health_check: (ctx) => blobberHealthCheck(ctx),
@@ -63,7 +66,7 @@ const FUNCTIONS: Record<string, Fn> = {
 };
 
 /** The names of the storage contract's functions. */
-export const STORAGE_FUNCTIONS: readonly string[] = Object.keys(FUNCTIONS);
+export const STORAGE_FUNCTIONS: readonly StorageScFunction[] = STORAGE_SC_FUNCTIONS;
 
 /** The storage contract with a configuration (the registry uses the reference defaults). */
 export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CONFIG): SmartContract {
@@ -72,7 +75,7 @@ export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CO
     name: "storage",
     restPoints: STORAGE_REST_POINTS,
     execute(ctx, fn, input) {
-      const f = Object.hasOwn(FUNCTIONS, fn) ? FUNCTIONS[fn] : undefined;
+      const f = Object.hasOwn(FUNCTIONS, fn) ? FUNCTIONS[fn as StorageScFunction] : undefined;
       if (!f)
         throw new CodedError<StorageScErrorCode>(
           { code: "failed execution", op: "storage" },

@@ -2,15 +2,21 @@
  * Settlement of the markers blobbers redeem (storage-protocol §2.1, §2.4, §2.5):
  *
  * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sent by the blobber the marker
- *   names. The marker must be signed by the allocation's owner (key recorded in the allocation), chain onto
- *   the root the blobber last redeemed, and fit the blobber's share. The cost of the written bytes for the time
- *   left, `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool to the
- *   allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
+ *   names. The marker must be signed by the allocation's owner (key recorded in the allocation) and chain onto
+ *   the root the blobber last redeemed. The cost of the written bytes for the time left,
+ *   `write_price × size / GB × (expiration − now) / time_unit`, moves from the owner's write pool (pools alive
+ *   now) to the allocation's challenge pool (held for that blobber); a negative size (deletes) moves it back.
+ *   A marker the write pool cannot pay, or that takes the blobber past its share, is still recorded — its root
+ *   is the blobber's content, and the owner's later markers chain onto it — but unpaid: nothing moves, its bytes
+ *   count in `unpaid_size` (and the output says `unpaid` and why), and deletes free unpaid bytes before any
+ *   refund. The reference refused it, and every later marker of the allocation then failed to chain. A blobber
+ *   therefore accepts only commits the write pool can pay within its share (its own check before commit).
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
  *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
- *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, else the
- *   reader) for that allocation and blobber to the blobber's stake pool (service charge to its delegate
- *   wallet, the rest to its delegates).
+ *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, signed with the
+ *   marker; the reader when absent) for that allocation and blobber to the blobber's stake pool (service charge
+ *   to its delegate wallet, the rest to its delegates). The payer must be one the reader may charge
+ *   (`payerRefusal` of the storage layer: the reader itself, or the owner for the owner's own reads).
  *
  * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
  * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
@@ -20,6 +26,7 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
 import {
+  payerRefusal,
   readMarkerHash as storageReadMarkerHash,
   writeMarkerHash as storageWriteMarkerHash,
   verifyClientSignature,
@@ -39,6 +46,7 @@ import {
   getTyped,
   getWritePools,
   keys,
+  minAmount,
   putAllocation,
   putChallengePool,
   putReadPools,
@@ -105,24 +113,33 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     );
   if (!verifySignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
     refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
-  if (d.used + wm.size > d.size)
-    refuse(code, `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`);
   if (d.used + wm.size < 0n) refuse(code, `write marker size ${wm.size} removes more than the ${d.used} bytes stored`);
   const rest = BigInt(a.expiration_date - ctx.now) * SECOND;
   const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };
   const cp = getChallengePool(ctx.state, a.id);
   if (!cp) refuse(code, `can't get challenge pool of allocation ${a.id}`);
   let moved = 0n;
+  let unpaid = "";
   if (wm.size > 0n) {
-    moved = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
-    if (!takeFromPools(wp, a.id, d.blobber_id, moved, ctx.now))
-      refuse(code, `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${moved}`);
-    cp.balance += moved;
-    d.challenge_pool_integral_value += moved;
-    d.spent += moved;
-    a.moved_to_challenge += moved;
+    const cost = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
+    if (d.used + wm.size > d.size)
+      unpaid = `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`;
+    else if (!takeFromPools(wp, a.id, d.blobber_id, cost, ctx.now))
+      unpaid = `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${cost}`;
+    if (unpaid) {
+      d.unpaid_size = (d.unpaid_size ?? 0n) + wm.size;
+    } else {
+      moved = cost;
+      cp.balance += moved;
+      d.challenge_pool_integral_value += moved;
+      d.spent += moved;
+      a.moved_to_challenge += moved;
+    }
   } else if (wm.size < 0n) {
-    let back = writeCost(d.terms.write_price, -wm.size, rest, a.time_unit);
+    // deletes free unpaid bytes first: only bytes that were paid for are refunded
+    const freedUnpaid = minAmount(d.unpaid_size ?? 0n, -wm.size);
+    if (freedUnpaid > 0n) d.unpaid_size = (d.unpaid_size ?? 0n) - freedUnpaid;
+    let back = writeCost(d.terms.write_price, -wm.size - freedUnpaid, rest, a.time_unit);
     if (back > d.challenge_pool_integral_value) back = d.challenge_pool_integral_value;
     if (back > cp.balance) back = cp.balance;
     cp.balance -= back;
@@ -148,12 +165,14 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     allocation_root: wm.allocation_root,
     size: wm.size,
     moved,
+    ...(unpaid ? { unpaid } : {}),
   });
 }
 
 function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
-  const rm: ReadMarker = {
-    client_id: i.str("client_id"),
+  const client = i.str("client_id");
+  return {
+    client_id: client,
     client_public_key: i.str("client_public_key"),
     blobber_id: i.str("blobber_id"),
     allocation_id: i.str("allocation_id"),
@@ -161,10 +180,8 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
     timestamp: i.num("timestamp"),
     counter: i.num("counter"),
     signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
+    payer_id: i.str("payer_id", "") || client,
   };
-  const payer = i.str("payer_id", "");
-  if (payer) rm.payer_id = payer;
-  return rm;
 }
 
 /** `read_redeem {read_marker}` (blobber only). */
@@ -188,6 +205,8 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
+  const notPayer = payerRefusal(rm, a.owner_id);
+  if (notPayer) refuse(code, notPayer);
   const last = getTyped<{ read_marker: ReadMarker }>(
     ctx.state,
     keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
@@ -197,7 +216,7 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
     refuse(code, `read marker already redeemed: counter ${rm.counter} is not above the last redeemed ${lastCounter}`);
   const blocks = BigInt(rm.counter - lastCounter);
   const value = readCost(d.terms.read_price, blocks);
-  const payer = rm.payer_id || rm.client_id;
+  const payer = rm.payer_id;
   const rp = getReadPools(ctx.state, payer);
   if (value > 0n) {
     if (!rp || !takeFromPools(rp, a.id, d.blobber_id, value, ctx.now))

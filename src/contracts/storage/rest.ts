@@ -4,6 +4,7 @@
  */
 import { parseExactJson } from "../../chain/codec.js";
 import type { StateView } from "../../chain/state.js";
+import { STORAGE_SC_VIEWS } from "../../storage/contract-api.js";
 import { readAllocationRequest, selectBlobbers, totalMinLock } from "./allocation.js";
 import { isHealthy } from "./blobbers.js";
 import { configJson, type StorageConfig } from "./config.js";
@@ -28,24 +29,8 @@ import {
   userStakePools,
 } from "./state.js";
 
-export const STORAGE_REST_POINTS = [
-  "getConfig",
-  "getblobbers",
-  "getBlobber",
-  "getvalidators",
-  "get_validator",
-  "allocation",
-  "allocations",
-  "allocation_min_lock",
-  "getReadPoolStat",
-  "getReadPoolAllocBlobberStat",
-  "getWritePoolStat",
-  "getWritePoolAllocBlobberStat",
-  "getStakePoolStat",
-  "getUserStakePoolStat",
-  "getChallengePoolStat",
-  "latestreadmarker",
-] as const;
+/** The views (declared once in the storage layer, `storage/contract-api.ts`). */
+export const STORAGE_REST_POINTS = STORAGE_SC_VIEWS;
 
 function need(params: Record<string, string>, ...names: string[]): string {
   for (const n of names) {

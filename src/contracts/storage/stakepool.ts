@@ -259,15 +259,16 @@ export function stakePoolPayInterests(ctx: ContractContext, conf: StorageConfig,
   return stringifyExactJson({ provider_id: sp.id, interests: minted });
 }
 
-/** Create the stake pool of a newly registered provider (once). */
+/** Create the stake pool of a newly registered provider (once: an existing pool keeps its delegate's settings). */
 export function ensureStakePool(
   state: ContractState,
   id: string,
   provider: "blobber" | "validator",
   settings: StakePoolSettings,
 ): StakePool {
-  const sp = getStakePool(state, id) ?? newStakePool(id, provider, settings);
-  sp.settings = settings;
+  const old = getStakePool(state, id);
+  if (old) return old;
+  const sp = newStakePool(id, provider, settings);
   putStakePool(state, sp);
   return sp;
 }

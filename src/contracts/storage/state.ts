@@ -136,6 +136,8 @@ export interface BlobberAllocation {
   final_reward: bigint;
   /** Tokens in the challenge pool held for this blobber. */
   challenge_pool_integral_value: bigint;
+  /** Bytes of redeemed write markers nothing was paid for (write pool short, or beyond `size`); absent = 0. */
+  unpaid_size?: bigint;
 }
 
 export interface PriceRange {
@@ -230,7 +232,8 @@ export interface ReadMarker {
   timestamp: number;
   counter: number;
   signature: string;
-  payer_id?: string;
+  /** Whose read pool pays; covered by the signature (the reader when absent from the input). */
+  payer_id: string;
 }
 
 export const keys = {

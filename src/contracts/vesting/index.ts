@@ -98,7 +98,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
 
   /** Pay every destination what has vested (reference `vestingPool.trigger`). */
   const triggerAll = (ctx: ContractContext, p: VestingPool): string => {
-    if (p.balance === 0n) throw new Error("empty pool");
+    if (p.balance === 0n) throw new CodedError<VestingErrorCode>({ code: "empty_pool", op: "vesting" }, "empty pool");
     const now = clampNow(p, ctx.now);
     const out: string[] = [];
     for (const d of p.destinations) {
@@ -112,7 +112,11 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
   /** Pay one destination what has vested; "zero vesting" when nothing has. */
   const vestOne = (ctx: ContractContext, p: VestingPool, dest: string): string => {
     const d = p.destinations.find((x) => x.id === dest);
-    if (!d) throw new Error(`destination ${dest} not found in the pool`);
+    if (!d)
+      throw new CodedError<VestingErrorCode>(
+        { code: "no_such_destination", op: "vesting" },
+        `destination ${dest} not found in the pool`,
+      );
     const now = clampNow(p, ctx.now);
     const v = unlockable(d, now, p.expire_at);
     advance(d, now, v);
@@ -124,7 +128,8 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
   const drain = (ctx: ContractContext, p: VestingPool): string => {
     const over = excess(p);
     if (over === 0n)
-      throw new Error(
+      throw new CodedError<VestingErrorCode>(
+        { code: "no_excess_tokens", op: "vesting" },
         "no excess tokens to unlock (every token in the pool is owed to its destinations; the owner may unlock only tokens no destination is owed)",
       );
     ctx.state.transfer(VESTING_ADDRESS, p.client_id, over);
@@ -223,7 +228,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     try {
       out = triggerAll(ctx, p);
     } catch (err) {
-      if (err instanceof CodedError) throw err;
+      if (err instanceof CodedError && !WRAPPED.has(err.code)) throw err;
       return refuse(TRIGGER, `triggering pool: ${msg(err)}`);
     }
     writePool(ctx.state, p);
@@ -237,14 +242,14 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
       try {
         out = drain(ctx, p);
       } catch (err) {
-        if (err instanceof CodedError) throw err;
+        if (err instanceof CodedError && !WRAPPED.has(err.code)) throw err;
         return refuse(UNLOCK, `draining pool: ${msg(err)}`);
       }
     } else {
       try {
         out = vestOne(ctx, p, ctx.txn.client_id);
       } catch (err) {
-        if (err instanceof CodedError) throw err;
+        if (err instanceof CodedError && !WRAPPED.has(err.code)) throw err;
         if (err instanceof ZeroVesting)
           return refuse(
             UNLOCK,
@@ -271,7 +276,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     try {
       vestOne(ctx, p, dest);
     } catch (err) {
-      if (err instanceof CodedError) throw err;
+      if (err instanceof CodedError && !WRAPPED.has(err.code)) throw err;
       if (!(err instanceof ZeroVesting)) refuse(STOP, msg(err));
     }
     p.destinations = p.destinations.filter((d) => d.id !== dest);
@@ -286,7 +291,7 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
       try {
         triggerAll(ctx, p);
       } catch (err) {
-        if (err instanceof CodedError) throw err;
+        if (err instanceof CodedError && !WRAPPED.has(err.code)) throw err;
         refuse(DELETE, `moving tokens to destinations: ${msg(err)}`);
       }
     }
@@ -344,6 +349,9 @@ export function createVestingContract(config: VestingConfig = DEFAULT_VESTING_CO
     },
   };
 }
+
+/** Codes of the helpers' refusals that each function reports under its own code, with the cause in the message. */
+const WRAPPED: ReadonlySet<string> = new Set<VestingErrorCode>(["empty_pool", "no_such_destination", "no_excess_tokens"]);
 
 class ZeroVesting extends Error {
   constructor() {

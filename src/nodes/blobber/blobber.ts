@@ -3,8 +3,9 @@
  * (`run.ts`, lmdb + files on disk + system clock + HTTP) and the in-process network (memory KV, memory shard
  * store, manual clock, memory transport) both use.
  *
- * On chain (`research/storage-protocol.md` §5.3) it registers its wallet with the miners and sends
- * `add_blobber` until that succeeds (a pausable Loop, retried every `registerRetryMs`), then sends
+ * On chain (`research/storage-protocol.md` §5.3) it registers its wallet with the miners and, unless the chain
+ * already lists it at its URL (a restart: its terms and capacity are then its delegate's), sends `add_blobber`
+ * until that succeeds (a pausable Loop, retried every `registerRetryMs`), then sends
  * `blobber_health_check` every `healthCheckMs` (not while its capacity is 0) and refreshes its allocation cache
  * and its on-chain record every `update_allocations_interval`. Metadata is in the KV (keys `blobber:*`,
  * `provider:*`, `alloc:*`; the file API uses its own prefixes), content in the shard store.
@@ -142,41 +143,39 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     task: async () => {
       if (status.registered) return;
       status.registerAttempts++;
-      // registered before (its store says so) and listed by the chain at this URL: no add_blobber again, which
-      // would put the yaml's terms back over the settings its delegate wallet changed since (zbox bl-update)
-      const listed = reg
-        ? await chain
-            .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
-            .catch(() => undefined)
-        : undefined;
-      if (reg && listed?.id === id && listed.url === url) {
-        status.registered = true;
-        status.registeredAt = reg.at;
-        logger.info(`blobber ${id} is registered on chain since ${new Date(reg.at).toISOString()}: terms kept as set there`);
-      } else
-        try {
-          await chain.registerClient(wallet);
+      try {
+        await chain.registerClient(wallet);
+        // add if absent: a blobber the chain knows at this URL sends nothing (its terms, capacity and stake
+        // settings are its delegate's since registration; the contract ignores them on a second add_blobber)
+        const known = await chain
+          .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
+          .catch(() => undefined);
+        if (known?.id === id && known.url === url) {
+          status.registeredAt = kv.getJson<{ at: number }>(REG_KEY)?.at ?? clock.now();
+          logger.info(`blobber ${id} is already registered on chain at ${url}`);
+        } else {
           const res = await sendTxn("add_blobber", storageNodeInput(id, url, config));
-          status.registered = true;
           status.registeredAt = clock.now();
-          delete status.lastRegisterError;
           kv.putJson(REG_KEY, { at: status.registeredAt, txn: res.hash });
           logger.info(`blobber ${id} registered on chain (add_blobber ${res.hash}) at ${url}`);
-        } catch (err) {
-          // a restarted blobber the contract already knows (and refuses to add twice) is registered
-          const known = await chain
-            .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
-            .catch(() => undefined);
-          if (known?.id === id && known.url === url && err instanceof CodedError && err.code === "txn_failed") {
-            status.registered = true;
-            status.registeredAt = kv.getJson<{ at: number }>(REG_KEY)?.at ?? clock.now();
-            logger.info(`blobber ${id} is already registered on chain (add_blobber refused: ${errorMessage(err)})`);
-          } else {
-            status.lastRegisterError = errorMessage(err);
-            logger.warn(`add_blobber failed (attempt ${status.registerAttempts}), retrying: ${status.lastRegisterError}`);
-            throw err;
-          }
         }
+        status.registered = true;
+        delete status.lastRegisterError;
+      } catch (err) {
+        // a restarted blobber the contract already knows (and refuses to add twice) is registered
+        const known = await chain
+          .scRest<{ id?: string; url?: string }>(sdk.ScAddress.storage, "getBlobber", { blobber_id: id })
+          .catch(() => undefined);
+        if (known?.id === id && known.url === url && err instanceof CodedError && err.code === "txn_failed") {
+          status.registered = true;
+          status.registeredAt = kv.getJson<{ at: number }>(REG_KEY)?.at ?? clock.now();
+          logger.info(`blobber ${id} is already registered on chain (add_blobber refused: ${errorMessage(err)})`);
+        } else {
+          status.lastRegisterError = errorMessage(err);
+          logger.warn(`add_blobber failed (attempt ${status.registerAttempts}), retrying: ${status.lastRegisterError}`);
+          throw err;
+        }
+      }
       register.pause();
       healthLoop.start();
       sync.start();

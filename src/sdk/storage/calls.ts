@@ -6,6 +6,7 @@
 import { stringifyJson } from "../../chain/json.js";
 import { TxnType } from "../../chain/types.js";
 import type { WalletFile } from "../../core/wallet.js";
+import type { StorageScFunction } from "../../storage/contract-api.js";
 import type { ChainClient, TxnResult } from "../chain.js";
 import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
 
@@ -13,7 +14,7 @@ import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
 export function storageCall(
   chain: ChainClient,
   wallet: WalletFile,
-  name: string,
+  name: StorageScFunction,
   input: unknown = {},
   value = 0n,
 ): Promise<TxnResult> {

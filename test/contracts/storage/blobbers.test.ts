@@ -31,7 +31,7 @@ describe("storage contract: blobbers and validators", () => {
     assert.equal(sp.settings.num_delegates, 50);
   });
 
-  it("add_blobber again updates the registration; an empty delegate wallet means the blobber itself", () => {
+  it("add_blobber again updates only the URL; an empty delegate wallet means the blobber itself", () => {
     const c = new Chain();
     const b = wallet();
     c.ok(b, "add_blobber", blobberInput("http://b1.test:5051", { delegate: "" }));
@@ -39,7 +39,8 @@ describe("storage contract: blobbers and validators", () => {
     const list = c.rest("getblobbers").Nodes;
     assert.equal(list.length, 1);
     assert.equal(list[0].url, "http://b1.test:6000");
-    assert.equal(list[0].capacity, 20n * GiB);
+    assert.equal(list[0].capacity, 10n * GiB, "the capacity is the delegate's (update_blobber_settings)");
+    assert.equal(list[0].last_health_check, T0 + 10);
     assert.equal(list[0].stake_pool_settings.delegate_wallet, b.id);
   });
 

@@ -248,12 +248,18 @@ export function signedWriteMarker(owner: Wallet, wm: Omit<WriteMarker, "signatur
   return m;
 }
 
-/** A read marker signed by `reader`. */
+/** A read marker signed by `reader` (the payer is the reader unless `payer_id` says otherwise). */
 export function signedReadMarker(
   reader: Wallet,
-  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key">,
+  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
 ): ReadMarker {
-  const m = { ...rm, client_id: reader.id, client_public_key: reader.publicKey, signature: "" };
+  const m = {
+    ...rm,
+    payer_id: rm.payer_id ?? reader.id,
+    client_id: reader.id,
+    client_public_key: reader.publicKey,
+    signature: "",
+  };
   m.signature = ed25519.sign(reader.privateKey, readMarkerHash(m));
   return m;
 }

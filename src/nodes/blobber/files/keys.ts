@@ -39,7 +39,7 @@ export const KvKey = {
   writeMarker: (a: string, seq: number) => `sf:wm:${a}:${String(seq).padStart(12, "0")}`,
   writeMarkerPrefix: (a?: string) => (a ? `sf:wm:${a}:` : "sf:wm:"),
   /** One read marker per reader on this blobber (the counter is per reader and blobber, as on chain). */
-  readMarker: (c: string) => `sf:rm:${c}`,
+  readMarker: (a: string, c: string) => `sf:rm:${a}:${c}`,
   readMarkerPrefix: () => "sf:rm:",
   /** Blocks downloaded of a file. */
   downloads: (a: string, p: string) => `sf:dl:${a}:${p}`,

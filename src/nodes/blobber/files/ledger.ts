@@ -26,14 +26,16 @@ export class MarkerLedger {
     private readonly log: Logger,
   ) {}
 
-  /** A reader's latest read marker (written or still pending). */
-  latestReadMarker(clientId: string): StoredReadMarker | undefined {
-    return this.pendingReads.get(clientId) ?? this.kv.getJson<StoredReadMarker>(KvKey.readMarker(clientId));
+  /** A reader's latest read marker on an allocation (written or still pending): counters are per allocation,
+   *  blobber and reader, as the storage contract keeps them. */
+  latestReadMarker(allocId: string, clientId: string): StoredReadMarker | undefined {
+    const key = KvKey.readMarker(allocId, clientId);
+    return this.pendingReads.get(key) ?? this.kv.getJson<StoredReadMarker>(key);
   }
 
   /** Record a served read: the reader's marker record, and `blocks` more downloads of the file `downloadsKey`. */
-  recordRead(clientId: string, marker: StoredReadMarker, downloadsKey: string, blocks: number): void {
-    this.pendingReads.set(clientId, marker);
+  recordRead(allocId: string, clientId: string, marker: StoredReadMarker, downloadsKey: string, blocks: number): void {
+    this.pendingReads.set(KvKey.readMarker(allocId, clientId), marker);
     this.pendingDownloads.set(downloadsKey, (this.pendingDownloads.get(downloadsKey) ?? 0) + blocks);
     this.scheduleFlush();
   }
@@ -63,11 +65,11 @@ export class MarkerLedger {
     this.pendingReads.clear();
     this.pendingDownloads.clear();
     this.kv.transaction((tx) => {
-      for (const [client, m] of reads) {
-        const cur = tx.getJson<StoredReadMarker>(KvKey.readMarker(client));
+      for (const [key, m] of reads) {
+        const cur = tx.getJson<StoredReadMarker>(key);
         const curServed = cur ? (cur.served ?? cur.marker.counter) : 0;
         if (cur && cur.marker.counter >= m.marker.counter && curServed >= (m.served ?? 0)) continue;
-        tx.putJson(KvKey.readMarker(client), {
+        tx.putJson(key, {
           ...(cur && cur.marker.counter >= m.marker.counter ? { ...m, marker: cur.marker } : m),
           redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter,
           served: Math.max(curServed, m.served ?? 0),
@@ -105,13 +107,13 @@ export class MarkerLedger {
       .filter((m) => m.marker.counter > m.redeemed_counter);
   }
 
-  /** Record the redemption (`txn`) of a reader's marker up to `counter`, or its failure (`error`). */
-  markReadMarker(clientId: string, counter: number, txn?: string, error?: string): void {
+  /** Record the redemption (`txn`) of a reader's marker on an allocation up to `counter`, or its failure (`error`). */
+  markReadMarker(allocId: string, clientId: string, counter: number, txn?: string, error?: string): void {
     this.flushReads();
     this.kv.transaction((tx) => {
-      const cur = tx.getJson<StoredReadMarker>(KvKey.readMarker(clientId));
+      const cur = tx.getJson<StoredReadMarker>(KvKey.readMarker(allocId, clientId));
       if (!cur) return;
-      tx.putJson(KvKey.readMarker(clientId), {
+      tx.putJson(KvKey.readMarker(allocId, clientId), {
         ...cur,
         redeemed_counter: error ? cur.redeemed_counter : Math.max(cur.redeemed_counter, counter),
         ...(txn ? { txn } : {}),

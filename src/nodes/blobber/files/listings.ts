@@ -5,6 +5,7 @@
 
 import {
   BLOCK_SIZE,
+  childOf,
   type DirListing,
   emptyDir,
   type ListReply,
@@ -39,7 +40,7 @@ function refView(s: FileService, a: AllocationView, path: string): RefView | und
     return dirView(a, "/", l);
   }
   const parent = s.kv.getJson<DirListing>(KvKey.dir(a.id, parentOf(path)));
-  const e = parent?.children[nameOf(path)];
+  const e = childOf(parent, nameOf(path));
   if (!e) return undefined;
   if (e.type === "d") return dirView(a, path, s.kv.getJson<DirListing>(KvKey.dir(a.id, path)) ?? emptyDir());
   const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
@@ -103,7 +104,7 @@ export async function meta(s: FileService, allocId: string, caller: Caller, q: {
   const path = normalizePath(q.path, op);
   const v = refView(s, a, path);
   if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
-  const rm = s.ledger.latestReadMarker(caller.clientId);
+  const rm = s.ledger.latestReadMarker(a.id, caller.clientId);
   return { ...v, read_counter: rm?.marker.counter ?? 0 };
 }
 

@@ -7,6 +7,7 @@
 import { TxnStatus } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
+import { redeemableBalance } from "../../../storage/pricing.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import { big } from "../allocations.js";
@@ -92,9 +93,10 @@ async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: stri
     if (sdk.isNotFound(err)) return { balance: 0n, readPrice };
     throw err;
   }
-  const nowS = Math.floor(ctx.clock.now() / 1000);
-  let balance = 0n;
-  for (const p of Array.isArray(pools) ? (pools as Record<string, unknown>[]) : [])
-    if (Number(p?.expire_at ?? 0) >= nowS) balance += big(p?.balance);
-  return { balance, readPrice };
+  // only pools still alive when the marker is redeemed pay (a read in a pool's last seconds would be free)
+  const list = (Array.isArray(pools) ? (pools as Record<string, unknown>[]) : []).map((p) => ({
+    balance: big(p?.balance),
+    expire_at: Number(p?.expire_at ?? 0),
+  }));
+  return { balance: redeemableBalance(list, Math.floor(ctx.clock.now() / 1000)), readPrice };
 }

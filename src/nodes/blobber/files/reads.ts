@@ -13,6 +13,7 @@ import {
   merkleLevels,
   normalizePath,
   parseReadMarker,
+  payerRefusal,
   rangeProofFromLevels,
   readCost,
   StorageErrors,
@@ -57,6 +58,8 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
   if (rm.client_id !== a.owner_id)
     throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
   verifyReadMarker(rm, op);
+  const notPayer = payerRefusal(rm, a.owner_id);
+  if (notPayer) throw storageError(StorageErrors.invalidReadMarker, op, notPayer);
   const nowS = Math.floor(s.clock.now() / 1000);
   if (rm.timestamp > nowS + MARKER_WINDOW_S)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
@@ -75,7 +78,7 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
   // reads may arrive out of order); the latest markers and download counts are written to the KV in one
   // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
   // reader's, and it saves a disk sync per request)
-  const prev = s.ledger.latestReadMarker(rm.client_id);
+  const prev = s.ledger.latestReadMarker(a.id, rm.client_id);
   const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
   const served = prev ? (prev.served ?? prev.marker.counter) : 0;
   if (served + count > paid)
@@ -87,6 +90,7 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
     );
   await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
   s.ledger.recordRead(
+    a.id,
     rm.client_id,
     {
       marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,

@@ -126,6 +126,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   const auth = (req: FastifyRequest, body: Uint8Array, leaves?: Uint8Array[]): Caller => {
     const claims = verifyRequest(
       req.headers as Record<string, unknown>,
+      service.blobberId,
       req.method,
       req.url,
       body,

@@ -90,12 +90,12 @@ export async function settleOnce(
   for (const r of ledger.readMarkersToRedeem()) {
     try {
       const txn = await chain.readRedeem({ read_marker: r.marker });
-      ledger.markReadMarker(r.marker.client_id, r.marker.counter, txn);
+      ledger.markReadMarker(r.marker.allocation_id, r.marker.client_id, r.marker.counter, txn);
       run.readMarkers++;
     } catch (err) {
       const msg = errorMessage(err);
       run.failures++;
-      ledger.markReadMarker(r.marker.client_id, r.marker.counter, undefined, msg);
+      ledger.markReadMarker(r.marker.allocation_id, r.marker.client_id, r.marker.counter, undefined, msg);
       log.warn({ client: r.marker.client_id, counter: r.marker.counter, err: msg }, "read_redeem failed");
     }
   }

@@ -117,6 +117,7 @@ export class BlobberClient {
         headers,
         signRequest(
           this.opts.signer,
+          this.blobber.id,
           r.method,
           path,
           bytes,

@@ -4,7 +4,7 @@
  */
 
 import { type CodedError, errorMessage } from "../../../core/errors.js";
-import type { Change, StorageErrorCode } from "../../../storage/index.js";
+import { type Change, checkChangePaths, type StorageErrorCode } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { type CommitOutcome, commit, newConnectionId, rollbackAll } from "./commit.js";
@@ -14,6 +14,7 @@ import type { Session } from "./session.js";
 
 /** Run simple changes (no data) as one connection on every blobber, commit, repair laggards. */
 export async function change(s: Session, changes: Change[], op: string): Promise<CommitOutcome> {
+  for (const ch of changes) checkChangePaths(ch, op);
   s.checkNotExpired(op);
   await repairIfBehind(s);
   const conn = newConnectionId(s);

@@ -275,14 +275,14 @@ describe("blobber file API", () => {
     const none = await r.app.inject({ method: "GET", url: path });
     assert.equal(none.statusCode, 400);
     assert.equal(none.json().code, "auth_required");
-    const headers = signRequest(r.owner, "GET", path, undefined, NOW, "00112233445566778899aabbccddeeff");
+    const headers = signRequest(r.owner, r.blobberId, "GET", path, undefined, NOW, "00112233445566778899aabbccddeeff");
     assert.equal((await r.app.inject({ method: "GET", url: path, headers })).statusCode, 200);
     const replay = await r.app.inject({ method: "GET", url: path, headers });
     assert.equal(replay.json().code, "replayed_request");
     const other = await r.app.inject({ method: "GET", url: `/v1/file/list/${r.alloc.id}?path=%2Fx`, headers });
     assert.equal(other.json().code, "invalid_signature");
     await r.clock.advance(10 * 60_000);
-    const late = signRequest(r.owner, "GET", path, undefined, NOW, "10112233445566778899aabbccddeeff");
+    const late = signRequest(r.owner, r.blobberId, "GET", path, undefined, NOW, "10112233445566778899aabbccddeeff");
     assert.equal((await r.app.inject({ method: "GET", url: path, headers: late })).json().code, "stale_request");
   });
 
@@ -293,7 +293,10 @@ describe("blobber file API", () => {
     const b = new Uint8Array(randomBytes(CHUNK_SIZE - 7));
     const send = (offset: number, bytes: Uint8Array, nonce: string, streamed: boolean) => {
       const url = `/v1/file/chunk/${r.alloc.id}?connection_id=${conn}&path=%2Fbody.bin&offset=${offset}`;
-      const headers = { ...signRequest(r.owner, "POST", url, bytes, NOW, nonce), "content-type": "application/octet-stream" };
+      const headers = {
+        ...signRequest(r.owner, r.blobberId, "POST", url, bytes, NOW, nonce),
+        "content-type": "application/octet-stream",
+      };
       // a stream is sent without a content-length (chunked): read the plain way; a buffer goes into a reused one
       const payload = streamed
         ? Readable.from([Buffer.from(bytes.subarray(0, 1000)), Buffer.from(bytes.subarray(1000))])
