@@ -5,9 +5,9 @@ import { ed25519 } from "../../src/core/ed25519.js";
 import { sha3 } from "../../src/core/hash.js";
 import { clientIdOf } from "../../src/core/schemes.js";
 import {
+  type ChainRecord,
   type ChallengeInfo,
   type ChallengeProof,
-  type ChainRecord,
   challengedBlock,
   signTicket,
   verifyChallengeProof,
