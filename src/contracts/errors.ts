@@ -79,6 +79,7 @@ export const STORAGE_SC_ERROR_CODES = [
   "update_blobber_settings_failed",
   "commit_connection_failed",
   "read_redeem_failed",
+  "challenge_response_failed",
   "new_read_pool_failed",
   "read_pool_lock_failed",
   "read_pool_unlock_failed",
