@@ -232,3 +232,8 @@ export function signTicket(t: Omit<ValidationTicket, "signature">, privateKey: s
 export function verifyTicket(t: ValidationTicket): boolean {
   return verifyClientSignature(t.validator_key, ticketHash(t), t.signature);
 }
+
+/** The wire form of a proof (JSON; the marker's size is a plain integer). */
+export function stringifyChallengeProof(p: ChallengeProof): string {
+  return JSON.stringify(p);
+}
