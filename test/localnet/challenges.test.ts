@@ -1,7 +1,8 @@
 // Proof of storage on the in-process network, clock driven: 4 blobbers with their validators, a 2+2 allocation,
 // an upload; the chain challenges the blobbers, each builds its proof from its shard store, gets tickets from the
-// challenge's validators and is paid. Then one blobber's shard gets a flipped bit: its challenges fail and its
-// stake shrinks, the others keep passing.
+// challenge's validators and is paid; a validator's page lists the ticket, the blobber's dashboard and metrics count it.
+// (Forged proofs — flipped bit, lost block, other file, old marker — fail in test/storage/challenge.test.ts; failure
+// settlement and slashing in test/contracts/storage/challenges.test.ts.)
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,7 +14,6 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
 import { ChallengeHistory } from "../../src/nodes/blobber/challenges/loop.js";
-import { fileApiOf } from "../../src/nodes/blobber/files/index.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { virtualTime } from "../support/virtual-time.js";
@@ -33,19 +33,6 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
   let allocId = "";
   const { drive, until } = virtualTime(clock);
   const alloc = () => drive(client.scRest<Record<string, unknown>>(sdk.ScAddress.storage, "allocation", { allocation: allocId }));
-  const stake = async (id: string) =>
-    BigInt(
-      (await drive(client.scRest<{ balance: number | bigint }>(sdk.ScAddress.storage, "getStakePoolStat", { blobber_id: id })))
-        .balance,
-    );
-  const blobberStats = (a: Record<string, unknown>, id: string) =>
-    ((a.blobber_details as { blobber_id: string; stats?: Stats }[]).find((d) => d.blobber_id === id)?.stats ?? {
-      total_challenges: 0,
-      num_open_challenges: 0,
-      num_success_challenges: 0,
-      num_failed_challenges: 0,
-    }) as Stats;
-
   before(async () => {
     await initCrypto();
     net = await startInProcessNetwork({
@@ -155,56 +142,5 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     assert.match(dash?.body ?? "", /Challenges/);
     const metrics = await passer?.blobber.app.inject({ method: "GET", url: "/metrics" });
     assert.match(metrics?.body ?? "", /blobber_challenges\{[^}]*status="passed"[^}]*\} [1-9]/);
-  });
-
-  it("a blobber whose shard has a flipped bit fails its challenges and is slashed; the others pass", async () => {
-    const victim = net.providers[0];
-    assert.ok(victim);
-    const api = fileApiOf(victim.blobber.app);
-    assert.ok(api);
-    // flip a bit in every block of every object of this allocation on the victim
-    const store = (
-      api.service as unknown as { shards: { listObjects(): Promise<string[]>; corrupt(k: string, o: number): void } }
-    ).shards;
-    for (const key of await store.listObjects())
-      if (key.startsWith(allocId)) for (let off = 5; off < 600 * 1024; off += 64 * 1024) store.corrupt(key, off);
-    // the tiny file lives in the KV: drop it (a blobber that deleted the file)
-    for (const e of victim.blobber.ctx.kv.range({ prefix: `sf:sh:${allocId}:` })) victim.blobber.ctx.kv.delete(e.key);
-    const before = await stake(victim.id);
-    const others0 = (await alloc()).blobber_details as { blobber_id: string; stats?: Stats }[];
-    const passedBefore = others0
-      .filter((d) => d.blobber_id !== victim.id)
-      .reduce((t, d) => t + (d.stats?.num_success_challenges ?? 0), 0);
-    await until(
-      "the victim fails a challenge and the others pass one more",
-      () => {
-        const h = new ChallengeHistory(victim.blobber.ctx.kv).counts();
-        return h.failed > 0;
-      },
-      900_000,
-    );
-    // the chain closes it (a response with failing tickets, or the deadline)
-    let a = await alloc();
-    for (let i = 0; i < 60 && blobberStats(a, victim.id).num_failed_challenges === 0; i++) {
-      await clock.advance(5_000);
-      a = await alloc();
-    }
-    assert.ok(blobberStats(a, victim.id).num_failed_challenges >= 1, JSON.stringify(blobberStats(a, victim.id)));
-    const after = await stake(victim.id);
-    assert.ok(after < before, `the victim's stake shrank: ${before} → ${after}`);
-    for (let i = 0; i < 120; i++) {
-      a = await alloc();
-      const passedNow = (a.blobber_details as { blobber_id: string; stats?: Stats }[])
-        .filter((d) => d.blobber_id !== victim.id)
-        .reduce((t, d) => t + (d.stats?.num_success_challenges ?? 0), 0);
-      if (passedNow > passedBefore) break;
-      await clock.advance(5_000);
-    }
-    for (const p of net.providers.slice(1))
-      assert.equal(blobberStats(a, p.id).num_failed_challenges, 0, `blobber ${p.n} never failed`);
-    const passedAfter = (a.blobber_details as { blobber_id: string; stats?: Stats }[])
-      .filter((d) => d.blobber_id !== victim.id)
-      .reduce((t, d) => t + (d.stats?.num_success_challenges ?? 0), 0);
-    assert.ok(passedAfter > passedBefore, "honest blobbers keep passing");
   });
 });
