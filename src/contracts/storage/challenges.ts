@@ -216,12 +216,15 @@ export function challengesAfterBlock(ctx: BlockHookContext, conf: StorageConfig)
 
 function generate(ctx: BlockHookContext, conf: StorageConfig): void {
   const { state, block } = ctx;
+  const list = targets(state);
+  const total = list.reduce((t, x) => t + x.used, 0n);
   const raw = state.getNode<{ last_time: unknown; carry: unknown }>(challengeKeys.gen);
+  // nothing stored: the state is left as it is (a block without data changes nothing); the draw after a pause
+  // is bounded by max_challenges_per_generation
+  if (total === 0n) return;
   const last = raw ? Number(raw.last_time) : block.time;
   let carry = raw ? big(raw.carry) : 0n;
   if (raw && block.time <= last) return;
-  const list = targets(state);
-  const total = list.reduce((t, x) => t + x.used, 0n);
   const ratePpm = BigInt(Math.round(conf.challenge_rate_per_mb_min * 1e6));
   carry += (ratePpm * total * BigInt(block.time - last)) / (MIB * 60n);
   const max = BigInt(Math.max(0, conf.max_challenges_per_generation));
