@@ -11,7 +11,7 @@ import type { NodeDb } from "../chain/trie.js";
 import type { MagicBlock, Transaction } from "../chain/types.js";
 import type { SmartContract } from "./context.js";
 import { faucetContract } from "./faucet.js";
-import { storageContract } from "./storage/index.js";
+import { storageContract, storageGenesis } from "./storage/index.js";
 
 export * from "./interest/index.js";
 export * from "./multisig/index.js";
@@ -95,7 +95,8 @@ export { createStorageContract, STORAGE_ADDRESS, storageContract } from "./stora
 export function contractGenesis(
   state: { putNode(key: string, value: unknown): void },
   mb: MagicBlock,
-  overrides: { miner?: Partial<MinerScConfig> } = {},
+  overrides: { miner?: Partial<MinerScConfig>; storage?: Parameters<typeof storageGenesis>[1] } = {},
 ): void {
   minerGenesis(state, mb, { ...DEFAULT_MINER_CONFIG, ...overrides.miner });
+  if (overrides.storage) storageGenesis(state, overrides.storage);
 }

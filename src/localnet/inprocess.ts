@@ -53,6 +53,8 @@ export interface InProcessOptions {
   spareSharders?: number;
   /** Blobbers, each with its validator (default 0), on 5051.. and 5061.. as `npm start`. */
   blobbers?: number;
+  /** Storage contract settings of the genesis state (challenge rate, validators per challenge, …; sc.yaml `storagesc`). */
+  storageSettings?: NonNullable<Parameters<typeof contractGenesis>[2]>["storage"];
 }
 
 /** A blobber with its validator and delegate wallet. */
@@ -117,7 +119,10 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
     initialStates: g.initialStates,
     store: new ChainStore(new MemoryKV()),
     genesisContracts: (st: Parameters<typeof contractGenesis>[0], mb: MagicBlock) =>
-      contractGenesis(st, mb, opts.minerConfig ? { miner: opts.minerConfig } : {}),
+      contractGenesis(st, mb, {
+        ...(opts.minerConfig ? { miner: opts.minerConfig } : {}),
+        ...(opts.storageSettings ? { storage: opts.storageSettings } : {}),
+      }),
   });
   const peers: Peer<unknown>[] = [];
   const serve = <P extends Peer<unknown>>(addr: string, peer: P): P => {
@@ -215,6 +220,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       shards: new MemoryShardStore(),
       clock,
       chain: chainFor(pr.blobberPort),
+      transport: transport.from(`${HOST}:${pr.blobberPort}`),
       logger,
       intervals: { registerRetryMs: 2_000, healthCheckMs: 60_000, allocationsMs: 5_000 },
       deploymentMode: 0,

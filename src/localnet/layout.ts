@@ -80,13 +80,27 @@ export const LOCALNET_MINER_SC = {
   health_check_timeout: 600,
 } as const;
 
+/**
+ * The local network's proof-of-storage settings (sc.yaml `storagesc`): about one challenge per MiB stored per
+ * minute, so a user who uploads a few MB sees the first challenges pass within a minute; two validators each.
+ */
+export const LOCALNET_STORAGE_SC = {
+  challenge_enabled: true,
+  challenge_rate_per_mb_min: 1,
+  max_challenges_per_generation: 2,
+  validators_per_challenge: 2,
+  blobber_slash: 0.1,
+  failed_challenges_to_cancel: 5,
+} as const;
+
 /** sc.yaml text: `development.view_change` and the miner contract's settings. */
 export function scConfigYaml(viewChange: boolean, minerSc: LayoutOptions["minerSc"] = {}): string {
   return `# Genesis settings of the miner contract, shared by every node of this chain (read at each start to rebuild
 # the genesis block: changing them makes a different chain; start a new one with --fresh).
 # development.view_change: false keeps the genesis miners and sharders; stake pools are then settled every
 # reward_round_frequency rounds. true: view changes by the miners' DKG, phases of *_rounds rounds each.
-${yamlStringify({ development: { view_change: viewChange }, smart_contracts: { minersc: { ...LOCALNET_MINER_SC, ...minerSc } } })}`;
+# storagesc: proofs of storage — challenges per MiB stored per minute, validators per challenge, slashing.
+${yamlStringify({ development: { view_change: viewChange }, smart_contracts: { minersc: { ...LOCALNET_MINER_SC, ...minerSc }, storagesc: LOCALNET_STORAGE_SC } })}`;
 }
 
 /** Port assignment of a local network. `miner`/`sharder` take 0-based indexes, `blobber`/`validator` 1-based N. */

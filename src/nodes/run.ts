@@ -17,7 +17,7 @@ import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
 import { loadKeysFile } from "./config/operator.js";
-import { loadScConfig } from "./config/sc.js";
+import { loadScConfig, loadStorageScConfig } from "./config/sc.js";
 import type { NodeErrorCode } from "./errors.js";
 import { listen } from "./http.js";
 import { LmdbKV } from "./kv-lmdb.js";
@@ -57,13 +57,14 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       cfg.initialStatesFile as string,
     );
     const scConfig = cfg.scConfigFile ? loadScConfig(cfg.scConfigFile) : undefined;
+    const storageSc = cfg.scConfigFile ? loadStorageScConfig(cfg.scConfigFile) : undefined;
     kv = new LmdbKV(join(cfg.dataDir, "db"));
     const chain: ChainSetup = {
       chainId: cfg.chainId,
       magicBlock: mb,
       initialStates: states,
       store: new ChainStore(kv, new FsBlockFiles(join(cfg.dataDir, "blocks"))),
-      ...(scConfig ? { genesisContracts: (st, m) => contractGenesis(st, m, { miner: scConfig }) } : {}),
+      ...(scConfig ? { genesisContracts: (st, m) => contractGenesis(st, m, { miner: scConfig, storage: storageSc ?? {} }) } : {}),
     };
     const registration = {
       healthCheckMs: cfg.healthCheckMs,

@@ -25,6 +25,7 @@ export const STORAGE_SC_FUNCTIONS = [
   "write_pool_unlock",
   "commit_connection",
   "read_redeem",
+  "challenge_response",
 ] as const;
 
 export type StorageScFunction = (typeof STORAGE_SC_FUNCTIONS)[number];
@@ -47,6 +48,9 @@ export const STORAGE_SC_VIEWS = [
   "getUserStakePoolStat",
   "getChallengePoolStat",
   "latestreadmarker",
+  "openchallenges",
+  "getchallenge",
+  "challenges",
 ] as const;
 
 export type StorageScView = (typeof STORAGE_SC_VIEWS)[number];

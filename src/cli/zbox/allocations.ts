@@ -255,10 +255,10 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
         p("    used size:              ", size(st.used_size));
         p("    number of writes:       ", String(st.num_of_writes ?? 0));
         p("    total challenges:       ", String(st.total_challenges ?? 0));
-        p("    passed challenges:      ", String(st.successful_challenges ?? 0));
-        p("    failed challenges:      ", String(st.failed_challenges ?? 0));
-        p("    open challenges:        ", String(st.open_challenges ?? 0));
-        p("    last challenge redeemed:", String(st.last_challenge_txn ?? ""));
+        p("    passed challenges:      ", String(st.num_success_challenges ?? 0));
+        p("    failed challenges:      ", String(st.num_failed_challenges ?? 0));
+        p("    open challenges:        ", String(st.num_open_challenges ?? 0));
+        p("    last challenge closed:  ", String(st.latest_closed_challenge ?? ""));
         const n = a.blobber_details.length || 1;
         let read = 0n;
         let write = 0n;

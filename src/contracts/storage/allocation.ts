@@ -277,10 +277,10 @@ export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, 
       num_of_writes: 0,
       num_of_reads: 0,
       total_challenges: 0,
-      open_challenges: 0,
-      successful_challenges: 0,
-      failed_challenges: 0,
-      last_challenge_txn: "",
+      num_open_challenges: 0,
+      num_success_challenges: 0,
+      num_failed_challenges: 0,
+      latest_closed_challenge: "",
     },
   };
   const end = until(a);
@@ -464,10 +464,10 @@ export function cancelAllocation(ctx: ContractContext, conf: StorageConfig, inpu
   if (a.owner_id !== ctx.txn.client_id) refuse(code, `only owner can cancel an allocation (owner ${a.owner_id})`);
   if (a.finalized) refuse(code, "allocation already finalized");
   if (a.expiration_date < ctx.now) refuse(code, "trying to cancel expired allocation");
-  if (a.stats.failed_challenges < conf.failed_challenges_to_cancel)
+  if (a.stats.num_failed_challenges < conf.failed_challenges_to_cancel)
     refuse(
       code,
-      `not enough failed challenges of allocation to cancel (${a.stats.failed_challenges} < ${conf.failed_challenges_to_cancel})`,
+      `not enough failed challenges of allocation to cancel (${a.stats.num_failed_challenges} < ${conf.failed_challenges_to_cancel})`,
     );
   a.expiration_date = ctx.now;
   finish(ctx.state, a, ctx.now, ctx.txn.hash);

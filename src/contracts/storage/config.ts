@@ -63,6 +63,14 @@ export interface StorageConfig {
   /** Failed challenges after which a blobber loses its min lock demand. */
   failed_challenges_to_revoke_min_lock: number;
   challenge_enabled: boolean;
+  /** Challenges per MiB stored per minute, over every blobber of every allocation (expected; drawn per block). */
+  challenge_rate_per_mb_min: number;
+  /** Most challenges one block generates. */
+  max_challenges_per_generation: number;
+  /** Validators asked to verify each challenge (a pass needs more than half of them). */
+  validators_per_challenge: number;
+  /** Most validators paid for one challenge (those with passing tickets first). */
+  num_validators_rewarded: number;
   max_delegates: number;
   /** Largest service charge a provider may take. */
   max_charge: number;
@@ -90,6 +98,10 @@ export const DEFAULT_STORAGE_CONFIG: Readonly<StorageConfig> = Object.freeze({
   failed_challenges_to_cancel: 20,
   failed_challenges_to_revoke_min_lock: 10,
   challenge_enabled: true,
+  challenge_rate_per_mb_min: 1,
+  max_challenges_per_generation: 100,
+  validators_per_challenge: 2,
+  num_validators_rewarded: 10,
   max_delegates: 200,
   max_charge: 0.5,
 });

@@ -18,6 +18,8 @@
  * - `write_pool_lock {allocation_id, blobber_id?, duration}` value; `write_pool_unlock {pool_id}`
  * - `commit_connection {allocation_root, prev_allocation_root, write_marker}` — sender = the blobber
  * - `read_redeem {read_marker}` — sender = the blobber
+ * - `challenge_response {challenge_id, validation_tickets}` — sender = the challenged blobber (`challenges.ts`,
+ *   which also generates and closes challenges in the `afterBlock` hook)
  */
 
 import { CodedError } from "../../core/errors.js";
@@ -26,6 +28,7 @@ import type { SmartContract } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { cancelAllocation, finalizeAllocation, newAllocationRequest, updateAllocationRequest } from "./allocation.js";
 import { addBlobber, addValidator, blobberHealthCheck, updateBlobberSettings } from "./blobbers.js";
+import { CHALLENGE_REST_POINTS, challengeResponse, challengeRest, challengesAfterBlock, effectiveConfig } from "./challenges.js";
 import { DEFAULT_STORAGE_CONFIG, type StorageConfig } from "./config.js";
 import { commitConnection, readRedeem } from "./markers.js";
 import { newReadPool, readPoolLock, readPoolUnlock, writePoolLock, writePoolUnlock } from "./pools.js";
@@ -35,6 +38,7 @@ import { STORAGE_ADDRESS } from "./state.js";
 
 export { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../storage/pricing.js";
 export { blobberSize, minLockDemand } from "./allocation.js";
+export { type StorageChallenge, storageGenesis } from "./challenges.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
 export { readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
@@ -63,6 +67,7 @@ const FUNCTIONS: Record<StorageScFunction, Fn> = {
   write_pool_unlock: (ctx, _c, input) => writePoolUnlock(ctx, input),
   commit_connection: commitConnection,
   read_redeem: readRedeem,
+  challenge_response: challengeResponse,
 };
 
 /** The names of the storage contract's functions. */
@@ -73,7 +78,7 @@ export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CO
   return {
     address: STORAGE_ADDRESS,
     name: "storage",
-    restPoints: STORAGE_REST_POINTS,
+    restPoints: [...STORAGE_REST_POINTS, ...CHALLENGE_REST_POINTS],
     execute(ctx, fn, input) {
       const f = Object.hasOwn(FUNCTIONS, fn) ? FUNCTIONS[fn as StorageScFunction] : undefined;
       if (!f)
@@ -81,10 +86,15 @@ export function createStorageContract(config: StorageConfig = DEFAULT_STORAGE_CO
           { code: "failed execution", op: "storage" },
           `no function with that name ("${fn.slice(0, 40)}"; the storage contract has ${STORAGE_FUNCTIONS.join(", ")})`,
         );
-      return f(ctx, config, input);
+      return f(ctx, effectiveConfig(ctx.state, config), input);
+    },
+    afterBlock(ctx) {
+      challengesAfterBlock(ctx, effectiveConfig(ctx.state, config));
     },
     rest(state, endpoint, params, nowSec) {
-      return storageRest(state, config, endpoint.replace(/^\/+/, ""), params, nowSec);
+      const name = endpoint.replace(/^\/+/, "");
+      if ((CHALLENGE_REST_POINTS as readonly string[]).includes(name)) return challengeRest(state, name, params);
+      return storageRest(state, effectiveConfig(state, config), name, params, nowSec);
     },
   };
 }

@@ -34,6 +34,7 @@ import {
 import { readCost, writeCost } from "../../storage/pricing.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
+import { noteStored } from "./challenges.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import { returnToPools, takeFromPools } from "./pools.js";
@@ -151,6 +152,7 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     moved = -back;
   }
   d.used += wm.size;
+  noteStored(ctx.state, a.id, d.blobber_id, d.used);
   d.allocation_root = wm.allocation_root;
   d.last_write_marker = wm;
   a.used_size += wm.size;

@@ -138,6 +138,10 @@ export interface BlobberAllocation {
   challenge_pool_integral_value: bigint;
   /** Bytes of redeemed write markers nothing was paid for (write pool short, or beyond `size`); absent = 0. */
   unpaid_size?: bigint;
+  /** This blobber's challenge counts in the allocation (absent until its first challenge). */
+  stats?: AllocationStats;
+  /** Unix seconds the challenge pool has paid (or returned) this blobber's share up to (absent: the start). */
+  last_challenge_at?: number;
 }
 
 export interface PriceRange {
@@ -150,10 +154,11 @@ export interface AllocationStats {
   num_of_writes: number;
   num_of_reads: number;
   total_challenges: number;
-  open_challenges: number;
-  successful_challenges: number;
-  failed_challenges: number;
-  last_challenge_txn: string;
+  num_open_challenges: number;
+  num_success_challenges: number;
+  num_failed_challenges: number;
+  /** Id of the challenge closed last. */
+  latest_closed_challenge: string;
 }
 
 /** An allocation (reference `StorageAllocation`). */
@@ -274,9 +279,14 @@ const NUMBER_KEYS = new Set([
   "num_of_writes",
   "num_of_reads",
   "total_challenges",
-  "open_challenges",
-  "successful_challenges",
-  "failed_challenges",
+  "num_open_challenges",
+  "num_success_challenges",
+  "num_failed_challenges",
+  "last_challenge_at",
+  "created",
+  "deadline",
+  "closed_at",
+  "last_time",
   "expire_at",
   "expiration",
   "counter",

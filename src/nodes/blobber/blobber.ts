@@ -50,6 +50,8 @@ export interface BlobberOptions {
   shards: ShardStore;
   clock: Clock;
   chain: ProviderChain;
+  /** Outgoing HTTP to other providers (the challenge loop asks validators for tickets); absent: no challenge loop. */
+  transport?: sdk.Transport;
   logger?: Logger;
   /** Route groups to mount (default {@link BLOBBER_ROUTES}). */
   routes?: RouteRegistrar[];
@@ -127,6 +129,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
     clock,
     logger,
     chain,
+    ...(opts.transport ? { transport: opts.transport } : {}),
     wallet,
     sendTxn,
   };

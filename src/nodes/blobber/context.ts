@@ -61,6 +61,8 @@ export interface BlobberContext {
   clock: Clock;
   logger: Logger;
   chain: ProviderChain;
+  /** Outgoing HTTP to other providers (validators), when the blobber has one. */
+  transport?: sdk.Transport;
   /** The blobber's wallet (signs its transactions: `commit_connection`, `read_redeem`, …). */
   wallet: WalletFile;
   /** Send a storage smart-contract call from the blobber's wallet, recorded in the dashboard's activity. */

@@ -2,7 +2,9 @@
  * Prometheus `/metrics` of a blobber (prom-client, one registry per blobber so several can share a process).
  * Gauges read the blobber's state when scraped.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { ChallengeHistory } from "./challenges/loop.js";
 import type { Blobber } from "./context.js";
 
 /** The registry and the counters the pages bump. */
@@ -51,6 +53,15 @@ export function blobberMetrics(b: Blobber, processMetrics: boolean): BlobberMetr
         this.set({ name, result: "ok" }, c.ok);
         this.set({ name, result: "failed" }, c.failed);
       }
+    },
+  });
+  new Gauge({
+    name: "blobber_challenges",
+    help: "Challenges of this blobber kept in its history (the latest 200), by status: open, passed, failed",
+    labelNames: ["status"],
+    registers: [registry],
+    collect() {
+      for (const [status, n] of Object.entries(new ChallengeHistory(b.ctx.kv).counts())) this.set({ status }, n);
     },
   });
   const httpRequests = new Counter({

@@ -12,6 +12,8 @@ import type { NodeErrorCode } from "../errors.js";
 import { type NodeApp, requireHash, sendJson, serve } from "../http.js";
 import { badge, card, esc, formatBytes, formatNs, formatTime, formatZcn, page, table } from "../provider/pages.js";
 import type { CachedAllocation } from "./allocations.js";
+import { ChallengeHistory } from "./challenges/loop.js";
+import { challengeSection } from "./challenges/page.js";
 import type { Blobber } from "./context.js";
 import type { BlobberMetrics } from "./metrics.js";
 
@@ -38,6 +40,7 @@ export async function blobberStats(b: Blobber): Promise<Record<string, unknown>>
   const used = b.ctx.usage.total();
   const writes = b.txns.sent.get("commit_connection") ?? { ok: 0, failed: 0 };
   const reads = b.txns.sent.get("read_redeem") ?? { ok: 0, failed: 0 };
+  const ch = new ChallengeHistory(b.ctx.kv).counts();
   return {
     id: b.id,
     url: b.url,
@@ -58,11 +61,11 @@ export async function blobberStats(b: Blobber): Promise<Record<string, unknown>>
     num_of_block_writes: 0,
     num_of_writes: writes.ok,
     num_of_reads: reads.ok,
-    total_challenges: 0,
-    num_open_challenges: 0,
-    num_success_challenges: 0,
-    num_failed_challenges: 0,
-    num_redeemed_challenges: 0,
+    total_challenges: ch.open + ch.passed + ch.failed,
+    num_open_challenges: ch.open,
+    num_success_challenges: ch.passed,
+    num_failed_challenges: ch.failed,
+    num_redeemed_challenges: ch.passed + ch.failed,
     read_markers: { pending: { size: 0, count: 0 }, redeemed: { size: 0, count: reads.ok } },
     write_markers: {
       accepted: { size: 0, count: 0 },
@@ -154,6 +157,7 @@ function dashboard(b: Blobber): string {
 </dl>`;
   const body = `<div class="cards">${cards}</div>
 <section><h2>Allocations</h2>${table(["Allocation", "Owner", "Size here", "Used", "Shards", "Expires", "State"], allocRows, "No allocations yet.", "allocations")}</section>
+${challengeSection(b.ctx.kv)}
 <section><h2>Recent chain activity</h2>${table(["Time", "Function", "Result", "Transaction", "Detail"], actRows, "No transactions sent yet.", "activity")}</section>
 <section><h2>Terms and stake settings</h2>${settings}</section>`;
   return page(

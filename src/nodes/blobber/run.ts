@@ -39,6 +39,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     shards,
     clock: new SystemClock(),
     chain,
+    transport,
     logger,
     intervals: intervalsFor(flags.deploymentMode),
     deploymentMode: flags.deploymentMode,

@@ -16,9 +16,19 @@
  *     publish_rounds: 50
  *     wait_rounds: 50
  *     health_check_timeout: 600   # seconds of silence after which a node outside the magic block is offline
+ *   storagesc:                # proofs of storage (reference names; every key optional)
+ *     challenge_enabled: true
+ *     challenge_rate_per_mb_min: 1      # expected challenges per MiB stored per minute
+ *     max_challenges_per_generation: 100
+ *     validators_per_challenge: 2
+ *     num_validators_rewarded: 10
+ *     validator_reward: 0.025           # share of a challenge's value paid to its validators
+ *     blobber_slash: 0.1                # share of the blobber's stake for the allocation slashed on a failure
+ *     failed_challenges_to_cancel: 20
  * ```
  */
 import type { MinerScConfig } from "../../contracts/index.js";
+import type { StorageConfig } from "../../contracts/storage/index.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
 import { readConfigText } from "./files.js";
 
@@ -56,4 +66,37 @@ export function parseScConfig(text: string, file: string): Partial<MinerScConfig
 /** Load sc.yaml. */
 export function loadScConfig(file: string): Partial<MinerScConfig> {
   return parseScConfig(readConfigText(file, "smart contract config"), file);
+}
+
+/** The storage contract's genesis settings sc.yaml may set (`smart_contracts.storagesc`). */
+export type StorageScSettings = Partial<
+  Pick<
+    StorageConfig,
+    | "challenge_enabled"
+    | "challenge_rate_per_mb_min"
+    | "max_challenges_per_generation"
+    | "validators_per_challenge"
+    | "num_validators_rewarded"
+    | "validator_reward"
+    | "blobber_slash"
+    | "failed_challenges_to_cancel"
+  >
+>;
+
+/** Parse the `smart_contracts.storagesc` settings of sc.yaml text. */
+export function parseStorageScConfig(text: string, file: string): StorageScSettings {
+  const s = new FieldReader(file, parseYaml(text, file)).sub("smart_contracts").sub("storagesc");
+  const out: StorageScSettings = {};
+  if (s.has("challenge_enabled")) out.challenge_enabled = s.bool("challenge_enabled");
+  if (s.has("challenge_rate_per_mb_min")) out.challenge_rate_per_mb_min = s.num("challenge_rate_per_mb_min", { min: 0 });
+  for (const f of ["max_challenges_per_generation", "num_validators_rewarded", "failed_challenges_to_cancel"] as const)
+    if (s.has(f)) out[f] = s.int(f, { min: 0 });
+  if (s.has("validators_per_challenge")) out.validators_per_challenge = s.int("validators_per_challenge", { min: 1 });
+  for (const f of ["validator_reward", "blobber_slash"] as const) if (s.has(f)) out[f] = s.num(f, { min: 0, max: 1 });
+  return out;
+}
+
+/** Load the storage settings of sc.yaml. */
+export function loadStorageScConfig(file: string): StorageScSettings {
+  return parseStorageScConfig(readConfigText(file, "smart contract config"), file);
 }

@@ -2,23 +2,24 @@
  * The validator: the blobber's paired node that verifies challenge responses. {@link createValidator} is the
  * one factory for the process and the in-process network. It registers its wallet and sends `add_validator`
  * (reference `StorageNode` shape: id, url, stake_pool_settings) until that succeeds, and serves `/` (status
- * page), `/metrics`, `/_diagnostics/json`, and the challenge route `POST /v1/storage/challenge/new`, which
- * answers a coded 501 until challenge verification lands.
+ * page, with the tickets it signed), `/metrics`, `/_diagnostics/json`, and the challenge route
+ * `POST /v1/storage/challenge/new`: a blobber's proof checked against the chain's record, answered with a signed
+ * ticket (`challenge.ts`).
  */
 
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
-import { CodedError, errorMessage } from "../../core/errors.js";
+import { errorMessage } from "../../core/errors.js";
 import { ValidatorRoutes } from "../../storage/api.js";
 import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
-import type { NodeErrorCode } from "../errors.js";
-import { createServer, errorBody, type NodeApp, sendJson, serve } from "../http.js";
+import { createServer, type NodeApp, sendJson, serve } from "../http.js";
 import type { KV } from "../kv.js";
 import { type Logger, silentLogger } from "../logger.js";
 import { Loop } from "../loop.js";
 import { ActivityLog, type ProviderChain, sendStorageTxn, type TxnCounters, walletFromKeys } from "../provider/chain.js";
 import { badge, esc, formatTime, formatZcn, page, table } from "../provider/pages.js";
+import { challengeVerifier } from "./challenge.js";
 
 export interface ValidatorOptions {
   config: ValidatorConfig;
@@ -119,10 +120,20 @@ export function createValidator(opts: ValidatorOptions): Validator {
       this.set(status.registered ? 1 : 0);
     },
   });
+  const verifier = challengeVerifier({ id, keys: opts.keys, chain, kv, clock });
   const challenges = new Counter({
     name: "validator_challenge_requests_total",
-    help: "Challenge verification requests received (answered 501 until verification is implemented)",
+    help: "Challenge verification requests received",
     registers: [registry],
+  });
+  new Gauge({
+    name: "validator_tickets_total",
+    help: "Validation tickets signed since start, by result (passed, failed) and requests refused without one",
+    labelNames: ["result"],
+    registers: [registry],
+    collect() {
+      for (const [k, v] of Object.entries(verifier.counts)) this.set({ result: k }, v);
+    },
   });
 
   const app = createServer({ node: `validator ${id.slice(0, 8)}`, logger });
@@ -165,6 +176,20 @@ ${status.lastRegisterError ? `<dt>Last error</dt><dd>${esc(status.lastRegisterEr
 <dt>Delegate wallet</dt><dd class="mono">${esc(config.delegate_wallet || id)}</dd>
 <dt>Stake bounds</dt><dd>${esc(formatZcn(config.min_stake))} – ${esc(formatZcn(config.max_stake))}, ${config.num_delegates} delegates, service charge ${Math.round(config.service_charge * 100)} %</dd>
 <dt>Block worker</dt><dd class="mono">${esc(config.block_worker)}</dd></dl></section>
+<section><h2>Tickets signed</h2><p>${verifier.counts.passed} passed, ${verifier.counts.failed} failed, ${verifier.counts.refused} requests refused since start.</p>${table(
+        ["Time", "Challenge", "Blobber", "Result", "Message"],
+        verifier
+          .tickets()
+          .slice(0, 20)
+          .map((t) => [
+            `<td class="nw">${esc(formatTime(t.timestamp * 1000))}</td>`,
+            `<td class="mono">${esc(t.challenge_id.slice(0, 16))}</td>`,
+            `<td class="mono">${esc(t.blobber_id.slice(0, 16))}</td>`,
+            `<td data-testid="ticket-result">${t.result ? badge("ok", "passed") : badge("bad", "failed")}</td>`,
+            `<td>${esc(t.message.slice(0, 140))}</td>`,
+          ]),
+        "No challenge verified yet.",
+      )}</section>
 <section><h2>Recent chain activity</h2>${table(["Time", "Function", "Result", "Detail"], rows, "No transactions sent yet.")}</section>`,
     );
   });
@@ -173,13 +198,9 @@ ${status.lastRegisterError ? `<dt>Last error</dt><dd>${esc(status.lastRegisterEr
     reply.header("content-type", registry.contentType);
     return registry.metrics();
   });
-  app.post(ValidatorRoutes.challenge.path, async (_req, reply) => {
+  serve(app, ValidatorRoutes.challenge, async (req, reply) => {
     challenges.inc();
-    const err = new CodedError<NodeErrorCode>(
-      { code: "not_implemented", op: "verify challenge" },
-      "challenge verification is not implemented by this validator yet",
-    );
-    return reply.code(501).send(errorBody(err.code, err.message));
+    return sendJson(reply, await verifier.verify(req.body));
   });
 
   return {

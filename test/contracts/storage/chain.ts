@@ -126,20 +126,38 @@ export class Chain {
       transaction_type: 1000,
     };
     const t = { ...txn, hash: transactionHash(txn) };
+    const r = this.run(name, [t], at);
+    const res = r.results[0];
+    assert.ok(res);
+    this.lastHash = t.hash;
+    return [res.status, res.output];
+  }
+
+  /** Run the storage contract's block hooks too (challenge generation and closing). */
+  hooks = false;
+
+  /** An empty block at `at` (drives the block hooks); returns the hook failures. */
+  tick(at = this.now): string[] {
+    return this.run("block", [], at).hookFailures;
+  }
+
+  /** Execute one block and check the accounting. */
+  private run(name: string, txns: Transaction[], at: number) {
     const before = this.view();
     const wBefore = walletsTotal(before);
     const pBefore = poolsTotal(before);
     const supplyBefore = before.totalSupply();
-    const r = applyBlockTransactions(this.root, this.db, [t], {
+    const r = applyBlockTransactions(this.root, this.db, txns, {
       round: this.round++,
       minerId: sha3("miner"),
       seed: this.seed,
+      prevHash: sha3(`block ${this.round}`),
+      time: at,
       contracts: (a) => (a === SA ? this.sc : contractAt(a)),
+      ...(this.hooks ? { hooks: [this.sc] } : {}),
     });
     this.db.putAll(r.newNodes);
     this.root = r.root;
-    const res = r.results[0];
-    assert.ok(res);
     const after = this.view();
     const minted = after.totalSupply() - supplyBefore;
     this.minted += minted;
@@ -150,8 +168,7 @@ export class Chain {
       wBefore + pBefore + minted,
       `${name}: wallets + pools change only by the minted ${minted}`,
     );
-    this.lastHash = t.hash;
-    return [res.status, res.output];
+    return r;
   }
 
   lastHash = "";

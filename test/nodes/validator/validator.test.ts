@@ -1,5 +1,6 @@
 // The validator against a scripted chain: add_validator (reference shape) retried until it succeeds, its status
-// page and metrics, and the challenge route's coded 501 until verification lands.
+// page and metrics, and the challenge route's refusal of a body that is not a proof (verification of real proofs:
+// test/localnet/challenges.test.ts).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../../src/core/schemes.js";
@@ -11,7 +12,7 @@ import { FakeChain } from "../blobber/fakes.js";
 import { until } from "../blobber/helpers.js";
 
 describe("validator", () => {
-  it("registers with add_validator, retrying until it succeeds; serves /, /metrics and a 501 challenge stub", async () => {
+  it("registers with add_validator, retrying until it succeeds; serves /, /metrics and the challenge route", async () => {
     await initCrypto();
     const kp = getScheme("bls0chain").generateKeys();
     const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 30 });
@@ -52,11 +53,12 @@ describe("validator", () => {
     const metrics = await v.app.inject({ method: "GET", url: "/metrics" });
     assert.match(metrics.body, /^validator_registered\{validator_id="[0-9a-f]{64}"\} 1$/m);
     const ch = await v.app.inject({ method: "POST", url: "/v1/storage/challenge/new", payload: {} });
-    assert.equal(ch.statusCode, 501);
-    assert.deepEqual(JSON.parse(ch.body), {
-      code: "not_implemented",
-      error: "not_implemented: challenge verification is not implemented by this validator yet",
-    });
+    assert.equal(ch.statusCode, 400);
+    assert.equal(JSON.parse(ch.body).code, "invalid_request");
+    assert.match(
+      (await v.app.inject({ method: "GET", url: "/metrics" })).body,
+      /validator_tickets_total\{result="refused",validator_id="[0-9a-f]{64}"\} 1/,
+    );
     await v.stop();
   });
 });

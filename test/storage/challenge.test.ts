@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { describe, it } from "node:test";
+import { ed25519 } from "../../src/core/ed25519.js";
+import { sha3 } from "../../src/core/hash.js";
+import { clientIdOf } from "../../src/core/schemes.js";
+import {
+  type ChainRecord,
+  type ChallengeInfo,
+  type ChallengeProof,
+  challengedBlock,
+  signTicket,
+  verifyChallengeProof,
+  verifyTicket,
+  walkTree,
+} from "../../src/storage/challenge.js";
+import { shardSize } from "../../src/storage/layout.js";
+import { signWriteMarker } from "../../src/storage/markers.js";
+import { BLOCK_SIZE, leafProof, leavesOf, merkleRoot } from "../../src/storage/merkle.js";
+import { allocationRoot, applyChanges, type Change, type FileMeta, type Listings } from "../../src/storage/reftree.js";
+
+const ALLOC = sha3("alloc");
+const BLOBBER = sha3("blobber");
+const INDEX = 1;
+const keys = ed25519.generateKeys();
+const owner = {
+  clientId: clientIdOf(keys.publicKey),
+  publicKey: keys.publicKey,
+  sign: (h: string) => ed25519.sign(keys.privateKey, h),
+};
+
+/** An allocation on one blobber (index 1 of 2+1): the tree, this blobber's shards, the redeemed marker. */
+function allocation(files: Record<string, number>, ts = 1_700_000_000) {
+  const shards = new Map<string, Uint8Array>();
+  const changes: Change[] = [];
+  for (const [path, size] of Object.entries(files)) {
+    const ss = shardSize(size, 2);
+    const shard = new Uint8Array(randomBytes(ss));
+    shards.set(path, shard);
+    const roots = [sha3(`${path}0`), merkleRoot(leavesOf(shard)), sha3(`${path}2`)];
+    const file: FileMeta = { size, actual_hash: sha3(path), mimetype: "x", shard_size: ss, shard_roots: roots, data_shards: 2 };
+    changes.push({ op: "upload", path, file });
+  }
+  const r = applyChanges(new Map(), changes);
+  const listings: Listings = r.listings;
+  const root = allocationRoot(r.contentRoot, ts);
+  const wm = signWriteMarker(owner, {
+    allocation_root: root,
+    prev_allocation_root: "",
+    allocation_id: ALLOC,
+    blobber_id: BLOBBER,
+    size: r.sizeDelta,
+    timestamp: ts,
+  });
+  const files2 = new Map(changes.map((c) => [c.path, (c as { file: FileMeta }).file]));
+  const chain: ChainRecord = {
+    owner_id: owner.clientId,
+    owner_public_key: owner.publicKey,
+    blobber_index: INDEX,
+    allocation_root: root,
+  };
+  return { listings, shards, files: files2, wm, chain };
+}
+
+type Alloc = ReturnType<typeof allocation>;
+
+function prove(a: Alloc, ch: ChallengeInfo): ChallengeProof {
+  const w = walkTree(ch.seed, (d) => a.listings.get(d)?.children);
+  const proof: ChallengeProof = {
+    challenge_id: ch.id,
+    write_marker: a.wm,
+    listings: w.listings,
+    path: w.path,
+    block_index: 0,
+    block: "",
+    merkle_path: [],
+  };
+  if (!w.path) return proof;
+  const file = a.files.get(w.path) as FileMeta;
+  const shard = a.shards.get(w.path) as Uint8Array;
+  proof.file = file;
+  const idx = challengedBlock(w.rng, file.shard_size);
+  if (idx === undefined) return proof;
+  proof.block_index = idx;
+  proof.block = Buffer.from(shard.subarray(idx * BLOCK_SIZE, (idx + 1) * BLOCK_SIZE)).toString("base64");
+  proof.merkle_path = leafProof(leavesOf(shard), idx).map((h) => Buffer.from(h).toString("hex"));
+  return proof;
+}
+
+const challenge = (n: number): ChallengeInfo => ({
+  id: sha3(`c${n}`),
+  seed: String(1000 + n * 7919),
+  allocation_id: ALLOC,
+  blobber_id: BLOBBER,
+});
+
+describe("challenge proofs", () => {
+  for (const [name, size] of [
+    ["1 byte", 1],
+    ["exactly one block per shard", 2 * BLOCK_SIZE],
+    ["one block + 1", 2 * BLOCK_SIZE + 1],
+    ["many chunks (5 MiB + 3)", 5 * 1024 * 1024 + 3],
+    ["empty file", 0],
+  ] as const) {
+    it(`a file of ${name} verifies for every seed`, () => {
+      const a = allocation({ "/f": size });
+      const seen = new Set<number>();
+      for (let n = 0; n < 12; n++) {
+        const ch = challenge(n);
+        const p = prove(a, ch);
+        seen.add(p.block_index);
+        assert.deepEqual(verifyChallengeProof(ch, a.chain, p), { ok: true }, `seed ${ch.seed}`);
+      }
+      if (size > 4 * BLOCK_SIZE) assert.ok(seen.size > 1, "several blocks of a many-block shard are challenged");
+    });
+  }
+
+  it("a tree of files and directories: the walk reaches files at every depth and each verifies", () => {
+    const a = allocation({ "/a": 10, "/d/b": 70_000, "/d/e/c": 300_000, "/d/e/g": 1 });
+    const reached = new Set<string>();
+    for (let n = 0; n < 40; n++) {
+      const ch = challenge(n);
+      const p = prove(a, ch);
+      reached.add(p.path);
+      assert.deepEqual(verifyChallengeProof(ch, a.chain, p), { ok: true });
+    }
+    assert.deepEqual([...reached].sort(), ["/a", "/d/b", "/d/e/c", "/d/e/g"]);
+  });
+
+  describe("forgeries fail", () => {
+    const a = allocation({ "/x": 3 * BLOCK_SIZE * 2 + 5, "/y": 300_000 });
+    const ch = challenge(3);
+    const good = prove(a, ch);
+    const bad = (p: ChallengeProof, re: RegExp, c = a.chain) => {
+      const v = verifyChallengeProof(ch, c, p);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    };
+    it("the honest proof passes", () => assert.deepEqual(verifyChallengeProof(ch, a.chain, good), { ok: true }));
+    it("a flipped bit in the block", () => {
+      const b = Buffer.from(good.block, "base64");
+      b[b.length >> 1] = (b[b.length >> 1] as number) ^ 1;
+      bad({ ...good, block: b.toString("base64") }, /does not verify/);
+    });
+    it("a lost block (zeros, or nothing)", () => {
+      bad({ ...good, block: Buffer.alloc(Buffer.from(good.block, "base64").length).toString("base64") }, /does not verify/);
+      bad({ ...good, block: "" }, /bytes/);
+    });
+    it("another block of the same shard", () => {
+      const other = prove(a, challenge(4));
+      bad(
+        { ...good, block: other.block, merkle_path: other.merkle_path, block_index: other.block_index },
+        /block|path|challenged/,
+      );
+    });
+    it("another file's proof", () => {
+      const other = [...Array(30).keys()]
+        .map((n) => prove(a, challenge(100 + n)))
+        .find((p) => p.path !== good.path) as ChallengeProof;
+      bad({ ...other, challenge_id: ch.id }, /challenged file|block/);
+    });
+    it("a proof for another challenge", () => bad({ ...good, challenge_id: sha3("other") }, /challenge/));
+    it("an old marker (the chain redeemed a newer root)", () => {
+      const newer = { ...a.chain, allocation_root: sha3("newer") };
+      bad(good, /latest redeemed/, newer);
+    });
+    it("a marker signed by someone else", () => {
+      const k = ed25519.generateKeys();
+      const wm = { ...good.write_marker, signature: ed25519.sign(k.privateKey, sha3("x")) };
+      bad({ ...good, write_marker: wm }, /signed/);
+    });
+    it("a tampered listing", () => {
+      const l0 = { ...good.listings[0] };
+      const first = Object.keys(l0)[0] as string;
+      l0[first] = { ...(l0[first] as { type: "f"; hash: string; size: number }), hash: sha3("z") };
+      bad({ ...good, listings: [l0, ...good.listings.slice(1)] }, /root listing/);
+    });
+    it("tampered file metadata", () => bad({ ...good, file: { ...(good.file as FileMeta), shard_size: 1 } }, /metadata/));
+    it("garbage", () => {
+      bad({} as ChallengeProof, /challenge/);
+      bad({ ...good, listings: "x" } as unknown as ChallengeProof, /listings/);
+    });
+  });
+
+  it("tickets: signed by the validator's key, verified, and forgeries refused", () => {
+    const v = ed25519.generateKeys();
+    const t = signTicket(
+      {
+        challenge_id: sha3("c"),
+        blobber_id: BLOBBER,
+        validator_id: clientIdOf(v.publicKey),
+        validator_key: v.publicKey,
+        result: true,
+        message: "",
+        timestamp: 5,
+      },
+      v.privateKey,
+    );
+    assert.ok(verifyTicket(t));
+    assert.equal(verifyTicket({ ...t, result: false }), false);
+    assert.equal(verifyTicket({ ...t, blobber_id: sha3("b") }), false);
+  });
+});
