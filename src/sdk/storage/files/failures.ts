@@ -59,10 +59,10 @@ export function firstError(failed: Map<number, string>, op: string, need: number
 }
 
 /** A blobber's refusal passed on as the failure of `op`: its code, node and remote body kept, the refusal as cause. */
-export function refused(r: CodedError<StorageErrorCode>, op: string, message = r.message): CodedError<SdkErrorCode> {
+export function refused(r: CodedError<StorageErrorCode>, op: string): CodedError<SdkErrorCode> {
   return new CodedError<SdkErrorCode>(
     { code: r.code, op, ...(r.node ? { node: r.node } : {}), ...(r.remote ? { remote: r.remote } : {}) },
-    message,
+    r.message,
     { cause: r },
   );
 }
