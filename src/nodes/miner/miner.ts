@@ -24,7 +24,7 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
-import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { blockHasTxn, executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
@@ -260,7 +260,7 @@ export class MinerNode {
     const lfb = this.engine?.latestFinalized();
     let b: Block | undefined = tip;
     while (b && lfb && b.round > lfb.round) {
-      if (b.transactions.some((t) => t.hash === hash)) return true;
+      if (blockHasTxn(b, hash)) return true;
       b = this.engine.getBlock(b.prev_hash);
     }
     return this.opts.store.txnBlock(hash) !== undefined;
@@ -398,13 +398,17 @@ export class MinerNode {
             }),
           );
           break;
-        case "broadcast":
-          for (const [id, url] of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg, id);
+        case "broadcast": {
+          // encoded once for every peer (a proposal carries its whole block)
+          const body = a.msg.type === "get_block" ? undefined : this.bodyOf(a.msg, undefined);
+          for (const [id, url] of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound()))
+            this.post(url, a.msg, body ?? this.bodyOf(a.msg, id));
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
+        }
         case "send": {
           const url = this.minerUrl(a.to);
-          if (url) this.post(url, a.msg, a.to);
+          if (url) this.post(url, a.msg, this.bodyOf(a.msg, a.to));
           break;
         }
         case "notarized":
@@ -494,9 +498,13 @@ export class MinerNode {
     for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.unpool(h);
   }
 
-  private post(baseUrl: string, msg: ConsensusMessage, to: string): void {
-    const auth = msg.type === "get_block" ? this.authFor(msg, to) : undefined;
-    const body = stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
+  /** The wire body of a message to `to` (a `get_block` is signed for its recipient; other messages are not). */
+  private bodyOf(msg: ConsensusMessage, to: string | undefined): string {
+    const auth = msg.type === "get_block" && to !== undefined ? this.authFor(msg, to) : undefined;
+    return stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
+  }
+
+  private post(baseUrl: string, msg: ConsensusMessage, body: string): void {
     this.opts.transport
       .request({
         method: ChainRoutes.consensus.method,

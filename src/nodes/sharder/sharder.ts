@@ -21,11 +21,12 @@ import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
-import { verifyBlockContent } from "../common/chainlogic.js";
+import { blockHasTxn, verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
+import { RecentBlocks } from "./proofs.js";
 
 /** A sharder further behind the notarized chain than this many rounds reports itself unhealthy. */
 export const BEHIND_LIMIT = 10;
@@ -73,8 +74,11 @@ export class SharderNode {
   /** Highest round of a block with a quorum of valid tickets this sharder has seen (pushed or fetched). */
   private highestSeen = 0;
   private queue: Promise<void> = Promise.resolve();
+  /** Recently finalized blocks with their Merkle proofs (confirmations, summaries). */
+  readonly recent: RecentBlocks;
 
   constructor(readonly opts: SharderOptions) {
+    this.recent = new RecentBlocks((h) => opts.store.getBlock(h));
     this.magicBlocks = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
     const lfbHash = opts.store.lfbHash();
     if (lfbHash === undefined) {
@@ -395,7 +399,7 @@ export class SharderNode {
   private onChain(txnHash: string, parent: Block): boolean {
     let b: Block | undefined = parent;
     while (b && b.hash !== this.lfb.hash && b.round > this.lfb.round) {
-      if (b.transactions.some((t) => t.hash === txnHash)) return true;
+      if (blockHasTxn(b, txnHash)) return true;
       b = this.tree.get(b.prev_hash);
     }
     return this.opts.store.txnBlock(txnHash) !== undefined;
@@ -463,6 +467,7 @@ export class SharderNode {
     for (let b: Block | undefined = best; b && b !== this.lfb; b = this.tree.get(b.prev_hash)) chain.unshift(b);
     if (chain[0]?.prev_hash !== this.lfb.hash) return;
     this.opts.store.finalize(chain);
+    for (const b of chain) this.recent.add(b);
     const now = this.opts.clock.now();
     for (const b of chain) this.stats.finalizeTimes.push(now - b.creation_date * 1000);
     if (this.stats.finalizeTimes.length > 1000) this.stats.finalizeTimes.splice(0, this.stats.finalizeTimes.length - 1000);
