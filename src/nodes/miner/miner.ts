@@ -93,6 +93,8 @@ export class MinerNode {
   constructor(readonly opts: MinerOptions) {
     const mbs = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
     this.magicBlocks = mbs;
+    // state nodes of the blocks built and checked go out with the vote or the finalized blocks (one commit)
+    opts.store.deferStateWrites();
     this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
     for (const mb of mbs.all()) {
       const share = opts.store.getMeta(`share:${mb.magic_block_number}`);

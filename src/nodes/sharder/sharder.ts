@@ -80,6 +80,8 @@ export class SharderNode {
   constructor(readonly opts: SharderOptions) {
     this.recent = new RecentBlocks((h) => opts.store.getBlock(h));
     this.magicBlocks = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
+    // state nodes of the blocks checked go out with the blocks when they are finalized (one commit)
+    opts.store.deferStateWrites();
     const lfbHash = opts.store.lfbHash();
     if (lfbHash === undefined) {
       opts.store.finalize([opts.genesis]);
