@@ -113,8 +113,16 @@ describe("voting", () => {
     const idle = fx.engine(me);
     idle.start(0);
     idle.now = 10;
-    idle.deliver(g0, fx.proposal(blockOf(true)));
+    const empty = blockOf(true);
+    idle.deliver(g0, fx.proposal(empty));
     assert.equal(idle.engine.nextDeadline(), 10 + WAIT, "an empty block paces an idle chain");
+
+    const busy = fx.engine(me);
+    busy.start(0);
+    busy.now = 10;
+    (busy.ledger as { work: boolean }).work = true; // transactions wait, or are in blocks not finalized yet
+    busy.deliver(g0, fx.proposal(empty));
+    assert.equal(busy.engine.nextDeadline(), 10, "an empty block with work pending is voted for at once");
   });
 
   test("votes at most once per round, even after a restart", () => {

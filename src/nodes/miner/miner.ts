@@ -120,7 +120,8 @@ export class MinerNode {
       opts.log("info", `this miner (${opts.selfId}) is in no known magic block yet: it follows the chain without voting`);
     const crypto = minerCrypto(opts, mbs, this.shares, (id) => minerKeyIn(this.magicBlocks, id));
     const logic: BlockLogic = {
-      hasWork: () => this.pool.size() > 0,
+      // transactions waiting, or in blocks not finalized yet: the rounds that finalize them do not idle either
+      hasWork: () => this.pool.size() > 0 || this.engine.unfinalizedBlocks().some((b) => b.transactions.length > 0),
       // indexed at once: a proposal or check later in the same engine step must see these transactions
       finalized: (blocks) => this.recordFinalized(blocks),
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
