@@ -15,14 +15,22 @@ import { createLocalnetLayout, portOffsets } from "../src/localnet/layout.js";
 import { findFreeBase } from "../src/localnet/ports.js";
 import { type RunningNode, shebangEnv, shebangFlags, startNode, stopNodes, waitReady } from "../src/localnet/processes.js";
 import * as sdk from "../src/sdk/index.js";
+import { type Procs, pct, type SustainedRow, sustained } from "./sustained.js";
 
 const WALLETS = Number(process.env.BENCH_WALLETS ?? 16);
 const PER_WALLET = Number(process.env.BENCH_TXNS ?? 12);
 const BURST = Number(process.env.BENCH_BURST ?? 20);
-
-function pct(sorted: number[], p: number): number {
-  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
-}
+/** Sustained load: offered rates (tx/s) per scheme, seconds each, wallets sending (round-robin). */
+const RATES = {
+  ed25519: (process.env.BENCH_RATES ?? "100,200,400,800").split(",").filter(Boolean).map(Number),
+  bls0chain: (process.env.BENCH_BLS_RATES ?? "50,100,150,200").split(",").filter(Boolean).map(Number),
+};
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const LOAD_WALLETS = Number(process.env.BENCH_LOAD_WALLETS ?? 64);
+/** One wallet, one transfer at a time: finality of a lone transaction. */
+const SINGLE = Number(process.env.BENCH_SINGLE ?? 20);
+/** BENCH_PROFILE=dir: the miners and sharders write V8 CPU profiles (--cpu-prof) there when they stop. */
+const PROFILE = process.env.BENCH_PROFILE;
 
 async function httpBaseline(): Promise<{ reqPerSec: number; meanMs: number }> {
   const app = Fastify();
@@ -52,6 +60,9 @@ async function httpBaseline(): Promise<{ reqPerSec: number; meanMs: number }> {
 }
 
 interface ChainResult {
+  /** One wallet, one transfer at a time. */
+  single: { txns: number; tps: number; p50: number; p99: number };
+  sustained: SustainedRow[];
   txns: number;
   tps: number;
   p50: number;
@@ -60,7 +71,12 @@ interface ChainResult {
   burst: { txns: number; tps: number; p50: number; p99: number; put_p50: number; put_max: number };
 }
 
-async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string): Promise<ChainResult> {
+async function chainRun(
+  schemeName: "ed25519" | "bls0chain",
+  blockWorker: string,
+  procs: Procs,
+  minerUrl: string,
+): Promise<ChainResult> {
   const scheme = getScheme(schemeName);
   const transport = new sdk.HttpTransport();
   const client = sdk.chainClientFor(
@@ -71,9 +87,10 @@ async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string
     // signature check each), so on a shared 2-core machine the last answers come after several seconds
     { pollMs: 100, submitTimeoutMs: 30_000 },
   );
-  const wallets: WalletFile[] = Array.from({ length: WALLETS }, () => createWallet(scheme));
+  const all: WalletFile[] = Array.from({ length: Math.max(WALLETS, LOAD_WALLETS) }, () => createWallet(scheme));
+  const wallets = all.slice(0, WALLETS);
   await Promise.all(
-    wallets.map(async (w) => {
+    all.map(async (w) => {
       await client.registerClient(w);
       await client.execute(w, {
         type: sdk.TxnType.smartContract,
@@ -82,6 +99,22 @@ async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string
       });
     }),
   );
+  const single: number[] = [];
+  const singleStart = performance.now();
+  for (let k = 0; k < SINGLE; k++) {
+    const s = performance.now();
+    await client.execute(all[0] as WalletFile, {
+      type: sdk.TxnType.send,
+      toClientId: (all[1] as WalletFile).client_id,
+      value: 1n,
+      data: `single ${k}`,
+    });
+    single.push(performance.now() - s);
+  }
+  const singleSecs = (performance.now() - singleStart) / 1000;
+  single.sort((a, b) => a - b);
+  console.log(`  one at a time: p50 ${pct(single, 50).toFixed(0)} ms, p99 ${pct(single, 99).toFixed(0)} ms`);
+
   const latencies: number[] = [];
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
@@ -123,8 +156,35 @@ async function chainRun(schemeName: "ed25519" | "bls0chain", blockWorker: string
   );
   burstLat.sort((a, b) => a - b);
   putLat.sort((a, b) => a - b);
+
+  // sustained open-loop load, each rate after the pools drained; confirmations give up after 20 s
+  const loadClient = sdk.chainClientFor(
+    { config: { block_worker: blockWorker, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
+    scheme,
+    transport,
+    { pollMs: 200, submitTimeoutMs: 10_000, confirmTimeoutMs: 20_000 },
+  );
+  const counts = async (): Promise<{ round: number; txns: number }> => {
+    const r = await transport.request({ method: "GET", url: `${minerUrl}/v1/chain/get/stats` });
+    const j = JSON.parse(r.text()) as { latest_finalized_round: number; total_txns: number };
+    return { round: j.latest_finalized_round, txns: j.total_txns };
+  };
+  const rows: SustainedRow[] = [];
+  for (const rate of RATES[schemeName]) {
+    await new Promise((r) => setTimeout(r, 2000));
+    const row = await sustained(loadClient, all, rate, LOAD_SECONDS, procs, counts);
+    rows.push(row);
+    const cpu = Object.entries(row.cpu)
+      .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+      .join(", ");
+    console.log(
+      `  sustained ${rate} tx/s × ${LOAD_SECONDS} s: finalized ${row.finalized}/${row.sent} at ${row.finalized_tps.toFixed(1)} tx/s, p50 ${row.p50.toFixed(0)} p95 ${row.p95.toFixed(0)} p99 ${row.p99.toFixed(0)} ms, rejected ${row.rejected}, timed out ${row.timed_out} ${JSON.stringify(row.errors)}; ${row.rounds} rounds, ${row.txns_per_block.toFixed(1)} txns/block; CPU ms per transfer: nodes ${row.cpu_ms_per_txn.nodes.toFixed(2)}, client ${row.cpu_ms_per_txn.client.toFixed(2)}; CPU (cores): ${cpu}`,
+    );
+  }
   await transport.close();
   return {
+    single: { txns: single.length, tps: single.length / singleSecs, p50: pct(single, 50), p99: pct(single, 99) },
+    sustained: rows,
     txns,
     tps: txns / ((last - first) / 1000),
     p50: pct(latencies, 50),
@@ -156,18 +216,25 @@ async function main(): Promise<void> {
     node: process.version,
     wallets: WALLETS,
     txns_per_wallet: PER_WALLET,
+    load_wallets: LOAD_WALLETS,
+    load_seconds: LOAD_SECONDS,
     baseline: base,
   };
   try {
     const bw = startNode(layout.blockworker, join(dir, "logs"));
     nodes.push(bw);
     await waitReady(bw, "/", 20_000);
-    for (const s of [...layout.sharders, ...layout.miners]) nodes.push(startNode(s, join(dir, "logs")));
+    for (const s of [...layout.sharders, ...layout.miners]) {
+      const flags = PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE}`, `--cpu-prof-name=${s.name}.cpuprofile`] : [];
+      nodes.push(startNode(s, join(dir, "logs"), flags));
+    }
     for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    const procs: Procs = nodes.map((n) => ({ name: n.spec.name, pid: n.child.pid as number }));
     const rows: string[][] = [];
-    for (const s of ["ed25519", "bls0chain"] as const) {
+    const schemes = (process.env.BENCH_SCHEMES ?? "ed25519,bls0chain").split(",") as ("ed25519" | "bls0chain")[];
+    for (const s of schemes) {
       console.log(`Chain transfers with ${s} wallets (${WALLETS} wallets × ${PER_WALLET} transfers)...`);
-      const r = await chainRun(s, `${layout.blockworker.url}/dns`);
+      const r = await chainRun(s, `${layout.blockworker.url}/dns`, procs, (layout.miners[0] as { url: string }).url);
       results[s] = r;
       const row = (label: string, x: { txns: number; tps: number; p50: number; p99: number }): string[] => [
         label,
@@ -178,7 +245,17 @@ async function main(): Promise<void> {
         x.p99.toFixed(0),
         (x.p50 / base.meanMs).toFixed(0),
       ];
-      rows.push(row(`${s} sequential`, r), row(`${s} burst`, r.burst));
+      rows.push(row(`${s} one at a time`, r.single), row(`${s} sequential`, r), row(`${s} burst`, r.burst));
+      for (const x of r.sustained)
+        rows.push([
+          `${s} sustained ${x.offered_tps}/s`,
+          `${x.finalized}/${x.sent}`,
+          x.finalized_tps.toFixed(1),
+          (x.finalized_tps / base.reqPerSec).toFixed(4),
+          x.p50.toFixed(0),
+          `${x.p99.toFixed(0)} (p95 ${x.p95.toFixed(0)})`,
+          (x.p50 / base.meanMs).toFixed(0),
+        ]);
       console.log(
         `  ${s} burst: transaction/put answered in p50 ${r.burst.put_p50.toFixed(0)} ms, max ${r.burst.put_max.toFixed(0)} ms`,
       );

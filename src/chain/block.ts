@@ -6,7 +6,7 @@
 
 import { sha3 } from "../core/hash.js";
 import { decodeBlock, encodeBlock } from "./codec/block.js";
-import { merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
+import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
 import { outputHash, transactionHash } from "./transaction.js";
 import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
 
@@ -88,6 +88,60 @@ export function confirmationOf(b: Block, hash: string): Confirmation | undefined
     receipt_merkle_tree_root: merkleRoot(receipts),
     receipt_merkle_tree_path: merklePath(receipts, i),
   };
+}
+
+/**
+ * A finalized block's summary and confirmations, its two Merkle trees hashed once (`blockSummary` and
+ * `confirmationOf` hash them on every call): what a sharder keeps for the blocks clients ask about. The block
+ * must not change afterwards (finalized blocks do not).
+ */
+export class BlockProofs {
+  private readonly txns: MerkleTree;
+  private readonly receipts: MerkleTree;
+  private readonly index = new Map<string, number>();
+  readonly summary: BlockSummary;
+
+  constructor(readonly block: Block) {
+    this.txns = new MerkleTree(block.transactions.map((t) => t.hash));
+    this.receipts = new MerkleTree(block.transactions.map(receiptHash));
+    for (const [i, t] of block.transactions.entries()) if (!this.index.has(t.hash)) this.index.set(t.hash, i);
+    this.summary = {
+      version: block.version,
+      creation_date: block.creation_date,
+      hash: block.hash,
+      miner_id: block.miner_id,
+      round: block.round,
+      round_random_seed: block.round_random_seed,
+      merkle_tree_root: this.txns.root(),
+      state_hash: block.state_hash,
+      receipt_merkle_tree_root: this.receipts.root(),
+      num_txns: block.transactions.length,
+    };
+  }
+
+  /** As {@link confirmationOf}. */
+  confirmation(hash: string): Confirmation | undefined {
+    const i = this.index.get(hash);
+    if (i === undefined) return undefined;
+    const b = this.block;
+    const txn = b.transactions[i] as Transaction;
+    return {
+      version: "1.0",
+      hash,
+      block_hash: b.hash,
+      previous_block_hash: b.prev_hash,
+      txn,
+      creation_date: b.creation_date,
+      miner_id: b.miner_id,
+      round: b.round,
+      transaction_status: txn.transaction_status ?? 1,
+      round_random_seed: b.round_random_seed,
+      merkle_tree_root: this.txns.root(),
+      merkle_tree_path: this.txns.path(i),
+      receipt_merkle_tree_root: this.receipts.root(),
+      receipt_merkle_tree_path: this.receipts.path(i),
+    };
+  }
 }
 
 /**

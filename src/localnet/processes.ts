@@ -69,12 +69,15 @@ export function nodeCommand(spec: NodeProcessSpec): string[] {
   return [bin, spec.role, "--config", spec.configFile];
 }
 
-/** Start one node process; stdout and stderr go to `<logDir>/<name>.log`. */
-export function startNode(spec: NodeProcessSpec, logDir: string): RunningNode {
+/**
+ * Start one node process; stdout and stderr go to `<logDir>/<name>.log`. `nodeFlags` go to node before the
+ * program (the bench's `--cpu-prof`, which NODE_OPTIONS does not allow).
+ */
+export function startNode(spec: NodeProcessSpec, logDir: string, nodeFlags: string[] = []): RunningNode {
   mkdirSync(logDir, { recursive: true });
   const logFile = join(logDir, `${spec.name}.log`);
   const fd = openSync(logFile, "a");
-  const child = spawn(process.execPath, nodeCommand(spec), {
+  const child = spawn(process.execPath, [...nodeFlags, ...nodeCommand(spec)], {
     env: { ...process.env, ...shebangEnv(programOf(spec)) },
     stdio: ["ignore", fd, fd],
     detached: false,

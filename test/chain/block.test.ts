@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, it } from "node:test";
 import {
+  BlockProofs,
   blockHashOf,
   blockSummary,
   checkConfirmation,
@@ -17,7 +18,7 @@ import {
 import { blockFromJson, decodeBlock } from "../../src/chain/codec/block.js";
 import { confirmationFromJson, confirmationToJson, decodeConfirmation } from "../../src/chain/codec/confirmation.js";
 import { stringifyExactJson } from "../../src/chain/codec/exact-json.js";
-import { merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
+import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
 import { outputHash, referenceTransactionHash, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { CodedError } from "../../src/core/errors.js";
@@ -210,5 +211,29 @@ describe("confirmations", () => {
       () => confirmationFromJson({ hash: "x" }),
       (e: unknown) => e instanceof CodedError && e.code === "invalid_confirmation" && /field "hash"/.test(e.message),
     );
+  });
+});
+
+describe("BlockProofs (a sharder's trees hashed once)", () => {
+  it("MerkleTree gives merkleRoot and merklePath for 0 to 17 leaves", () => {
+    for (let n = 0; n <= 17; n++) {
+      const leaves = Array.from({ length: n }, (_, i) => sha3(`leaf ${i}`));
+      const tree = new MerkleTree(leaves);
+      assert.equal(tree.root(), merkleRoot(leaves), `root of ${n}`);
+      for (let i = 0; i < n; i++) assert.deepEqual(tree.path(i), merklePath(leaves, i), `path ${i} of ${n}`);
+      assert.throws(() => tree.path(n), RangeError);
+    }
+  });
+  it("summary and confirmations equal blockSummary and confirmationOf, for every transaction and blocks of 0 and 1", () => {
+    for (const b of [block, makeBlock({ transactions: [] }), makeBlock({ transactions: txns.slice(0, 1) })]) {
+      const p = new BlockProofs(b);
+      assert.deepEqual(p.summary, blockSummary(b));
+      for (const t of b.transactions) {
+        const c = p.confirmation(t.hash);
+        assert.deepEqual(c, confirmationOf(b, t.hash));
+        assert.ok(c && verifyConfirmation(c, t.hash));
+      }
+      assert.equal(p.confirmation(sha3("absent")), undefined);
+    }
   });
 });

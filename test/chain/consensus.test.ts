@@ -90,6 +90,41 @@ describe("voting", () => {
     assert.deepEqual(out[persistAt], { kind: "persist", lastVotedRound: 1, lockedHeight: 0, lockedChain: [] });
   });
 
+  test("votes at once for the first-ranked generator's valid proposal with transactions; an empty one waits", () => {
+    const fx = new Fixture();
+    const [g0] = fx.generators(1) as [number, number];
+    const me = fx.nonGenerator(1);
+    const blockOf = (empty: boolean): Block => {
+      for (;;) {
+        const b = fx.block(1, fx.genesis, g0);
+        if ((b.transactions.length === 0) === empty) return b;
+      }
+    };
+    const d = fx.engine(me);
+    d.start(0);
+    d.now = 10;
+    const full = blockOf(false);
+    d.deliver(g0, fx.proposal(full));
+    assert.equal(d.engine.nextDeadline(), 10, "the vote is due now, not after the proposal wait");
+    const t = tickets(d.advance(10));
+    assert.equal(t.length, 1);
+    assert.equal(t[0]?.block_id, full.hash);
+
+    const idle = fx.engine(me);
+    idle.start(0);
+    idle.now = 10;
+    const empty = blockOf(true);
+    idle.deliver(g0, fx.proposal(empty));
+    assert.equal(idle.engine.nextDeadline(), 10 + WAIT, "an empty block paces an idle chain");
+
+    const busy = fx.engine(me);
+    busy.start(0);
+    busy.now = 10;
+    (busy.ledger as { work: boolean }).work = true; // transactions wait, or are in blocks not finalized yet
+    busy.deliver(g0, fx.proposal(empty));
+    assert.equal(busy.engine.nextDeadline(), 10, "an empty block with work pending is voted for at once");
+  });
+
   test("votes at most once per round, even after a restart", () => {
     const fx = new Fixture();
     const [g0, g1] = fx.generators(1) as [number, number];

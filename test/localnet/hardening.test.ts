@@ -11,7 +11,7 @@ import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/cor
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/clock.js";
-import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
+import { blockHasTxn, executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
 import { MAX_BLOCK_BYTES, MAX_PENDING_PER_CLIENT } from "../../src/nodes/common/pool.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
@@ -155,6 +155,33 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
       (e: unknown) => e instanceof sdk.CodedError && /invalid_signature/.test(e.message),
     );
     assert.doesNotThrow(() => verify(blockOf(store, parent, [signed]), parent, store));
+  });
+
+  it("1. a block repeating a transaction of its unfinalized parent is refused (looked up by the parent's hash set)", async () => {
+    const alice = await funded("ed25519");
+    const signed = clientFor("ed25519").buildTransaction(alice, {
+      type: sdk.TxnType.send,
+      toClientId: createWallet(getScheme("ed25519")).client_id,
+      value: 3n,
+    });
+    const store = sharder().opts.store;
+    const lfb = sharder().latestFinalized();
+    const b1 = blockOf(store, lfb, [signed]);
+    assert.doesNotThrow(() => verify(b1, lfb, store));
+    // what miners and sharders ask: the unfinalized ancestors (a set per block), then the finalized index
+    const seen = (h: string): boolean => blockHasTxn(b1, h) || store.txnBlock(h) !== undefined;
+    const b2 = blockOf(store, b1, [signed]);
+    assert.throws(
+      () =>
+        verifyBlockContent(b2, b1, {
+          chainId: sdk.DEFAULT_CHAIN_ID,
+          scheme: clientVerifier(getScheme("bls0chain")),
+          store,
+          seen,
+          maxTxns: 1000,
+        }),
+      (e: unknown) => e instanceof sdk.CodedError && /is already on the chain/.test(e.message),
+    );
   });
 
   it("2. a key registered only with the miners travels in the block: the sharder verifies it and keeps finalizing", async () => {

@@ -75,6 +75,30 @@ for (const [name, make] of stores) {
       }
     });
 
+    it("write-behind state nodes: readable at once, committed with the next vote or finalized blocks", async () => {
+      const { store, reopen } = make();
+      store.deferStateWrites();
+      const a = new Map([[sha3("node a"), "a"]]);
+      const b = new Map([[sha3("node b"), "b"]]);
+      store.putStateNodes(a);
+      assert.equal(store.nodeDb().get(sha3("node a")), "a", "readable before any commit");
+      assert.equal(store.kv.getString(`n:${sha3("node a")}`), undefined, "not committed on its own");
+      assert.equal(store.pendingStateNodes(), 1);
+      store.putMeta("vote", "{}");
+      assert.equal(store.kv.getString(`n:${sha3("node a")}`), "a", "committed with the vote");
+      store.putStateNodes(b);
+      const g = block(0, "");
+      store.finalize([g]);
+      assert.equal(store.pendingStateNodes(), 0);
+      if (reopen) {
+        await store.kv.close();
+        const again = reopen();
+        assert.equal(again.nodeDb().get(sha3("node a")), "a");
+        assert.equal(again.nodeDb().get(sha3("node b")), "b", "committed with the finalized block");
+        await again.kv.close();
+      }
+    });
+
     it("prunes old blocks, their transaction index and unreachable state; heights stay known", async () => {
       const { store } = make();
       // five states: account k<i> set in round i; each root shares the older accounts' nodes

@@ -192,14 +192,20 @@ export class Rounds {
     this.sync.receive(block, undefined);
   }
 
-  /** Arm the vote `proposalWaitMs` after the first valid candidate of the round. */
+  /**
+   * Arm the vote `proposalWaitMs` after the first valid candidate of the round, or at once when a valid
+   * candidate is the first-ranked generator's and there is work — it carries transactions, or the node's
+   * `hasWork` (transactions waiting, or not yet finalized) — : no other proposal can outrank it, and waiting
+   * would only idle while transactions wait. (On an idle chain the wait stays: it paces empty rounds.)
+   */
   armVote(): void {
-    if (this.voteAt !== undefined || this.round <= this.lastVoted || !this.ctx.setAt(this.round).self) return;
+    if (this.round <= this.lastVoted || !this.ctx.setAt(this.round).self) return;
     for (const c of this.candidates.values()) {
-      if (this.candidateValid(c)) {
-        this.voteAt = this.ctx.now + this.ctx.cfg.proposalWaitMs;
-        return;
-      }
+      const node = this.candidateValid(c);
+      if (!node) continue;
+      const now = c.rank === 0 && (node.block.transactions.length > 0 || (this.ctx.logic.hasWork?.() ?? false));
+      const at = now ? this.ctx.now : this.ctx.now + this.ctx.cfg.proposalWaitMs;
+      if (this.voteAt === undefined || at < this.voteAt) this.voteAt = at;
     }
   }
 

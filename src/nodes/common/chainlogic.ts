@@ -13,6 +13,19 @@ import { MAX_BLOCK_BYTES } from "./pool.js";
 
 export { type BlockHeader, txnKey } from "../../chain/validate.js";
 
+/** Transaction hashes of a block, as a set (built once per block: "already on the chain?" asks it per transaction). */
+const hashSets = new WeakMap<readonly Transaction[], { n: number; set: Set<string> }>();
+
+/** Whether block `b` carries transaction `hash` (constant time after the first call for `b`). */
+export function blockHasTxn(b: Block, hash: string): boolean {
+  let e = hashSets.get(b.transactions);
+  if (!e || e.n !== b.transactions.length) {
+    e = { n: b.transactions.length, set: new Set(b.transactions.map((t) => t.hash)) };
+    hashSets.set(b.transactions, e);
+  }
+  return e.set.has(hash);
+}
+
 /** The registry-bound executor, as the pure validator takes it. */
 const execute: BlockExecutor = (root, db, txns, header) =>
   executeBlock(root, db, txns, {

@@ -4,7 +4,8 @@
  * WebAssembly on one core) that repeated work blocked the event loop for seconds under a burst. A verified
  * (key, hash, signature) triple stays valid, so it is remembered; only successes are kept, at most `max`.
  */
-import type { Transaction } from "../../chain/types.js";
+import { computeBlockHash } from "../../chain/block.js";
+import type { Block, Transaction } from "../../chain/types.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { txnKey } from "./chainlogic.js";
 
@@ -54,4 +55,32 @@ export async function checkSignaturesAhead(
     }
     await new Promise<void>((r) => setImmediate(r));
   }
+}
+
+/**
+ * The transactions of `blocks` whose signatures are worth checking ahead: of blocks not `known` yet, with at
+ * least `CHECK_AHEAD_MIN` transactions and signed by their generator (one pairing, cheap next to the block's:
+ * no CPU for anyone's junk), those not already `admitted` (checked at admission).
+ */
+export function signaturesToCheck(
+  blocks: readonly Block[],
+  p: {
+    known: (hash: string) => boolean;
+    generatorKey: (minerId: string) => string | undefined;
+    scheme: SignatureScheme;
+    admitted: (txnHash: string) => boolean;
+  },
+): Transaction[] {
+  const todo: Transaction[] = [];
+  for (const b of blocks) {
+    if (p.known(b.hash) || b.transactions.length < CHECK_AHEAD_MIN) continue;
+    const key = p.generatorKey(b.miner_id);
+    try {
+      if (!key || computeBlockHash(b) !== b.hash || !p.scheme.verify(key, b.hash, b.signature)) continue;
+    } catch {
+      continue;
+    }
+    for (const t of b.transactions) if (!p.admitted(t.hash)) todo.push(t);
+  }
+  return todo;
 }

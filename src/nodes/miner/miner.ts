@@ -4,32 +4,32 @@
  * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
  */
 
-import { ChainRoutes, routeUrl } from "../../chain/api.js";
-import { blockFromJson, blockToJson, computeBlockHash } from "../../chain/block.js";
-import { decodeConsensusMessage, encodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
+import { blockToJson, computeBlockHash } from "../../chain/block.js";
+import { decodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
-import { vrfHash } from "../../chain/consensus/rules.js";
-import type { Action, BlockLogic, ConsensusCrypto, ConsensusMessage, RestoredState } from "../../chain/consensus/types.js";
-import { withoutResult } from "../../chain/execute.js";
-import { parseJson, stringifyJson } from "../../chain/json.js";
-import { minersOf, nodeUrl } from "../../chain/magicblock.js";
+import type { Action, BlockLogic, ConsensusMessage } from "../../chain/consensus/types.js";
+import { stringifyJson } from "../../chain/json.js";
+import { minersOf } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
-import { TXN_TIME_TOLERANCE_SEC, validateTransaction } from "../../chain/transaction.js";
+import { TXN_TIME_TOLERANCE_SEC } from "../../chain/transaction.js";
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
-import { sha3 } from "../../core/hash.js";
 import type { SignatureScheme } from "../../core/scheme.js";
-import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
 import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
-import { executeOn, verifyBlockContent } from "../common/chainlogic.js";
-import { checkClientQuota, checkPrice, type PoolEntry, pickTransactions, poolEntry } from "../common/pool.js";
+import { blockHasTxn, executeOn, verifyBlockContent } from "../common/chainlogic.js";
+import { pickTransactions } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
+import { CHECK_AHEAD_MIN, checkSignaturesAhead, signaturesToCheck } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
+import { checkGetBlockAuth, Outbox } from "./outbox.js";
+import { minerKeyIn, minerUrlIn, peersAt, shardersAt } from "./peers.js";
+import { maybePrune } from "./prune.js";
+import { minerCrypto, restoredState } from "./restore.js";
+import { TxnPool } from "./txpool.js";
 
 export interface MinerOptions {
   chainId: string;
@@ -61,8 +61,7 @@ export interface MinerOptions {
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
-/** How far the time in a signed peer request may be from the receiver's clock. */
-export const N2N_AUTH_WINDOW_SEC = 120;
+export { N2N_AUTH_WINDOW_SEC } from "./outbox.js";
 
 export class MinerNode {
   readonly engine: ConsensusEngine;
@@ -70,10 +69,9 @@ export class MinerNode {
   readonly magicBlocks: MagicBlockSchedule;
   /** This miner's threshold key share per magic block number. */
   private readonly shares = new Map<number, string>();
-  private readonly pool = new Map<string, PoolEntry>();
+  private readonly pool: TxnPool;
+  private readonly outbox: Outbox;
   private cancelTimer: (() => void) | undefined;
-  /** Transactions waiting in the pool, per client. */
-  private readonly pendingOf = new Map<string, number>();
   private stopped = false;
   readonly stats = {
     txnsReceived: 0,
@@ -93,6 +91,26 @@ export class MinerNode {
   constructor(readonly opts: MinerOptions) {
     const mbs = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
     this.magicBlocks = mbs;
+    this.outbox = new Outbox(
+      {
+        chainId: opts.chainId,
+        selfId: opts.selfId,
+        privateKey: opts.privateKey,
+        scheme: opts.scheme,
+        transport: opts.transport,
+        nowMs: () => this.now(),
+        log: opts.log,
+      },
+      this.stats,
+    );
+    this.pool = new TxnPool({
+      chainId: opts.chainId,
+      scheme: opts.scheme,
+      store: opts.store,
+      balance: (id) => this.lfbBalance(id),
+    });
+    // state nodes of the blocks built and checked go out with the vote or the finalized blocks (one commit)
+    opts.store.deferStateWrites();
     this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
     for (const mb of mbs.all()) {
       const share = opts.store.getMeta(`share:${mb.magic_block_number}`);
@@ -100,35 +118,10 @@ export class MinerNode {
     }
     if (!mbs.isMinerAnywhere(opts.selfId))
       opts.log("info", `this miner (${opts.selfId}) is in no known magic block yet: it follows the chain without voting`);
-    const crypto: ConsensusCrypto = {
-      signVrfShare: (round) => {
-        const n = mbs.at(round).magic_block_number;
-        const secret = this.shares.get(n);
-        if (secret === undefined)
-          throw new CodedError<NodeErrorCode>(
-            { code: "share_missing", op: "sign VRF share" },
-            `no threshold key share of magic block ${n} (in force at round ${round})`,
-          );
-        return signShare(secret, vrfHash(opts.chainId, round));
-      },
-      verifyVrfShare: (minerId, round, share) => {
-        const m = mbs.minerAt(round, minerId);
-        return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
-      },
-      recoverGroupSig: (round, shares) =>
-        recoverSignature(
-          shares.map((s) => ({ id: s.minerId, sig: s.share })),
-          mbs.at(round).t,
-        ),
-      verifyGroupSig: (round, sig) => verifyGroup(mbs.groupKeyAt(round), sig, vrfHash(opts.chainId, round)),
-      signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
-      verifyBlockSig: (minerId, hash, sig) => {
-        const key = this.minerKey(minerId);
-        return key !== undefined && opts.scheme.verify(key, hash, sig);
-      },
-    };
+    const crypto = minerCrypto(opts, mbs, this.shares, (id) => minerKeyIn(this.magicBlocks, id));
     const logic: BlockLogic = {
-      hasWork: () => this.pool.size > 0,
+      // transactions waiting, or in blocks not finalized yet: the rounds that finalize them do not idle either
+      hasWork: () => this.pool.size() > 0 || this.engine.unfinalizedBlocks().some((b) => b.transactions.length > 0),
       // indexed at once: a proposal or check later in the same engine step must see these transactions
       finalized: (blocks) => this.recordFinalized(blocks),
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
@@ -167,18 +160,9 @@ export class MinerNode {
         restartMult: opts.consensus.restartMult,
         minRoundTimeMs: opts.consensus.minRoundTimeMs ?? 0,
       },
-      restored: this.restore(),
+      restored: restoredState(opts.store, opts.genesis),
       lookupFinalized: (h) => opts.store.getBlock(h),
     });
-  }
-
-  /** Node public key of a miner of any known magic block. */
-  private minerKey(id: string): string | undefined {
-    for (const mb of this.magicBlocks.all()) {
-      const n = mb.miners.nodes[id];
-      if (n) return n.public_key;
-    }
-    return undefined;
   }
 
   /**
@@ -205,62 +189,12 @@ export class MinerNode {
     return added;
   }
 
-  /** URL of a miner of any known magic block. */
-  private minerUrl(id: string): string | undefined {
-    for (const mb of this.magicBlocks.all()) {
-      const n = mb.miners.nodes[id];
-      if (n) return nodeUrl(n);
-    }
-    return undefined;
-  }
-
-  /** Peers (id, URL) to send a message of `round` to: miners of the magic block in force then and of every later one. */
-  private peersAt(round: number): [string, string][] {
-    const peers = new Map<string, string>();
-    for (const mb of this.magicBlocks.from(round))
-      for (const n of Object.values(mb.miners.nodes)) if (n.id !== this.opts.selfId) peers.set(n.id, nodeUrl(n));
-    return [...peers];
-  }
-
-  /** Sharders that store blocks of `round` (the magic block in force then and every later one). */
-  private shardersAt(round: number): string[] {
-    const urls = new Set<string>();
-    for (const mb of this.magicBlocks.from(round)) for (const n of Object.values(mb.sharders.nodes)) urls.add(nodeUrl(n));
-    return [...urls];
-  }
-
-  /** What the store remembers from before a restart. */
-  private restore(): RestoredState {
-    const store = this.opts.store;
-    const vote = parseJson(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0,"lockedChain":[]}') as {
-      lastVotedRound: number;
-      lockedHeight: number;
-      lockedChain?: unknown[];
-    };
-    const notarized = (vote.lockedChain ?? []).map((b) => blockFromJson(b));
-    const all = store.finalizedHashes();
-    if (all.length === 0) {
-      store.finalize([this.opts.genesis]);
-      return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [], notarized };
-    }
-    const keep = all.slice(-64);
-    const finalized = keep.map((h) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
-    const lfbRound = finalized[finalized.length - 1]?.round ?? 0;
-    return {
-      lastVotedRound: vote.lastVotedRound,
-      lockedHeight: vote.lockedHeight,
-      finalized,
-      firstHeight: store.prunedCount() + all.length - keep.length,
-      notarized: notarized.filter((b) => b.round > lfbRound),
-    };
-  }
-
   /** Whether a transaction is already in the chain ending at `tip` (unfinalized ancestors, then the index). */
   private onChain(hash: string, tip: Block): boolean {
     const lfb = this.engine?.latestFinalized();
     let b: Block | undefined = tip;
     while (b && lfb && b.round > lfb.round) {
-      if (b.transactions.some((t) => t.hash === hash)) return true;
+      if (blockHasTxn(b, hash)) return true;
       b = this.engine.getBlock(b.prev_hash);
     }
     return this.opts.store.txnBlock(hash) !== undefined;
@@ -321,7 +255,10 @@ export class MinerNode {
    */
   async syncFromSharders(maxBlocks = 1_000_000): Promise<number> {
     const lfbRound = this.engine.latestFinalized().round;
-    const sources = [...this.shardersAt(lfbRound), ...this.peersAt(lfbRound).map(([, url]) => url)];
+    const sources = [
+      ...shardersAt(this.magicBlocks, lfbRound),
+      ...peersAt(this.magicBlocks, this.opts.selfId, lfbRound).map(([, url]) => url),
+    ];
     let added = 0;
     let idle = 0;
     let i = 0;
@@ -398,22 +335,33 @@ export class MinerNode {
             }),
           );
           break;
-        case "broadcast":
-          for (const [id, url] of this.peersAt(messageRound(a.msg) ?? this.engine.currentRound())) this.post(url, a.msg, id);
+        case "broadcast": {
+          // encoded once for every peer (a proposal carries its whole block)
+          const body = a.msg.type === "get_block" ? undefined : this.outbox.bodyOf(a.msg, undefined);
+          for (const [id, url] of peersAt(this.magicBlocks, this.opts.selfId, messageRound(a.msg) ?? this.engine.currentRound()))
+            this.outbox.post(url, a.msg, body ?? this.outbox.bodyOf(a.msg, id));
           if (a.msg.type === "vrf_share") this.stats.vrfs++;
           break;
+        }
         case "send": {
-          const url = this.minerUrl(a.to);
-          if (url) this.post(url, a.msg, a.to);
+          const url = minerUrlIn(this.magicBlocks, a.to);
+          if (url) this.outbox.post(url, a.msg, this.outbox.bodyOf(a.msg, a.to));
           break;
         }
         case "notarized":
-          this.pushToSharders(a.block);
+          this.outbox.pushToSharders(a.block, shardersAt(this.magicBlocks, a.block.round));
           break;
         case "finalized":
           // already recorded by the `finalized` hook, in the engine step that finalized them
-          this.expirePool();
-          this.maybePrune();
+          this.pool.expire(this.now());
+          this.lastPruneRound = maybePrune(
+            this.opts.store,
+            this.engine,
+            this.opts.pruneDepth ?? 0,
+            this.lastPruneRound,
+            this.stats,
+            this.opts.log,
+          );
           break;
         case "log":
           this.opts.log(a.level, `${a.msg}${a.data ? ` ${JSON.stringify(a.data)}` : ""}`);
@@ -430,7 +378,7 @@ export class MinerNode {
    */
   private recordFinalized(blocks: Block[]): void {
     this.opts.store.finalize(blocks);
-    for (const b of blocks) for (const t of b.transactions) this.unpool(t.hash);
+    for (const b of blocks) for (const t of b.transactions) this.pool.remove(t.hash);
   }
 
   /** Log block hooks that failed while executing a block of `round` (their changes were rolled back). */
@@ -440,37 +388,6 @@ export class MinerNode {
     for (const f of failures) this.opts.log("warn", `round ${round}: block hook failed: ${f}`);
   }
 
-  /** Drop blocks and state older than `pruneDepth` finalized rounds, every `pruneDepth / 10` rounds. */
-  private maybePrune(): void {
-    const depth = this.opts.pruneDepth ?? 0;
-    if (depth <= 0) return;
-    const lfb = this.engine.latestFinalized();
-    const every = Math.max(1, Math.floor(depth / 10));
-    if (lfb.round - this.lastPruneRound < every) return;
-    this.lastPruneRound = lfb.round;
-    const below = lfb.round - depth;
-    if (below <= 0) return;
-    const store = this.opts.store;
-    const roots = new Set<string>([lfb.state_hash]);
-    for (const b of this.engine.unfinalizedBlocks()) roots.add(b.state_hash);
-    for (let r = below; r <= lfb.round; r++) {
-      const h = store.hashAtRound(r);
-      const b = h === undefined ? undefined : (this.engine.getBlock(h) ?? store.getBlock(h));
-      if (b) roots.add(b.state_hash);
-    }
-    // transactions of a block younger than twice the admission window could still be replayed: keep their index
-    const beforeSec = lfb.creation_date - 2 * TXN_TIME_TOLERANCE_SEC;
-    try {
-      const r = store.prune(below, beforeSec, roots);
-      this.stats.prunedBlocks += r.blocks;
-      this.stats.prunedNodes += r.nodes;
-      if (r.blocks + r.nodes > 0)
-        this.opts.log("debug", `pruned ${r.blocks} blocks and ${r.nodes} state nodes; history starts at round ${r.firstRound}`);
-    } catch (err) {
-      this.opts.log("error", `pruning failed: ${errorMessage(err)}`);
-    }
-  }
-
   /** A client's balance at this miner's latest finalized block (0 when unknown). */
   private lfbBalance(clientId: string): bigint {
     try {
@@ -478,82 +395,6 @@ export class MinerNode {
     } catch {
       return 0n;
     }
-  }
-
-  private unpool(hash: string): void {
-    const e = this.pool.get(hash);
-    if (!e) return;
-    this.pool.delete(hash);
-    const n = (this.pendingOf.get(e.txn.client_id) ?? 1) - 1;
-    if (n <= 0) this.pendingOf.delete(e.txn.client_id);
-    else this.pendingOf.set(e.txn.client_id, n);
-  }
-
-  private expirePool(): void {
-    const nowSec = Math.floor(this.now() / 1000);
-    for (const [h, e] of this.pool) if (e.txn.creation_date < nowSec - 2 * TXN_TIME_TOLERANCE_SEC) this.unpool(h);
-  }
-
-  private post(baseUrl: string, msg: ConsensusMessage, to: string): void {
-    const auth = msg.type === "get_block" ? this.authFor(msg, to) : undefined;
-    const body = stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
-    this.opts.transport
-      .request({
-        method: ChainRoutes.consensus.method,
-        url: routeUrl(baseUrl, ChainRoutes.consensus),
-        headers: { "content-type": "application/json" },
-        body,
-        timeoutMs: 5000,
-      })
-      .catch((err: unknown) => this.opts.log("debug", `send ${msg.type} to ${baseUrl}: ${errorMessage(err)}`));
-  }
-
-  private pushToSharders(block: Block): void {
-    const body = stringifyJson({ block: blockToJson(block) });
-    for (const url of this.shardersAt(block.round)) {
-      this.opts.transport
-        .request({
-          method: ChainRoutes.blockPush.method,
-          url: routeUrl(url, ChainRoutes.blockPush),
-          headers: { "content-type": "application/json" },
-          body,
-          timeoutMs: 10_000,
-        })
-        .then((res) => {
-          if (res.status === 200) this.stats.blocksPushed++;
-          else {
-            this.stats.pushFailures++;
-            this.stats.lastPushError = `${url}: HTTP ${res.status} ${res.text().slice(0, 200)}`;
-          }
-        })
-        .catch((err: unknown) => {
-          this.stats.pushFailures++;
-          this.stats.lastPushError = `${url}: ${errorMessage(err)}`;
-        });
-    }
-  }
-
-  /**
-   * What the sender of a message signs when the message's content is not itself signed by it (`get_block`:
-   * every other message carries its author's signature, checked by the engine): chain, sender, recipient,
-   * time and the request, so it can be neither spoofed nor replayed to another miner.
-   */
-  private static authHash(
-    chainId: string,
-    from: string,
-    to: string,
-    time: number,
-    msg: { hash: string; ancestors?: number },
-  ): string {
-    return sha3(`n2n:get_block:${chainId}:${from}:${to}:${time}:${msg.hash}:${msg.ancestors ?? 0}`);
-  }
-
-  private authFor(msg: { hash: string; ancestors?: number }, to: string): { time: number; sig: string } {
-    const time = Math.floor(this.now() / 1000);
-    return {
-      time,
-      sig: this.opts.scheme.sign(this.opts.privateKey, MinerNode.authHash(this.opts.chainId, this.opts.selfId, to, time, msg)),
-    };
   }
 
   /**
@@ -569,20 +410,15 @@ export class MinerNode {
       refuse("sender is not a miner of a known magic block");
     const msg = decodeConsensusMessage(v?.msg);
     const from = v?.from as string;
-    if (msg.type === "get_block") {
-      const a = v?.auth;
-      const key = this.minerKey(from);
-      const nowSec = Math.floor(this.now() / 1000);
-      if (typeof a?.time !== "number" || typeof a.sig !== "string") refuse("get_block without the sender's signature");
-      const time = a?.time as number;
-      if (Math.abs(time - nowSec) > N2N_AUTH_WINDOW_SEC)
-        refuse(`get_block signed at ${time}, more than ${N2N_AUTH_WINDOW_SEC} s from this miner's clock (${nowSec})`);
-      if (
-        !key ||
-        !this.opts.scheme.verify(key, MinerNode.authHash(this.opts.chainId, from, this.opts.selfId, time, msg), a?.sig as string)
-      )
-        refuse(`get_block: the signature is not ${from}'s`);
-    }
+    if (msg.type === "get_block")
+      checkGetBlockAuth(msg, v?.auth, {
+        chainId: this.opts.chainId,
+        from,
+        self: this.opts.selfId,
+        key: minerKeyIn(this.magicBlocks, from),
+        nowSec: Math.floor(this.now() / 1000),
+        scheme: this.opts.scheme,
+      });
     const pending = this.preverify(msg);
     if (!pending) {
       this.serial(() => this.engine.onMessage(from, msg, this.now()));
@@ -606,18 +442,12 @@ export class MinerNode {
         : msg.type === "block"
           ? [msg.block, ...(msg.ancestors ?? [])]
           : [];
-    const todo: Transaction[] = [];
-    for (const b of blocks) {
-      if (this.engine.getBlock(b.hash) || b.transactions.length < CHECK_AHEAD_MIN) continue;
-      // only a block its generator signed (one pairing, cheap next to the block's): no CPU for anyone's junk
-      const key = this.minerKey(b.miner_id);
-      try {
-        if (!key || computeBlockHash(b) !== b.hash || !this.opts.scheme.verify(key, b.hash, b.signature)) continue;
-      } catch {
-        continue;
-      }
-      for (const t of b.transactions) if (!this.pool.has(t.hash)) todo.push(t);
-    }
+    const todo = signaturesToCheck(blocks, {
+      known: (h) => this.engine.getBlock(h) !== undefined,
+      generatorKey: (id) => minerKeyIn(this.magicBlocks, id),
+      scheme: this.opts.scheme,
+      admitted: (h) => this.pool.has(h),
+    });
     if (todo.length < CHECK_AHEAD_MIN) return undefined;
     return checkSignaturesAhead(this.opts.scheme, todo, () => this.stopped);
   }
@@ -631,32 +461,8 @@ export class MinerNode {
   admit(txn: Transaction): Transaction {
     this.stats.txnsReceived++;
     try {
-      const key = validateTransaction(txn, {
-        chainId: this.opts.chainId,
-        nowSec: Math.floor(this.now() / 1000),
-        scheme: this.opts.scheme,
-        registeredKey: (id) => this.opts.store.clientKey(id),
-      });
-      if (this.pool.has(txn.hash) || this.opts.store.txnBlock(txn.hash) !== undefined) {
-        throw new CodedError<NodeErrorCode>(
-          { code: "duplicate_transaction", op: "put transaction" },
-          `transaction ${txn.hash} already exists`,
-        );
-      }
-      if (!this.opts.store.clientKey(txn.client_id)) this.opts.store.putClient(txn.client_id, key);
-      if (this.pool.size >= 100_000)
-        throw new CodedError<NodeErrorCode>(
-          { code: "pool_full", op: "put transaction" },
-          "the transaction pool is full, retry later",
-        );
-      checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
-      // the verifying key travels with the transaction, so every node verifies the block from the block alone
-      const clean = { ...withoutResult(txn), public_key: key };
-      const entry = poolEntry(clean, this.now());
-      checkPrice(entry, () => this.lfbBalance(txn.client_id));
-      const wasIdle = this.pool.size === 0;
-      this.pool.set(txn.hash, entry);
-      this.pendingOf.set(txn.client_id, (this.pendingOf.get(txn.client_id) ?? 0) + 1);
+      const wasIdle = this.pool.size() === 0;
+      const clean = this.pool.admit(txn, this.now());
       // a proposal held back by the minimum round time can go now
       if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
@@ -667,10 +473,10 @@ export class MinerNode {
   }
 
   poolTxn(hash: string): Transaction | undefined {
-    return this.pool.get(hash)?.txn;
+    return this.pool.get(hash);
   }
 
   poolSize(): number {
-    return this.pool.size;
+    return this.pool.size();
   }
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
+import type { BlockSummary } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
@@ -122,7 +123,13 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
       throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
     return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
   });
-  serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, blockSummary(miner.engine.latestFinalized())));
+  // clients ask often (freshness checks): the summary's Merkle roots are hashed once per finalized block
+  let lfbSummary: BlockSummary | undefined;
+  serve(app, R.latestFinalized, async (_req, reply) => {
+    const lfb = miner.engine.latestFinalized();
+    if (lfbSummary?.hash !== lfb.hash) lfbSummary = blockSummary(lfb);
+    return sendJson(reply, lfbSummary);
+  });
   serve(app, R.blockRange, async (req, reply) => {
     const from = requireInt(req.query, "from");
     const to = requireInt(req.query, "to", { min: from });

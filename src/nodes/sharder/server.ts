@@ -2,7 +2,7 @@
 
 import type { FastifyInstance } from "fastify";
 import { ChainRoutes as R } from "../../chain/api.js";
-import { blockSummary, blockToJson, confirmationOf } from "../../chain/block.js";
+import { blockSummary, blockToJson } from "../../chain/block.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
@@ -67,7 +67,8 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     return sendJson(reply, rangeBody(store, from, to, sh.latestFinalized().round));
   });
 
-  serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, blockSummary(sh.latestFinalized())));
+  const lfbSummary = () => sh.recent.proofs(sh.latestFinalized().hash)?.summary ?? blockSummary(sh.latestFinalized());
+  serve(app, R.latestFinalized, async (_req, reply) => sendJson(reply, lfbSummary()));
   serve(app, R.blockGet, async (req, reply) => {
     const q = req.query as Record<string, string>;
     let hash: string | undefined;
@@ -99,8 +100,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
     const q = req.query as Record<string, string>;
     const h = requireHash(q, "hash");
     const bh = store.txnBlock(h);
-    const b = bh ? store.getBlock(bh) : undefined;
-    const c = b ? confirmationOf(b, h) : undefined;
+    const c = bh ? sh.recent.proofs(bh)?.confirmation(h) : undefined;
     if ((q.content ?? "confirmation") === "confirmation") {
       if (!c)
         throw new CodedError<NodeErrorCode>(
@@ -109,7 +109,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
         );
       return sendJson(reply, c);
     }
-    const lfb = blockSummary(sh.latestFinalized());
+    const lfb = lfbSummary();
     return sendJson(
       reply,
       c
@@ -134,7 +134,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
   });
   // the newest magic block this sharder knows (the block worker and clients follow it)
   serve(app, R.latestMagicBlock, async (_req, reply) =>
-    sendJson(reply, { ...blockSummary(sh.latestFinalized()), magic_block: sh.magicBlocks.latest() }),
+    sendJson(reply, { ...lfbSummary(), magic_block: sh.magicBlocks.latest() }),
   );
   serve(app, R.magicBlockGet, async (req, reply) => {
     const n = optionalInt(req.query, "magic_block_number", { min: 1 }) ?? 1;

@@ -1,0 +1,170 @@
+/**
+ * Sustained, open-loop load for the chain bench: transfers are sent at a fixed offered rate for a fixed time,
+ * whatever the network's answers (a closed loop would slow down with the network and hide its limit). Each
+ * transfer is built and signed by its wallet, submitted as a client does (`submit`: to `min_submit` % of the
+ * miners) and confirmed as a client does (`confirm`: polling the sharders). Reported: offered and finalized
+ * transfers a second, finality percentiles, submissions the miners refused, confirmations that timed out, and the
+ * CPU each process used during the window (share of one core).
+ */
+import { readFileSync } from "node:fs";
+import { remoteCode } from "../src/core/errors.js";
+import type { WalletFile } from "../src/core/wallet.js";
+import * as sdk from "../src/sdk/index.js";
+
+export function pct(sorted: number[], p: number): number {
+  return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux); undefined elsewhere. */
+export function cpuMsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // fields after the command name (which may hold spaces) start after the last ')'
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return undefined;
+  }
+}
+
+/** Processes whose CPU is measured: name and pid (the bench client itself is added as "client"). */
+export type Procs = { name: string; pid: number }[];
+
+/** CPU share of each process (fraction of one core) while `fn` runs. */
+export async function withCpuShares<T>(
+  procs: Procs,
+  fn: () => Promise<T>,
+): Promise<{ result: T; cpu: Record<string, number>; wallMs: number }> {
+  const before = new Map(procs.map((p) => [p.name, cpuMsOf(p.pid)]));
+  const self0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await fn();
+  const wall = performance.now() - t0;
+  const self = process.cpuUsage(self0);
+  const cpu: Record<string, number> = { client: (self.user + self.system) / 1000 / wall };
+  for (const p of procs) {
+    const a = before.get(p.name);
+    const b = cpuMsOf(p.pid);
+    if (a !== undefined && b !== undefined) cpu[p.name] = (b - a) / wall;
+  }
+  return { result, cpu, wallMs: wall };
+}
+
+export interface SustainedRow {
+  offered_tps: number;
+  seconds: number;
+  sent: number;
+  finalized: number;
+  /** Finalized transfers over the time from the first send to the last finalization. */
+  finalized_tps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  /** Submissions no quorum of miners accepted (pool full, too many pending, ...). */
+  rejected: number;
+  /** Accepted submissions the sharders did not confirm within the confirmation timeout. */
+  timed_out: number;
+  /** Codes of the refusals and time-outs, counted. */
+  errors: Record<string, number>;
+  /** CPU used during the window (until every confirmation ended), in cores (1 = one core busy throughout). */
+  cpu: Record<string, number>;
+  /** Rounds finalized during the window, and transactions a finalized block carried on average. */
+  rounds: number;
+  txns_per_block: number;
+  /**
+   * CPU milliseconds the chain nodes (miners, sharders, block worker) and the client spent per finalized
+   * transfer: the figure least disturbed by other work on a shared machine.
+   */
+  cpu_ms_per_txn: { nodes: number; client: number };
+}
+
+/** Latest finalized round and the chain's running transaction count, as a miner reports them. */
+export type ChainCounts = () => Promise<{ round: number; txns: number }>;
+
+/**
+ * Offer `rate` transfers a second for `seconds` from `wallets` (round-robin, each to the next wallet), and wait
+ * for every one to finalize or fail.
+ */
+export async function sustained(
+  client: sdk.ChainClient,
+  wallets: WalletFile[],
+  rate: number,
+  seconds: number,
+  procs: Procs,
+  counts: ChainCounts,
+): Promise<SustainedRow> {
+  const c0 = await counts();
+  const total = Math.round(rate * seconds);
+  const lat: number[] = [];
+  const errors: Record<string, number> = {};
+  let rejected = 0;
+  let timedOut = 0;
+  let lastFinal = 0;
+  const note = (err: unknown): string => {
+    const code = err instanceof Error && "code" in err ? String((err as { code: unknown }).code) : "error";
+    const remote = remoteCode(err);
+    const key = remote ? `${code}:${remote}` : code;
+    errors[key] = (errors[key] ?? 0) + 1;
+    return code;
+  };
+  const one = async (i: number): Promise<void> => {
+    const w = wallets[i % wallets.length] as WalletFile;
+    const to = (wallets[(i + 1) % wallets.length] as WalletFile).client_id;
+    const s = performance.now();
+    const txn = client.buildTransaction(w, { type: sdk.TxnType.send, toClientId: to, value: 1n, data: `load ${i}` });
+    try {
+      await client.submit(txn);
+    } catch (err) {
+      note(err);
+      rejected++;
+      return;
+    }
+    try {
+      await client.confirm(txn.hash, txn.creation_date);
+      const e = performance.now();
+      lat.push(e - s);
+      lastFinal = Math.max(lastFinal, e);
+    } catch (err) {
+      note(err);
+      timedOut++;
+    }
+  };
+  const {
+    result: start,
+    cpu,
+    wallMs,
+  } = await withCpuShares(procs, async () => {
+    const pending: Promise<void>[] = [];
+    const t0 = performance.now();
+    let sent = 0;
+    while (sent < total) {
+      const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
+      while (sent < due) pending.push(one(sent++));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(pending);
+    return t0;
+  });
+  lat.sort((a, b) => a - b);
+  const c1 = await counts();
+  const rounds = c1.round - c0.round;
+  const n = Math.max(1, lat.length);
+  const nodeCores = Object.entries(cpu).reduce((a, [k, v]) => (k === "client" ? a : a + v), 0);
+  return {
+    offered_tps: rate,
+    seconds,
+    sent: total,
+    finalized: lat.length,
+    finalized_tps: lat.length === 0 ? 0 : lat.length / ((lastFinal - start) / 1000),
+    p50: pct(lat, 50),
+    p95: pct(lat, 95),
+    p99: pct(lat, 99),
+    rejected,
+    timed_out: timedOut,
+    errors,
+    cpu,
+    rounds,
+    txns_per_block: rounds === 0 ? 0 : (c1.txns - c0.txns) / rounds,
+    cpu_ms_per_txn: { nodes: (nodeCores * wallMs) / n, client: ((cpu.client ?? 0) * wallMs) / n },
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * What a miner starts from: its signing and verifying functions for the consensus engine (node key, threshold
+ * key shares by magic block), and the state its store remembers from before a restart.
+ */
+
+import { blockFromJson } from "../../chain/block.js";
+import { vrfHash } from "../../chain/consensus/rules.js";
+import type { ConsensusCrypto, RestoredState } from "../../chain/consensus/types.js";
+import { parseJson } from "../../chain/json.js";
+import type { MagicBlockSchedule } from "../../chain/magicblocks.js";
+import type { Block } from "../../chain/types.js";
+import { CodedError } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
+import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
+import type { NodeErrorCode } from "../errors.js";
+import type { ChainStore } from "../store/chainstore.js";
+
+/** The engine's crypto for a miner: `shares` are its threshold key shares by magic block number. */
+export function minerCrypto(
+  opts: { chainId: string; scheme: SignatureScheme; privateKey: string },
+  mbs: MagicBlockSchedule,
+  shares: Map<number, string>,
+  minerKey: (id: string) => string | undefined,
+): ConsensusCrypto {
+  return {
+    signVrfShare: (round) => {
+      const n = mbs.at(round).magic_block_number;
+      const secret = shares.get(n);
+      if (secret === undefined)
+        throw new CodedError<NodeErrorCode>(
+          { code: "share_missing", op: "sign VRF share" },
+          `no threshold key share of magic block ${n} (in force at round ${round})`,
+        );
+      return signShare(secret, vrfHash(opts.chainId, round));
+    },
+    verifyVrfShare: (minerId, round, share) => {
+      const m = mbs.minerAt(round, minerId);
+      return !!m && verifyShare(m.share_public_key, share, vrfHash(opts.chainId, round));
+    },
+    recoverGroupSig: (round, shares) =>
+      recoverSignature(
+        shares.map((s) => ({ id: s.minerId, sig: s.share })),
+        mbs.at(round).t,
+      ),
+    verifyGroupSig: (round, sig) => verifyGroup(mbs.groupKeyAt(round), sig, vrfHash(opts.chainId, round)),
+    signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
+    verifyBlockSig: (minerId, hash, sig) => {
+      const key = minerKey(minerId);
+      return key !== undefined && opts.scheme.verify(key, hash, sig);
+    },
+  };
+}
+
+/** What the store remembers from before a restart. */
+export function restoredState(store: ChainStore, genesis: Block): RestoredState {
+  const vote = parseJson(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0,"lockedChain":[]}') as {
+    lastVotedRound: number;
+    lockedHeight: number;
+    lockedChain?: unknown[];
+  };
+  const notarized = (vote.lockedChain ?? []).map((b) => blockFromJson(b));
+  const all = store.finalizedHashes();
+  if (all.length === 0) {
+    store.finalize([genesis]);
+    return { lastVotedRound: vote.lastVotedRound, lockedHeight: vote.lockedHeight, finalized: [], notarized };
+  }
+  const keep = all.slice(-64);
+  const finalized = keep.map((h) => store.getBlock(h)).filter((b): b is Block => b !== undefined);
+  const lfbRound = finalized[finalized.length - 1]?.round ?? 0;
+  return {
+    lastVotedRound: vote.lastVotedRound,
+    lockedHeight: vote.lockedHeight,
+    finalized,
+    firstHeight: store.prunedCount() + all.length - keep.length,
+    notarized: notarized.filter((b) => b.round > lfbRound),
+  };
+}
