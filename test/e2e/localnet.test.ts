@@ -110,7 +110,7 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     assert.equal((await zwallet(cfg, ["send", "--tokens", "1", "--desc", "x"])).err, "Error: to_client_id flag is missing\n");
     assert.match(
       (await zwallet(cfg, ["send", "--to_client_id", "a".repeat(64), "--tokens", "-1", "--desc", "x"])).err,
-      /invalid 'tokens' flag.*negative/,
+      /^Send tokens failed\. invalid token amount: negative/,
     );
     assert.equal((await zwallet(cfg, ["faucet", "--input", "{}"])).err, "Error: Methodname flag is missing\n");
     const badFn = await zwallet(cfg, ["faucet", "--methodName", "steal", "--input", "{}"]);
