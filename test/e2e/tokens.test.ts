@@ -372,8 +372,8 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
         [1, "Error: threshold flag is missing\n"],
         [1, "Error: threshold is not an integer\n"],
         [1, "Error: given threshold (4) is too high. Threshold has to be less than or equal to numsigners (3)\n"],
-        [1, "bls0_generate_threshold_key_shares: Given threshold (0) is less than 1 or greater than numsigners (3)\n"],
-        [1, "bls0_generate_threshold_key_shares: Given threshold (-1) is less than 1 or greater than numsigners (3)\n"],
+        [1, "Error: given threshold (0) is too low. Threshold has to be at least 1 and at most numsigners (3)\n"],
+        [1, "Error: given threshold (-1) is too low. Threshold has to be at least 1 and at most numsigners (3)\n"],
       ],
     );
 
