@@ -13,6 +13,7 @@ import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 import * as sdk from "../sdk/index.js";
 import { createBlockWorker } from "./blockworker/factory.js";
 import { SystemClock } from "./clock.js";
+import { addProcessMetrics } from "./common/metrics.js";
 import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
@@ -99,6 +100,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       ready = `sharder ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.node.latestFinalized().round}`;
     }
   }
+  addProcessMetrics(peer.app);
   const server = await listen(peer.app, cfg.bind, cfg.port);
   logger.info(ready);
   peer.start();

@@ -1,5 +1,6 @@
 /** The block worker role, assembled once for the process runner and the in-process network. */
 import type { MagicBlock } from "../../chain/types.js";
+import { serveBlockWorkerMetrics } from "../common/chain-metrics.js";
 import { logTo, type NodeEdges, type Peer } from "../common/peer.js";
 import { Loop } from "../loop.js";
 import { BlockWorker } from "./blockworker.js";
@@ -32,10 +33,12 @@ export function createBlockWorker(settings: BlockWorkerSettings, edges: NodeEdge
       await node.refresh();
     },
   });
+  const app = blockWorkerApp(node, edges.logger);
+  serveBlockWorkerMetrics(app, node);
   return {
     role: "blockworker",
     node,
-    app: blockWorkerApp(node, edges.logger),
+    app,
     loop,
     start() {
       loop.start();
