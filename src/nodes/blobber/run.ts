@@ -11,6 +11,7 @@ import { listen } from "../http.js";
 import { LmdbKV } from "../kv-lmdb.js";
 import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
 import type { BlobberFlags } from "../provider/flags.js";
+import { readCa, readTls } from "../tls.js";
 import { type BlobberIntervals, createBlobber } from "./blobber.js";
 
 /** Loop timing by deployment mode: development retries and checks health more often than the reference. */
@@ -26,13 +27,16 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
   const logger = providerLogger(flags, "blobber", config.logging.level, "0chainBlobber.log");
   const kv = new LmdbKV(flags.dbDir);
   const blobs = await FsBlobStore.open(flags.filesDir);
-  const transport = new sdk.HttpTransport();
+  const tls = flags.tls && readTls(flags.tls, "start blobber");
+  const ca = flags.caFile === undefined ? undefined : readCa(flags.caFile);
+  const transport = new sdk.HttpTransport(ca === undefined ? {} : { ca });
   const chain = providerChainClient(config, transport, logger);
   const blobber = await createBlobber({
     config,
     configFile,
     keys,
     hostname: flags.hostname,
+    scheme: tls ? "https" : "http",
     port: flags.port,
     kv,
     blobs,
@@ -43,7 +47,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     deploymentMode: flags.deploymentMode,
     processMetrics: true,
   });
-  const server = await listen(blobber.app, flags.bind, flags.port);
+  const server = await listen(blobber.app, flags.bind, flags.port, tls);
   logger.info(`blobber ${blobber.id} listening on ${blobber.url} (block worker ${config.block_worker})`);
   blobber.start();
   return async () => {

@@ -13,6 +13,8 @@ export interface BlockWorkerSettings {
   dataDir?: string;
   /** Seconds between refreshes from the sharders. */
   refreshSeconds: number;
+  /** Hand out `https://` URLs of the miners and sharders (a network whose nodes serve TLS). */
+  useHttps?: boolean;
 }
 
 /** Build a block worker: state, HTTP app, and the refresh loop (pausable, triggerable). */
@@ -21,6 +23,7 @@ export function createBlockWorker(settings: BlockWorkerSettings, edges: NodeEdge
     genesis: settings.genesis,
     ...(settings.dataDir !== undefined ? { dataDir: settings.dataDir } : {}),
     transport: edges.transport,
+    ...(settings.useHttps ? { useHttps: true } : {}),
     log: logTo(edges.logger),
     now: () => edges.clock.now(),
   });
