@@ -194,7 +194,7 @@ describe("manifests", () => {
       sets.map((m) => m.metadata.name),
       ["blobber"],
     );
-    assert.equal((sets[0]?.spec as { replicas: number }).replicas, 1);
+    assert.equal((sets[0]?.spec as { replicas: number } | undefined)?.replicas, 1);
     assert.ok(!ms.some((m) => m.metadata.name === "blockworker"));
   });
 
