@@ -58,9 +58,9 @@ describe("local network over HTTPS", { timeout: 300_000 }, () => {
     const logs = join(dir, "logs");
     const bw = startNode(layout.blockworker, logs);
     nodes.push(bw);
-    await waitReady(bw, "/", 20_000);
+    await waitReady(bw, "/", 60_000);
     for (const s of [...layout.sharders, ...layout.miners]) nodes.push(startNode(s, logs));
-    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
+    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 90_000);
     const provider = layout.providers?.[0];
     assert.ok(provider);
     const first = nodes.length;
