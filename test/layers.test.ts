@@ -17,7 +17,8 @@ const ALLOWED: Record<string, string[]> = {
   sdk: ["core", "chain", "storage"],
   cli: ["sdk"],
   localnet: ["core", "chain", "storage", "contracts", "nodes", "sdk"],
-  bin: ["core", "chain", "storage", "contracts", "nodes", "sdk", "cli", "localnet"],
+  orchestrate: ["core"],
+  bin: ["core", "chain", "storage", "contracts", "nodes", "sdk", "cli", "localnet", "orchestrate"],
 };
 const PURE = new Set(["core", "chain", "storage", "contracts"]);
 /** Layers that may be imported only through their public entry file (nodes use the sdk as a client). */

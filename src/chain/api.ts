@@ -172,6 +172,8 @@ export const ChainRoutes = {
   whoami: route<string>("GET", "/_nh/whoami", CHAIN, [], "text"),
   diagnosticsJson: route<Record<string, unknown>>("GET", "/_diagnostics/json", CHAIN),
   diagnostics: route<string>("GET", "/_diagnostics", CHAIN, [], "html"),
+  /** Prometheus text exposition (the block worker's also under `/dns`). */
+  metrics: route<string>("GET", "/metrics", [...CHAIN, ...BW], [], "text"),
 
   // block worker (also under `/dns`: see BLOCK_WORKER_PREFIXES)
   network: route<NetworkReply>("GET", "/network", BW),

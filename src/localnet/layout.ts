@@ -10,6 +10,7 @@ import * as sdk from "../sdk/index.js";
 import { generateGenesis } from "./genesis.js";
 import type { NodeProcessSpec } from "./processes.js";
 import { blobberYaml, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
+import { writeLocalCa } from "./tls.js";
 
 /** One blobber and its validator: processes, id and delegate wallet file. */
 export interface ProviderLayout {
@@ -33,6 +34,8 @@ export interface LocalnetLayout {
   providers?: ProviderLayout[];
   /** Directory holding the ready config.yaml for the CLIs. */
   clientConfigDir: string;
+  /** Over HTTPS (`--https`): the network's CA certificate, which clients trust (NODE_EXTRA_CA_CERTS). */
+  caFile?: string;
 }
 
 export interface LayoutOptions {
@@ -64,6 +67,8 @@ export interface LayoutOptions {
   healthCheckInterval?: string;
   /** How often nodes read the view-change cycle (node.yaml `view_change_poll`, default "1s"). */
   viewChangePoll?: string;
+  /** Every node serves HTTPS with a certificate of a CA made for this network (`tls/` in the network's directory). */
+  https?: boolean;
 }
 
 /**
@@ -145,6 +150,10 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   const bind = opts.bind ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
+  const tls = opts.https ? writeLocalCa(join(dir, "tls"), [host], sdk.systemNow()) : undefined;
+  const scheme = tls ? "https" : "http";
+  const tlsYaml = tls && { cert_file: "../tls/node.pem", key_file: "../tls/node-key.pem", ca_file: "../tls/ca.pem" };
+  const caFileOf = tls ? { caFile: tls.caFile } : {};
   const providers = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
     miners: opts.miners,
@@ -199,6 +208,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       health_check_interval: opts.healthCheckInterval ?? "60s",
       view_change_poll: opts.viewChangePoll ?? "1s",
       consensus,
+      ...(tlsYaml ? { tls: tlsYaml } : {}),
     };
     if (role === "miner") cfg.prune_depth = opts.pruneDepth ?? 1000;
     if (role === "miner") {
@@ -210,7 +220,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       cfg.dkg_file = "dkg.json";
     }
     sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify(cfg));
-    return { name, role, configFile: join(nd, "node.yaml"), url: `http://${host}:${entry.node.port}` };
+    return { name, role, configFile: join(nd, "node.yaml"), url: `${scheme}://${host}:${entry.node.port}`, ...caFileOf };
   };
   const minerSpecs = miners.map((m, i) => writeNode(`miner${i + 1}`, "miner", m, m.share));
   const sharderSpecs = sharders.map((s, i) => writeNode(`sharder${i + 1}`, "sharder", s));
@@ -227,13 +237,15 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       chain_id: chainId,
       magic_block_file: "../genesis/magic_block.json",
       refresh_seconds: 5,
+      ...(tlsYaml ? { tls: tlsYaml } : {}),
     }),
   );
   const blockworker: NodeProcessSpec = {
     name: "blockworker",
     role: "blockworker",
     configFile: join(bwDir, "node.yaml"),
-    url: `http://${host}:${p.bw}`,
+    url: `${scheme}://${host}:${p.bw}`,
+    ...caFileOf,
   };
   const blockWorkerUrl = `${blockworker.url}/dns`;
   const providerLayouts = providers.map((pr): ProviderLayout => {
@@ -253,6 +265,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     const delegateWalletFile = join(pd, "delegate_wallet.json");
     sdk.writeWalletFile(delegateWalletFile, pr.delegate);
     const common = ["--hostname", host, "--bind", bind, "--deployment_mode", "0", "--config_dir", configDir];
+    if (tls) common.push("--tls_cert", tls.certFile, "--tls_key", tls.keyFile, "--tls_ca", tls.caFile);
     return {
       n: pr.n,
       id: pr.id,
@@ -263,7 +276,8 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
         name: `blobber${pr.n}`,
         role: "blobber",
         configFile: join(configDir, "0chain_blobber.yaml"),
-        url: `http://${host}:${pr.blobberPort}`,
+        url: `${scheme}://${host}:${pr.blobberPort}`,
+        ...caFileOf,
         args: [
           "--port",
           String(pr.blobberPort),
@@ -282,7 +296,8 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
         name: `validator${pr.n}`,
         role: "validator",
         configFile: join(configDir, "0chain_validator.yaml"),
-        url: `http://${host}:${pr.validatorPort}`,
+        url: `${scheme}://${host}:${pr.validatorPort}`,
+        ...caFileOf,
         args: [
           "--port",
           String(pr.validatorPort),
@@ -305,6 +320,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     miners: minerSpecs,
     providers: providerLayouts,
     clientConfigDir,
+    ...caFileOf,
   };
   sdk.writeFileAtomic(join(dir, "localnet.json"), `${JSON.stringify(layout, null, 2)}\n`);
   return layout;
@@ -348,7 +364,13 @@ export async function addLocalnetNode(
   sdk.writeFileAtomic(join(nd, "keys.txt"), `${kp.publicKey}\n${kp.privateKey}\n${host}\n${port}\n`, 0o600);
   const { dkg_file: _genesisShare, ...cfg } = template;
   sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify({ ...cfg, port, keys_file: "keys.txt", data_dir: "data" }));
-  const spec: NodeProcessSpec = { name, role, configFile: join(nd, "node.yaml"), url: `http://${host}:${port}` };
+  const spec: NodeProcessSpec = {
+    name,
+    role,
+    configFile: join(nd, "node.yaml"),
+    url: `${new URL(first.url).protocol}//${host}:${port}`,
+    ...(layout.caFile ? { caFile: layout.caFile } : {}),
+  };
   const next: LocalnetLayout =
     role === "miner" ? { ...layout, miners: [...layout.miners, spec] } : { ...layout, sharders: [...layout.sharders, spec] };
   sdk.writeFileAtomic(join(layout.dir, "localnet.json"), `${JSON.stringify(next, null, 2)}\n`);

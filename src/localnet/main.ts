@@ -6,9 +6,10 @@
  * resumes the same chain.
  */
 
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
+import { Agent, fetch } from "undici";
 import { ChainRoutes, routeUrl } from "../chain/api.js";
 import type { MagicBlock } from "../chain/types.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
@@ -37,6 +38,18 @@ interface Flags {
   viewChange: boolean;
   addMiner: boolean;
   addSharder: boolean;
+  https: boolean;
+}
+
+/** Over HTTPS: the agent trusting the network's CA, for this command's own requests (set once at start). */
+let agent: Agent | undefined;
+
+/** Trust the network's CA (a layout made with `--https`) in this command's requests. */
+function trustNetworkCa(layout: LocalnetLayout): string | undefined {
+  if (!layout.caFile) return undefined;
+  const ca = readFileSync(layout.caFile, "utf8");
+  agent ??= new Agent({ connect: { ca } });
+  return ca;
 }
 
 function count(min: number, max: number) {
@@ -53,7 +66,10 @@ async function waitFinalized(sharderUrl: string, minRound: number, timeoutMs: nu
   let round = 0;
   while (clock.now() < deadline) {
     try {
-      const res = await fetch(routeUrl(sharderUrl, ChainRoutes.latestFinalized), { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(routeUrl(sharderUrl, ChainRoutes.latestFinalized), {
+        signal: AbortSignal.timeout(2000),
+        ...(agent ? { dispatcher: agent } : {}),
+      });
       if (res.ok) {
         round = ((await res.json()) as { round: number }).round;
         if (round >= minRound) return round;
@@ -83,6 +99,11 @@ export async function main(argv: string[]): Promise<void> {
     .option(
       "--view-change",
       "run view changes: miners and sharders join and leave by the miner contract's DKG (new chains only; default: the genesis set stays)",
+      false,
+    )
+    .option(
+      "--https",
+      "serve every node over HTTPS with a certificate of a CA made for this network (new chains only; prints how the CLIs trust it)",
       false,
     )
     .option("--add-miner", "start one more miner on the running local network (needs a chain made with --view-change)", false)
@@ -120,6 +141,7 @@ export async function main(argv: string[]): Promise<void> {
       blobbers: flags.blobbers,
       bind: flags.bind,
       viewChange: flags.viewChange,
+      https: flags.https,
       nowSec: Math.floor(clock.now() / 1000),
       ...(flags.basePort ? { basePort: flags.basePort } : {}),
     });
@@ -127,6 +149,7 @@ export async function main(argv: string[]): Promise<void> {
       `Created a new chain in ${dir}: ${layout.miners.length} miners, ${layout.sharders.length} sharders, ${layout.providers?.length ?? 0} blobbers with their validators.`,
     );
   }
+  const ca = trustNetworkCa(layout);
   const logDir = join(dir, "logs");
   const running: RunningNode[] = [];
   let stopping = false;
@@ -165,7 +188,7 @@ export async function main(argv: string[]): Promise<void> {
       await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, BlobberPages.diagnosticsJson.path, 120_000)));
       console.log("Waiting for the blobbers to register, then staking them from their delegate wallets...");
       await initCrypto();
-      const transport = new sdk.HttpTransport();
+      const transport = new sdk.HttpTransport(ca ? { ca } : {});
       const client = new sdk.ChainClient({
         blockWorker: `${layout.blockworker.url}/dns`,
         chainId: layout.chainId,
@@ -208,7 +231,16 @@ ${providerLines ? `${providerLines}\n` : ""}  logs          ${logDir}
 ${vcLine}
 
 A client configuration is ready in ${cfgDir}/config.yaml. In another terminal:
+${
+  layout.caFile
+    ? `
+The nodes serve HTTPS with certificates of this network's own CA. Let the CLIs (and browsers, curl) trust it:
 
+  export NODE_EXTRA_CA_CERTS=${layout.caFile}
+  curl --cacert ${layout.caFile} ${layout.sharders[0]?.url ?? ""}/_diagnostics
+`
+    : ""
+}
   npx zwallet --configDir ${cfgDir} faucet --methodName pour --input "{}" --tokens 1
   npx zwallet --configDir ${cfgDir} getbalance
   npx zwallet --configDir ${cfgDir} send --to_client_id <id> --tokens 0.5 --desc "hello"
@@ -229,7 +261,7 @@ Press Ctrl-C to stop the network.`);
 }
 
 async function json<T>(url: string): Promise<T> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000), ...(agent ? { dispatcher: agent } : {}) });
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
   return (await res.json()) as T;
 }
@@ -248,6 +280,7 @@ async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Pr
     );
     process.exit(1);
   }
+  trustNetworkCa(layout);
   const sharderUrl = layout.sharders[0]?.url ?? "";
   try {
     await json(routeUrl(sharderUrl, ChainRoutes.latestFinalized));

@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { request } from "undici";
+import { Agent, request } from "undici";
 import { type Clock, SystemClock } from "../nodes/clock.js";
 import * as sdk from "../sdk/index.js";
 
@@ -17,6 +17,8 @@ export interface NodeProcessSpec {
   url: string;
   /** Blobbers and validators: the program's flags (they are started as `<role> <args>`, not from a node.yaml). */
   args?: string[];
+  /** Over HTTPS: the network's CA certificate (the readiness poll trusts it; the node gets NODE_EXTRA_CA_CERTS). */
+  caFile?: string;
 }
 
 export interface RunningNode {
@@ -78,7 +80,11 @@ export function startNode(spec: NodeProcessSpec, logDir: string, nodeFlags: stri
   const logFile = join(logDir, `${spec.name}.log`);
   const fd = openSync(logFile, "a");
   const child = spawn(process.execPath, [...nodeFlags, ...nodeCommand(spec)], {
-    env: { ...process.env, ...shebangEnv(programOf(spec)) },
+    env: {
+      ...process.env,
+      ...shebangEnv(programOf(spec)),
+      ...(spec.caFile ? { NODE_EXTRA_CA_CERTS: spec.caFile } : {}),
+    },
     stdio: ["ignore", fd, fd],
     detached: false,
   });
@@ -100,22 +106,37 @@ export async function waitReady(
   node.exited.then((c) => {
     exitCode = c;
   });
-  while (clock.now() < deadline) {
-    if (exitCode !== undefined)
-      throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
-    try {
-      // undici's request, not fetch: fetch refuses the WHATWG "bad ports", and 5060/5061 (SIP) are among them
-      // while 5061 is the reference's first validator port
-      const res = await request(`${node.spec.url}${path}`, { headersTimeout: 2000, bodyTimeout: 2000 });
-      await res.body.dump();
-      if (res.statusCode === 200) return;
-      last = `HTTP ${res.statusCode}`;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await clock.sleep(200);
+  const dispatcher = node.spec.caFile
+    ? new Agent({ connect: { ca: readFileSync(node.spec.caFile, "utf8") }, keepAliveTimeout: 1000 })
+    : undefined;
+  try {
+    return await poll();
+  } finally {
+    await dispatcher?.close();
   }
-  throw new Error(`${node.spec.name} at ${node.spec.url} not ready after ${timeoutMs} ms (${last}); see ${node.logFile}`);
+
+  async function poll(): Promise<void> {
+    while (clock.now() < deadline) {
+      if (exitCode !== undefined)
+        throw new Error(`${node.spec.name} exited with code ${exitCode} while starting; see ${node.logFile}`);
+      try {
+        // undici's request, not fetch: fetch refuses the WHATWG "bad ports", and 5060/5061 (SIP) are among them
+        // while 5061 is the reference's first validator port
+        const res = await request(`${node.spec.url}${path}`, {
+          headersTimeout: 2000,
+          bodyTimeout: 2000,
+          ...(dispatcher ? { dispatcher } : {}),
+        });
+        await res.body.dump();
+        if (res.statusCode === 200) return;
+        last = `HTTP ${res.statusCode}`;
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await clock.sleep(200);
+    }
+    throw new Error(`${node.spec.name} at ${node.spec.url} not ready after ${timeoutMs} ms (${last}); see ${node.logFile}`);
+  }
 }
 
 /** Stop nodes: SIGTERM, then SIGKILL whatever is still running after `graceMs`. */

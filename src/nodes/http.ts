@@ -10,6 +10,7 @@
  * bodies arrive as a `Buffer`; any other content type as a string.
  */
 
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
 import { parseJson, stringifyJson } from "../chain/json.js";
@@ -301,10 +302,33 @@ export interface Listening {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Listen on `host:port` (port 0 picks a free port). @throws CodedError `listen_failed` naming the address and cause */
-export async function listen(app: NodeApp, host: string, port: number): Promise<Listening> {
+/** Certificate and key (PEM) a node serves HTTPS with. */
+export interface ServeTls {
+  cert: string;
+  key: string;
+}
+
+/**
+ * Listen on `host:port` (port 0 picks a free port); with `tls`, serve HTTPS: a `node:https` server hands each
+ * request to the app's router (the app itself was built for plain HTTP; its own server is never bound).
+ * @throws CodedError `listen_failed` naming the address and cause
+ */
+export async function listen(app: NodeApp, host: string, port: number, tls?: ServeTls): Promise<Listening> {
+  let secure: HttpsServer | undefined;
   try {
-    await app.listen({ host, port });
+    if (tls === undefined) await app.listen({ host, port });
+    else {
+      await app.ready();
+      const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => app.routing(req, res));
+      secure = server;
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    }
   } catch (err) {
     const code = (err as { code?: string }).code;
     const why =
@@ -317,11 +341,11 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
       },
     );
   }
-  const addr = app.server.address() as AddressInfo;
+  const addr = (secure ?? app.server).address() as AddressInfo;
   const shownHost = host === "0.0.0.0" || host === "::" || host === "" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${addr.port}`,
+    url: `${secure ? "https" : "http"}://${shownHost}:${addr.port}`,
     host,
     port: addr.port,
     close(graceMs = 5000): Promise<void> {
@@ -330,11 +354,16 @@ export async function listen(app: NodeApp, host: string, port: number): Promise<
         const force = new Promise<void>((resolve) => {
           timer = sdk.systemTimer(() => {
             app.server.closeAllConnections();
+            secure?.closeAllConnections();
             resolve();
           }, graceMs);
         });
         try {
-          const closed = app.close();
+          const closed = Promise.all([
+            app.close(),
+            secure && new Promise<void>((resolve) => (secure as HttpsServer).close(() => resolve())),
+          ]).then(() => undefined);
+          secure?.closeIdleConnections();
           await Promise.race([closed, force]);
           await closed; // after a forced drop this settles at once
         } finally {

@@ -13,6 +13,7 @@ import { clientIdOf, getScheme, initCrypto } from "../core/schemes.js";
 import * as sdk from "../sdk/index.js";
 import { createBlockWorker } from "./blockworker/factory.js";
 import { SystemClock } from "./clock.js";
+import { addProcessMetrics } from "./common/metrics.js";
 import type { ChainSetup, NodeEdges, NodeKeys, Peer } from "./common/peer.js";
 import { readConfigText } from "./config/files.js";
 import { loadNodeConfig, type NodeConfig } from "./config/node.js";
@@ -25,6 +26,7 @@ import { createLogger, type LogLevel } from "./logger.js";
 import { createMiner } from "./miner/factory.js";
 import { createSharder } from "./sharder/factory.js";
 import { ChainStore, FsBlockFiles } from "./store/chainstore.js";
+import { readTls } from "./tls.js";
 
 /** How often the registrar looks at most (health checks are sent every `health_check_interval`, default 60 s). */
 const REGISTRATION_LOOK_MS = 5_000;
@@ -38,15 +40,20 @@ export async function runNode(role: string, configPath: string): Promise<() => P
       `${configPath}: role is "${cfg.role}", but the command asked for "${role}"`,
     );
   const logger = createLogger({ name: cfg.role, level: cfg.logLevel as LogLevel, base: { port: cfg.port } });
-  const transport = new sdk.HttpTransport();
+  const tls = cfg.tls && readTls(cfg.tls, `start ${cfg.role}`);
+  const transport = new sdk.HttpTransport(tls ? { httpsOnly: true, ...(tls.ca ? { ca: tls.ca } : {}) } : {});
+  const scheme = tls ? "https" : "http";
   const edges: NodeEdges = { clock: new SystemClock(), transport, logger };
   const mb = parseMagicBlock(readConfigText(cfg.magicBlockFile, "magic block"), cfg.magicBlockFile);
   let peer: Peer<unknown>;
   let kv: LmdbKV | undefined;
   let ready: string;
   if (cfg.role === "blockworker") {
-    peer = createBlockWorker({ genesis: mb, dataDir: cfg.dataDir, refreshSeconds: cfg.refreshSeconds }, edges);
-    ready = `block worker listening on http://${cfg.host}:${cfg.port} (magic block ${mb.magic_block_number})`;
+    peer = createBlockWorker(
+      { genesis: mb, dataDir: cfg.dataDir, refreshSeconds: cfg.refreshSeconds, useHttps: tls !== undefined },
+      edges,
+    );
+    ready = `block worker listening on ${scheme}://${cfg.host}:${cfg.port} (magic block ${mb.magic_block_number})`;
   } else {
     await initCrypto();
     const keys = nodeKeys(cfg);
@@ -84,7 +91,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
         edges,
       );
       peer = miner;
-      ready = `miner ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; resuming after round ${miner.node.engine.latestFinalized().round}`;
+      ready = `miner ${keys.id.slice(0, 12)} listening on ${scheme}://${cfg.host}:${cfg.port}; resuming after round ${miner.node.engine.latestFinalized().round}`;
     } else {
       const sharder = createSharder(
         chain,
@@ -97,10 +104,11 @@ export async function runNode(role: string, configPath: string): Promise<() => P
         edges,
       );
       peer = sharder;
-      ready = `sharder ${keys.id.slice(0, 12)} listening on http://${cfg.host}:${cfg.port}; latest finalized round ${sharder.node.latestFinalized().round}`;
+      ready = `sharder ${keys.id.slice(0, 12)} listening on ${scheme}://${cfg.host}:${cfg.port}; latest finalized round ${sharder.node.latestFinalized().round}`;
     }
   }
-  const server = await listen(peer.app, cfg.bind, cfg.port);
+  addProcessMetrics(peer.app);
+  const server = await listen(peer.app, cfg.bind, cfg.port, tls);
   logger.info(ready);
   peer.start();
   return async () => {

@@ -7,6 +7,7 @@
  * Error codes: `connection_refused`, `timeout`, `dns_failed`, `connection_reset`, `aborted` (the caller's signal),
  * `response_too_large`, `transport_closed`, `request_failed` (anything else, including an invalid URL).
  */
+import { createSecureContext, rootCertificates, type SecureContext } from "node:tls";
 import type { Agent } from "undici";
 import { CodedError } from "../core/errors.js";
 import { systemTimer } from "./ambient.js";
@@ -144,6 +145,34 @@ export interface HttpTransportOptions {
   defaultTimeoutMs?: number;
   /** Largest response body accepted (default 256 MiB); larger ones fail with `response_too_large`. */
   maxResponseBytes?: number;
+  /**
+   * CA certificate(s), PEM, trusted for `https://` URLs besides the system's authorities (a network's own CA).
+   * Without it, Node's defaults apply, `NODE_EXTRA_CA_CERTS` included.
+   */
+  ca?: string;
+  /**
+   * Send every `http://` URL as `https://`: for nodes of a network whose nodes all serve TLS, where peer URLs
+   * are built from magic-block host and port (no scheme).
+   */
+  httpsOnly?: boolean;
+}
+
+/** Node's TLS error codes that mean "the certificate is not trusted or does not name the host". */
+const TLS_TRUST_CODES = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
+/** Why a TLS handshake failed, with what to do, or undefined when `err` is no TLS trust failure. */
+function tlsReason(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string; message?: string }; message?: string } | null;
+  const code = e?.code ?? e?.cause?.code ?? "";
+  if (!TLS_TRUST_CODES.has(code)) return undefined;
+  return `TLS: the node's certificate is not trusted (${code}); trust the network's CA with NODE_EXTRA_CA_CERTS=<ca.pem> (CLIs) or the tls ca_file setting (nodes)`;
 }
 
 type Undici = typeof import("undici");
@@ -165,10 +194,16 @@ export class HttpTransport implements Transport {
   private readonly maxResponseBytes: number;
   private readonly bulk: BulkHttp;
   private closed = false;
+  private readonly httpsOnly: boolean;
+  private readonly secureContext: SecureContext | undefined;
 
   constructor(opts: HttpTransportOptions = {}) {
     this.connections = opts.connections ?? 64;
     this.keepAliveMs = opts.keepAliveMs ?? 10_000;
+    // one secure context for every connection: a `ca` list per connection would parse the system's ~140
+    // authorities again at each handshake
+    this.secureContext = opts.ca === undefined ? undefined : createSecureContext({ ca: [...rootCertificates, opts.ca] });
+    this.httpsOnly = opts.httpsOnly === true;
     this.defaultTimeoutMs = opts.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.bulk = new BulkHttp({ keepAliveMs: opts.keepAliveMs ?? 10_000, maxResponseBytes: this.maxResponseBytes });
@@ -179,7 +214,8 @@ export class HttpTransport implements Transport {
    * failure to get one throws.
    * @throws CodedError with one of the transport error codes
    */
-  async request(req: TransportRequest): Promise<TransportResponse> {
+  async request(given: TransportRequest): Promise<TransportResponse> {
+    const req = this.httpsOnly && given.url.startsWith("http://") ? { ...given, url: `https://${given.url.slice(7)}` } : given;
     const timeoutMs = req.timeoutMs ?? this.defaultTimeoutMs;
     const url = preflight(req, this.closed, timeoutMs);
     const deadline = new AbortController();
@@ -197,7 +233,11 @@ export class HttpTransport implements Transport {
       }
       const u = await loadUndici();
       if (this.closed) throw transportError(req, "transport_closed", transportReason("transport_closed", timeoutMs));
-      this.agent ??= new u.Agent({ connections: this.connections, keepAliveTimeout: this.keepAliveMs });
+      this.agent ??= new u.Agent({
+        connections: this.connections,
+        keepAliveTimeout: this.keepAliveMs,
+        ...(this.secureContext === undefined ? {} : { connect: { secureContext: this.secureContext } }),
+      });
       const res = await u.request(url, {
         method: req.method,
         headers: req.headers ?? {},
@@ -253,7 +293,7 @@ export class HttpTransport implements Transport {
               : classify(err);
       const why =
         code === "request_failed"
-          ? `request failed: ${(err as Error).message ?? String(err)}`
+          ? (tlsReason(err) ?? `request failed: ${(err as Error).message ?? String(err)}`)
           : code === "response_too_large" && err instanceof BulkHttpError
             ? err.message
             : transportReason(code, timeoutMs);

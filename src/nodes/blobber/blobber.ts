@@ -44,6 +44,8 @@ export interface BlobberOptions {
   keys: { public_key: string; private_key: string };
   /** Host and port in the registered URL. */
   hostname: string;
+  /** Registered URL scheme: "https" when the process serves TLS (default "http"). */
+  scheme?: "http" | "https";
   port: number;
   kv: KV;
   /** Opened by the caller (which closes it after the app). */
@@ -101,7 +103,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
-  const url = `http://${opts.hostname}:${opts.port}`;
+  const url = `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
   const activity = new ActivityLog(kv, clock);
   const txns: TxnCounters = { sent: new Map() };
   const allocations = new AllocationCache(kv, chain, clock, id);

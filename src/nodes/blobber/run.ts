@@ -10,6 +10,7 @@ import { listen } from "../http.js";
 import { LmdbKV } from "../kv-lmdb.js";
 import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
 import type { BlobberFlags } from "../provider/flags.js";
+import { readCa, readTls } from "../tls.js";
 import { type BlobberIntervals, createBlobber } from "./blobber.js";
 import { FsShardStore } from "./files/store-fs.js";
 
@@ -27,13 +28,16 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
   const kv = new LmdbKV(flags.dbDir);
   // `<files_dir>/.files`: where blobbers have always kept their shards
   const shards = await FsShardStore.open(join(flags.filesDir, ".files"));
-  const transport = new sdk.HttpTransport();
+  const tls = flags.tls && readTls(flags.tls, "start blobber");
+  const ca = flags.caFile === undefined ? undefined : readCa(flags.caFile);
+  const transport = new sdk.HttpTransport(ca === undefined ? {} : { ca });
   const chain = providerChainClient(config, transport, logger);
   const blobber = await createBlobber({
     config,
     configFile,
     keys,
     hostname: flags.hostname,
+    scheme: tls ? "https" : "http",
     port: flags.port,
     kv,
     shards,
@@ -45,7 +49,7 @@ export async function runBlobber(flags: BlobberFlags): Promise<() => Promise<voi
     deploymentMode: flags.deploymentMode,
     processMetrics: true,
   });
-  const server = await listen(blobber.app, flags.bind, flags.port);
+  const server = await listen(blobber.app, flags.bind, flags.port, tls);
   logger.info(`blobber ${blobber.id} listening on ${blobber.url} (block worker ${config.block_worker})`);
   blobber.start();
   return async () => {

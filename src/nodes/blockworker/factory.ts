@@ -1,5 +1,6 @@
 /** The block worker role, assembled once for the process runner and the in-process network. */
 import type { MagicBlock } from "../../chain/types.js";
+import { serveBlockWorkerMetrics } from "../common/chain-metrics.js";
 import { logTo, type NodeEdges, type Peer } from "../common/peer.js";
 import { Loop } from "../loop.js";
 import { BlockWorker } from "./blockworker.js";
@@ -12,6 +13,8 @@ export interface BlockWorkerSettings {
   dataDir?: string;
   /** Seconds between refreshes from the sharders. */
   refreshSeconds: number;
+  /** Hand out `https://` URLs of the miners and sharders (a network whose nodes serve TLS). */
+  useHttps?: boolean;
 }
 
 /** Build a block worker: state, HTTP app, and the refresh loop (pausable, triggerable). */
@@ -20,6 +23,7 @@ export function createBlockWorker(settings: BlockWorkerSettings, edges: NodeEdge
     genesis: settings.genesis,
     ...(settings.dataDir !== undefined ? { dataDir: settings.dataDir } : {}),
     transport: edges.transport,
+    ...(settings.useHttps ? { useHttps: true } : {}),
     log: logTo(edges.logger),
     now: () => edges.clock.now(),
   });
@@ -32,10 +36,12 @@ export function createBlockWorker(settings: BlockWorkerSettings, edges: NodeEdge
       await node.refresh();
     },
   });
+  const app = blockWorkerApp(node, edges.logger);
+  serveBlockWorkerMetrics(app, node);
   return {
     role: "blockworker",
     node,
-    app: blockWorkerApp(node, edges.logger),
+    app,
     loop,
     start() {
       loop.start();

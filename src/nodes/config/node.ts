@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { MILLISECOND, SECOND } from "../../core/duration.js";
 import { FieldReader, parseYaml } from "../../core/fields.js";
+import type { TlsFiles } from "../tls.js";
 import { readConfigText } from "./files.js";
 
 export type NodeRole = "miner" | "sharder" | "blockworker";
@@ -53,6 +54,12 @@ export interface NodeConfig {
   healthCheckMs: number;
   /** Miners and sharders: how often the view-change cycle is read (`view_change_poll`, default 5s). */
   viewChangePollMs: number;
+  /**
+   * `tls: {cert_file, key_file, ca_file}`: serve HTTPS with this certificate and key, and call the other nodes
+   * over HTTPS (every node of the network serves TLS), trusting `ca_file` besides the system's authorities. The
+   * block worker then hands out `https://` URLs.
+   */
+  tls?: TlsFiles;
 }
 
 /** Parse node.yaml text; `file` is used for errors and for resolving relative paths. */
@@ -98,6 +105,11 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
   if (cfg.viewChangePollMs < 100) r.fail("view_change_poll", "a duration of at least 100ms", r.obj.view_change_poll);
   if (cfg.pruneDepth > 0 && cfg.pruneDepth < 100)
     r.fail("prune_depth", "0 (keep everything) or at least 100 rounds", cfg.pruneDepth);
+  if (r.has("tls")) {
+    const t = r.sub("tls");
+    cfg.tls = { certFile: path(t.str("cert_file", { nonEmpty: true })), keyFile: path(t.str("key_file", { nonEmpty: true })) };
+    if (t.has("ca_file")) cfg.tls.caFile = path(t.str("ca_file", { nonEmpty: true }));
+  }
   if (r.has("log_file")) cfg.logFile = path(r.str("log_file", { nonEmpty: true }));
   if (role !== "blockworker") {
     cfg.keysFile = path(r.str("keys_file", { nonEmpty: true }));

@@ -3,6 +3,7 @@
 import { ChainRoutes } from "../../chain/api.js";
 import { errorMessage } from "../../core/errors.js";
 import { clientVerifier, getScheme } from "../../core/schemes.js";
+import { serveMinerMetrics } from "../common/chain-metrics.js";
 import {
   type ChainSetup,
   createDkgDriver,
@@ -57,6 +58,7 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     log,
   });
   const app = minerApp(node, keys, edges.logger);
+  serveMinerMetrics(app, node, keys.id);
   const registrar = settings.registration && createRegistrar("miner", chain, keys, settings.registration, edges);
   const dkg =
     settings.viewChange &&

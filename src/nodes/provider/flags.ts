@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import { CodedError } from "../../core/errors.js";
 import type { NodeErrorCode } from "../errors.js";
+import type { TlsFiles } from "../tls.js";
 
 /** Deployment modes of the reference: 0 development, 1 test, 2 main. */
 export type DeploymentMode = 0 | 1 | 2;
@@ -26,6 +27,9 @@ export interface ProviderFlags {
   logDir?: string;
   /** Address to listen on (Cairn's addition; default 0.0.0.0, every interface, as the reference). */
   bind: string;
+  /** `--tls_cert`, `--tls_key` (serve HTTPS; both or neither) and `--tls_ca` (trust it when calling nodes): Cairn's additions. */
+  tls?: TlsFiles;
+  caFile?: string;
 }
 
 /** Flags of the blobber. */
@@ -48,6 +52,9 @@ const COMMON: FlagSpec[] = [
   { name: "config_dir", required: false, kind: "path" },
   { name: "log_dir", required: false, kind: "path" },
   { name: "bind", required: false, kind: "host" },
+  { name: "tls_cert", required: false, kind: "path" },
+  { name: "tls_key", required: false, kind: "path" },
+  { name: "tls_ca", required: false, kind: "path" },
 ];
 
 const BLOBBER: FlagSpec[] = [
@@ -107,7 +114,7 @@ function parseArgs(program: string, argv: string[], specs: FlagSpec[]): Map<stri
   return out;
 }
 
-function common(f: Map<string, string>, cwd: string): ProviderFlags {
+function common(program: string, f: Map<string, string>, cwd: string): ProviderFlags {
   const out: ProviderFlags = {
     port: Number(f.get("port")),
     hostname: f.get("hostname") as string,
@@ -118,6 +125,17 @@ function common(f: Map<string, string>, cwd: string): ProviderFlags {
   };
   const logDir = f.get("log_dir");
   if (logDir !== undefined) out.logDir = resolve(cwd, logDir);
+  const cert = f.get("tls_cert");
+  const key = f.get("tls_key");
+  if ((cert === undefined) !== (key === undefined))
+    throw flagError(
+      program,
+      `flag --${cert === undefined ? "tls_cert" : "tls_key"}: expected a path (--tls_cert and --tls_key go together), found nothing`,
+    );
+  const ca = f.get("tls_ca");
+  if (ca !== undefined) out.caFile = resolve(cwd, ca);
+  if (cert !== undefined && key !== undefined)
+    out.tls = { certFile: resolve(cwd, cert), keyFile: resolve(cwd, key), ...(out.caFile ? { caFile: out.caFile } : {}) };
   return out;
 }
 
@@ -125,7 +143,7 @@ function common(f: Map<string, string>, cwd: string): ProviderFlags {
 export function parseBlobberFlags(argv: string[], cwd = process.cwd()): BlobberFlags {
   const f = parseArgs("blobber", argv, BLOBBER);
   return {
-    ...common(f, cwd),
+    ...common("blobber", f, cwd),
     filesDir: resolve(cwd, f.get("files_dir") as string),
     dbDir: resolve(cwd, f.get("db_dir") as string),
   };
@@ -133,7 +151,7 @@ export function parseBlobberFlags(argv: string[], cwd = process.cwd()): BlobberF
 
 /** Parse the validator's flags. @throws CodedError `invalid_flag` */
 export function parseValidatorFlags(argv: string[], cwd = process.cwd()): ProviderFlags {
-  return common(parseArgs("validator", argv, COMMON), cwd);
+  return common("validator", parseArgs("validator", argv, COMMON), cwd);
 }
 
 /** Usage lines for `--help` and flag errors. */

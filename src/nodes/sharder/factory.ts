@@ -2,6 +2,7 @@
 
 import { errorMessage } from "../../core/errors.js";
 import { clientVerifier, getScheme } from "../../core/schemes.js";
+import { serveSharderMetrics } from "../common/chain-metrics.js";
 import {
   type ChainSetup,
   createDkgDriver,
@@ -46,6 +47,7 @@ export function createSharder(chain: ChainSetup, settings: SharderSettings, edge
     log,
   });
   const app = sharderApp(node, settings.keys, edges.logger);
+  serveSharderMetrics(app, node, settings.keys.id);
   const registrar = settings.registration && createRegistrar("sharder", chain, settings.keys, settings.registration, edges);
   const dkg =
     settings.viewChange &&

@@ -10,6 +10,7 @@ import { listen } from "../http.js";
 import { LmdbKV } from "../kv-lmdb.js";
 import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
 import type { ProviderFlags } from "../provider/flags.js";
+import { readCa, readTls } from "../tls.js";
 import { createValidator } from "./validator.js";
 
 /** Where the validator keeps its state: `<log_dir>/../validator_data` when logs have a directory, else beside the config. */
@@ -23,12 +24,15 @@ export async function runValidator(flags: ProviderFlags): Promise<() => Promise<
   const keys = await loadProviderKeys(flags, "validator");
   const logger = providerLogger(flags, "validator", config.logging.level, "0chainValidator.log");
   const kv = new LmdbKV(validatorDataDir(flags));
-  const transport = new sdk.HttpTransport();
+  const tls = flags.tls && readTls(flags.tls, "start validator");
+  const ca = flags.caFile === undefined ? undefined : readCa(flags.caFile);
+  const transport = new sdk.HttpTransport(ca === undefined ? {} : { ca });
   const chain = providerChainClient({ ...config, min_submit: 50, min_confirmation: 50 }, transport, logger);
   const v = createValidator({
     config,
     keys,
     hostname: flags.hostname,
+    scheme: tls ? "https" : "http",
     port: flags.port,
     kv,
     clock: new SystemClock(),
@@ -37,7 +41,7 @@ export async function runValidator(flags: ProviderFlags): Promise<() => Promise<
     registerRetryMs: flags.deploymentMode === 0 ? 5_000 : 60_000,
     processMetrics: true,
   });
-  const server = await listen(v.app, flags.bind, flags.port);
+  const server = await listen(v.app, flags.bind, flags.port, tls);
   logger.info(`validator ${v.id} listening on ${v.url} (block worker ${config.block_worker})`);
   v.start();
   return async () => {

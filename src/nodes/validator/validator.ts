@@ -25,6 +25,8 @@ export interface ValidatorOptions {
   config: ValidatorConfig;
   keys: { public_key: string; private_key: string };
   hostname: string;
+  /** Registered URL scheme: "https" when the process serves TLS (default "http"). */
+  scheme?: "http" | "https";
   port: number;
   kv: KV;
   clock: Clock;
@@ -76,7 +78,7 @@ export function createValidator(opts: ValidatorOptions): Validator {
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
-  const url = `http://${opts.hostname}:${opts.port}`;
+  const url = `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
   const activity = new ActivityLog(kv, clock);
   const txns: TxnCounters = { sent: new Map() };
   const prev = kv.getJson<{ at: number }>(REG_KEY);

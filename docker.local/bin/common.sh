@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Shared settings of the docker.local scripts (sourced). Override by environment:
+#   ENGINE        podman (default when installed) or docker
+#   PUBLIC_HOST   the address others reach the nodes at (default localhost; a cloud VM's public IP)
+#   NETWORK       container network name (default testnet0), SUBNET, GATEWAY
+#   IMAGE_TAG     image tag (default dev)
+set -euo pipefail
+DOCKER_LOCAL="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+REPO_ROOT="$(cd "$DOCKER_LOCAL/.." && pwd)"
+export DOCKER_LOCAL REPO_ROOT
+if [ -z "${ENGINE:-}" ]; then
+  if command -v podman >/dev/null 2>&1; then ENGINE=podman; else ENGINE=docker; fi
+fi
+PUBLIC_HOST="${PUBLIC_HOST:-localhost}"
+NETWORK="${NETWORK:-testnet0}"
+SUBNET="${SUBNET:-198.18.0.0/15}"
+GATEWAY="${GATEWAY:-198.18.0.255}"
+IMAGE_TAG="${IMAGE_TAG:-dev}"
+export ENGINE PUBLIC_HOST NETWORK SUBNET GATEWAY IMAGE_TAG
+
+die() {
+  echo "error: $*" >&2
+  exit 1
+}
+
+# The container network (bridge driver, subnet, gateway): created when missing, checked when present.
+ensure_network() {
+  if "$ENGINE" network inspect "$NETWORK" >/dev/null 2>&1; then
+    "$ENGINE" network inspect "$NETWORK" | grep -q "$SUBNET" ||
+      die "network $NETWORK exists without subnet $SUBNET; remove it ($ENGINE network rm $NETWORK) or set NETWORK/SUBNET"
+  else
+    "$ENGINE" network create --driver bridge --subnet "$SUBNET" --gateway "$GATEWAY" "$NETWORK" >/dev/null ||
+      die "cannot create network $NETWORK ($SUBNET, gateway $GATEWAY)"
+    echo "created container network $NETWORK ($SUBNET, gateway $GATEWAY)"
+  fi
+}
+
+# A port another service holds makes containers restart in a loop: refuse before starting.
+check_port_free() {
+  local port="$1"
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    die "port $port is already in use by another service; stop it or choose another blobber number"
+  fi
+}
+
+# Memory (MiB) and free disk (GiB) below the stated minimum also make containers restart.
+check_resources() {
+  local min_mem_mib="$1" min_disk_gib="$2" dir="$3"
+  local mem_kib disk_kib
+  mem_kib="$(awk '/MemAvailable/ {print $2}' /proc/meminfo)"
+  disk_kib="$(df -Pk "$dir" | awk 'NR==2 {print $4}')"
+  [ "$((mem_kib / 1024))" -ge "$min_mem_mib" ] ||
+    die "only $((mem_kib / 1024)) MiB of memory available; at least $min_mem_mib MiB are needed"
+  [ "$((disk_kib / 1024 / 1024))" -ge "$min_disk_gib" ] ||
+    die "only $((disk_kib / 1024 / 1024)) GiB free on $dir; at least $min_disk_gib GiB are needed"
+}

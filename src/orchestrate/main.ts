@@ -1,0 +1,93 @@
+/**
+ * `cairn-deploy --input <file> --out <dir> [--apply]`: read the deployment input, write the Kubernetes manifests
+ * (one YAML file per object, in apply order), print the dashboard login (generated here, shown once), the DNS
+ * records to create and how to verify; with `--apply`, apply them with the official Kubernetes client to the
+ * cluster of `kubeconfig_path` (or the default kubeconfig).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { CodedError, errorMessage } from "../core/errors.js";
+import type { OrchestrateErrorCode } from "./errors.js";
+import { type DeployInput, parseDeployInput } from "./input.js";
+import { buildManifests, dnsRecords, type Manifest, nodeRoutes } from "./manifests.js";
+
+/** An htpasswd line (`{SHA}` scheme, which nginx's basic auth accepts). */
+export function htpasswdLine(user: string, password: string): string {
+  return `${user}:{SHA}${createHash("sha1").update(password).digest("base64")}`;
+}
+
+/** Write `manifests` under `dir` as `NN-kind-name.yaml`; returns the file names. */
+export function writeManifests(dir: string, manifests: Manifest[]): string[] {
+  mkdirSync(dir, { recursive: true });
+  return manifests.map((m, i) => {
+    const name = `${String(i).padStart(2, "0")}-${m.kind.toLowerCase()}-${m.metadata.name}.yaml`;
+    writeFileSync(join(dir, name), stringify(m));
+    return name;
+  });
+}
+
+/** Apply with @kubernetes/client-node (server-side apply); loaded only when asked. */
+async function apply(input: DeployInput, manifests: Manifest[]): Promise<void> {
+  const k8s = await import("@kubernetes/client-node");
+  const kc = new k8s.KubeConfig();
+  try {
+    if (input.kubeconfig_path) kc.loadFromFile(input.kubeconfig_path);
+    else kc.loadFromDefault();
+    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+    for (const m of manifests) {
+      await client.patch(m as never, undefined, undefined, "cairn-deploy", true, k8s.PatchStrategy.ServerSideApply);
+      console.log(`applied ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}`);
+    }
+  } catch (err) {
+    throw new CodedError<OrchestrateErrorCode>(
+      { code: "deploy_apply_failed", op: "apply manifests" },
+      `cluster ${kc.getCurrentCluster()?.server ?? "(none configured)"}: ${errorMessage(err)}`,
+      { cause: err },
+    );
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const arg = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const inputFile = arg("--input");
+  const out = arg("--out");
+  if (!inputFile || !out) {
+    console.error("usage: cairn-deploy --input <deployment.json> --out <dir> [--apply]");
+    process.exit(2);
+  }
+  try {
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(inputFile, "utf8"));
+    } catch (err) {
+      throw new CodedError<OrchestrateErrorCode>(
+        { code: "deploy_input_invalid", op: "read deployment input" },
+        `${inputFile}: ${errorMessage(err)}`,
+      );
+    }
+    const input = parseDeployInput(json);
+    const password = randomBytes(18).toString("base64url");
+    const manifests = buildManifests(input, password, htpasswdLine("admin", password));
+    const files = writeManifests(out, manifests);
+    console.log(
+      `Wrote ${files.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
+    );
+    if (input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher)
+      console.log(`\nDashboards login (shown once, also in the Secret cairn-dashboards-login): admin / ${password}`);
+    console.log("\nCreate these DNS records:");
+    for (const r of dnsRecords(input)) console.log(`  ${r.name.padEnd(40)} ${r.type.padEnd(6)} ${r.value}`);
+    if (argv.includes("--apply")) await apply(input, manifests);
+    else console.log(`\nApply with: cairn-deploy --input ${inputFile} --out ${out} --apply   (or kubectl apply -f ${out})`);
+    const first = nodeRoutes(input).find((r) => r.path.startsWith("/sharder") || r.path.startsWith("/blobber"));
+    console.log(`\nVerify: https://${input.host_address}/dns/network lists the nodes;`);
+    if (first) console.log(`        https://${input.host_address}${first.path}/_diagnostics shows a node's health.`);
+  } catch (err) {
+    console.error(`cairn-deploy: ${errorMessage(err)}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * Kubernetes manifests of a Cairn network from the deployment input: namespace = cluster_name; StatefulSets for
+ * sharders, miners and blobbers (each blobber pod with its validator) with volumes of the storage class fs_type
+ * names; the block worker; per-node Services and an Ingress for host_address routing `/<node>/` to each node
+ * and `/dns/` to the block worker; Prometheus and Grafana (behind a login whose password is generated here) per
+ * the monitoring flags. Node configuration (keys, genesis, node.yaml) is mounted from the Secret
+ * `cairn-network-config` (docs/deploy.md: how to make it).
+ */
+import type { DeployInput } from "./input.js";
+
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+} & Record<string, unknown>;
+
+/** Ports inside the pods (the local network's defaults). */
+export const PORTS = {
+  blockworker: 9091,
+  miner: 7071,
+  sharder: 7171,
+  blobber: 5051,
+  validator: 5061,
+  grafana: 3000,
+  prometheus: 9090,
+};
+
+const CONFIG_SECRET = "cairn-network-config";
+
+function image(input: DeployInput, name: string): string {
+  return `${input.repo_type}/${name}:${input.image_tag}`;
+}
+
+function labels(role: string, input: DeployInput): Record<string, string> {
+  return { "app.kubernetes.io/name": role, "app.kubernetes.io/part-of": "cairn", "cairn.network/image-tag": input.image_tag };
+}
+
+function probe(path: string, port: number): Record<string, unknown> {
+  return { httpGet: { path, port }, initialDelaySeconds: 10, periodSeconds: 15, timeoutSeconds: 5, failureThreshold: 4 };
+}
+
+function nodeContainer(name: string, img: string, port: number, args: string[], health: string): Record<string, unknown> {
+  return {
+    name,
+    image: img,
+    args,
+    ports: [{ name: "http", containerPort: port }],
+    volumeMounts: [
+      { name: "data", mountPath: "/cairn/data" },
+      { name: "config", mountPath: "/cairn/config", readOnly: true },
+    ],
+    readinessProbe: probe(health, port),
+    livenessProbe: probe(health, port),
+    resources: { requests: { cpu: "250m", memory: "256Mi" }, limits: { memory: "2Gi" } },
+    securityContext: { runAsNonRoot: true, runAsUser: 10001, allowPrivilegeEscalation: false },
+  };
+}
+
+function statefulSet(
+  input: DeployInput,
+  role: string,
+  replicas: number,
+  containers: Record<string, unknown>[],
+  storage: string,
+): Manifest {
+  const ns = input.cluster_name;
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: role, namespace: ns, labels: labels(role, input) },
+    spec: {
+      serviceName: role,
+      replicas,
+      podManagementPolicy: "Parallel",
+      selector: { matchLabels: { "app.kubernetes.io/name": role } },
+      template: {
+        metadata: {
+          labels: labels(role, input),
+          annotations: { "prometheus.io/scrape": "true", "prometheus.io/path": "/metrics" },
+        },
+        spec: {
+          securityContext: { fsGroup: 10001 },
+          containers,
+          volumes: [{ name: "config", secret: { secretName: CONFIG_SECRET } }],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: "data" },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            storageClassName: input.fs_type,
+            resources: { requests: { storage } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+function service(
+  ns: string,
+  name: string,
+  selector: Record<string, string>,
+  ports: [string, number][],
+  headless = false,
+): Manifest {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: ns },
+    spec: {
+      ...(headless ? { clusterIP: "None" } : {}),
+      selector,
+      ports: ports.map(([n, p]) => ({ name: n, port: p, targetPort: p })),
+    },
+  };
+}
+
+/** Every node of the network: its path under the domain, service name and port. */
+export function nodeRoutes(input: DeployInput): { path: string; service: string; port: number }[] {
+  const out: { path: string; service: string; port: number }[] = [
+    { path: "/dns", service: "blockworker", port: PORTS.blockworker },
+  ];
+  const add = (role: string, n: number, port: number, svcRole = role) => {
+    for (let i = 0; i < n; i++) out.push({ path: `/${role}${i}`, service: `${svcRole}-${i}`, port });
+  };
+  add("sharder", input.sharder_count, PORTS.sharder);
+  add("miner", input.miner_count, PORTS.miner);
+  const blobbers = input.standalone ? 1 : input.blobber_count;
+  add("blobber", blobbers, PORTS.blobber);
+  add("validator", blobbers, PORTS.validator, "blobber-validator");
+  return out;
+}
+
+/** The manifests and the generated dashboard password (printed once by `cairn-deploy`). */
+export function buildManifests(input: DeployInput, dashboardPassword: string, htpasswd: string): Manifest[] {
+  const ns = input.cluster_name;
+  const out: Manifest[] = [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "app.kubernetes.io/part-of": "cairn" } } },
+  ];
+  const standalone = input.standalone !== undefined;
+  if (input.deploy_main && !standalone) {
+    out.push({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "blockworker", namespace: ns, labels: labels("blockworker", input) },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { "app.kubernetes.io/name": "blockworker" } },
+        template: {
+          metadata: { labels: labels("blockworker", input), annotations: { "prometheus.io/scrape": "true" } },
+          spec: {
+            containers: [
+              nodeContainer(
+                "blockworker",
+                image(input, "blockworker"),
+                PORTS.blockworker,
+                ["blockworker", "--config", "/cairn/config/blockworker.yaml"],
+                "/",
+              ),
+            ],
+            volumes: [
+              { name: "config", secret: { secretName: CONFIG_SECRET } },
+              { name: "data", emptyDir: {} },
+            ],
+          },
+        },
+      },
+    });
+    out.push(service(ns, "blockworker", { "app.kubernetes.io/name": "blockworker" }, [["http", PORTS.blockworker]]));
+    for (const [role, count, port] of [
+      ["sharder", input.sharder_count, PORTS.sharder],
+      ["miner", input.miner_count, PORTS.miner],
+    ] as const) {
+      // each pod reads /cairn/config/<pod name>.yaml (sharder-0.yaml, …)
+      const c = nodeContainer(
+        role,
+        image(input, role),
+        port,
+        [role, "--config", "/cairn/config/$(POD_NAME).yaml"],
+        "/_diagnostics",
+      );
+      c.env = [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }];
+      out.push(statefulSet(input, role, count, [c], role === "sharder" ? "50Gi" : "10Gi"));
+      out.push(service(ns, role, { "app.kubernetes.io/name": role }, [["http", port]], true));
+    }
+  }
+  const blobbers = standalone ? 1 : input.blobber_count;
+  if ((input.deploy_auxiliary || standalone) && blobbers > 0) {
+    const flags = (port: number) => [
+      "--port",
+      String(port),
+      "--hostname",
+      input.host_address,
+      "--config_dir",
+      "/cairn/config/$(POD_NAME)",
+    ];
+    const blobber = nodeContainer(
+      "blobber",
+      image(input, "blobber"),
+      PORTS.blobber,
+      [
+        ...flags(PORTS.blobber),
+        "--keys_file",
+        "/cairn/config/$(POD_NAME)/keys.txt",
+        "--files_dir",
+        "/cairn/data/files",
+        "--db_dir",
+        "/cairn/data/db",
+      ],
+      "/_diagnostics",
+    );
+    const validator = nodeContainer(
+      "validator",
+      image(input, "validator"),
+      PORTS.validator,
+      [...flags(PORTS.validator), "--keys_file", "/cairn/config/$(POD_NAME)/validator_keys.txt"],
+      "/_diagnostics",
+    );
+    for (const c of [blobber, validator]) c.env = [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }];
+    out.push(statefulSet(input, "blobber", blobbers, [blobber, validator], "100Gi"));
+    out.push(service(ns, "blobber", { "app.kubernetes.io/name": "blobber" }, [["http", PORTS.blobber]], true));
+  }
+  // one Service per pod, for the ingress's path routing
+  for (const r of nodeRoutes(input)) {
+    if (r.service === "blockworker") continue;
+    const m = /^(.*)-(\d+)$/.exec(r.service) as RegExpExecArray;
+    const set = (m[1] as string).replace(/-validator$/, "");
+    if (set !== "blobber" && (standalone || !input.deploy_main)) continue;
+    if (set === "blobber" && !(input.deploy_auxiliary || standalone)) continue;
+    out.push(service(ns, r.service, { "statefulset.kubernetes.io/pod-name": `${set}-${m[2]}` }, [["http", r.port]]));
+  }
+  const routes = nodeRoutes(input).filter((r) => out.some((x) => x.kind === "Service" && x.metadata.name === r.service));
+  const rules: Record<string, unknown>[] = [
+    {
+      host: input.host_address,
+      http: {
+        paths: routes.map((r) => ({
+          path: `${r.path}(/|$)(.*)`,
+          pathType: "ImplementationSpecific",
+          backend: { service: { name: r.service, port: { number: r.port } } },
+        })),
+      },
+    },
+  ];
+  out.push({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      name: "cairn",
+      namespace: ns,
+      annotations: {
+        "nginx.ingress.kubernetes.io/rewrite-target": "/$2",
+        "nginx.ingress.kubernetes.io/use-regex": "true",
+        "cert-manager.io/cluster-issuer": "letsencrypt",
+      },
+    },
+    spec: { ingressClassName: "nginx", tls: [{ hosts: [input.host_address], secretName: `${ns}-tls` }], rules },
+  });
+  out.push(...monitoring(input, dashboardPassword, htpasswd));
+  return out;
+}
+
+function monitoring(input: DeployInput, password: string, htpasswd: string): Manifest[] {
+  const ns = input.cluster_name;
+  const m = input.monitoring;
+  const out: Manifest[] = [];
+  if (!m.grafana && !m.elk && !m.rancher) return out;
+  out.push({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "cairn-dashboards-login", namespace: ns },
+    type: "Opaque",
+    stringData: { username: "admin", password, auth: htpasswd },
+  });
+  const exposed = (name: string, sub: string, address: string, port: number): void => {
+    const host = address || `${sub}.${input.host_address}`;
+    out.push({
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: {
+        name,
+        namespace: ns,
+        annotations: {
+          "nginx.ingress.kubernetes.io/auth-type": "basic",
+          "nginx.ingress.kubernetes.io/auth-secret": "cairn-dashboards-login",
+          "nginx.ingress.kubernetes.io/auth-realm": "Cairn monitoring",
+        },
+      },
+      spec: {
+        ingressClassName: "nginx",
+        tls: [{ hosts: [host], secretName: `${name}-tls` }],
+        rules: [
+          { host, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: port } } } }] } },
+        ],
+      },
+    });
+  };
+  if (m.grafana) {
+    out.push({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "prometheus-config", namespace: ns },
+      data: { "prometheus.yml": prometheusConfig(ns) },
+    });
+    const deploy = (name: string, img: string, port: number, extra: Record<string, unknown>): Manifest => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: ns },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { "app.kubernetes.io/name": name } },
+        template: {
+          metadata: { labels: { "app.kubernetes.io/name": name } },
+          spec: { containers: [{ name, image: img, ports: [{ containerPort: port }], ...extra }] },
+        },
+      },
+    });
+    const prom = deploy("prometheus", "prom/prometheus:v2.53.0", PORTS.prometheus, {
+      args: ["--config.file=/etc/prometheus/prometheus.yml"],
+      volumeMounts: [{ name: "config", mountPath: "/etc/prometheus" }],
+    });
+    (prom.spec as { template: { spec: Record<string, unknown> } }).template.spec.volumes = [
+      { name: "config", configMap: { name: "prometheus-config" } },
+    ];
+    out.push(prom, service(ns, "prometheus", { "app.kubernetes.io/name": "prometheus" }, [["http", PORTS.prometheus]]));
+    out.push(
+      deploy("grafana", "grafana/grafana:11.1.0", PORTS.grafana, {
+        env: [
+          { name: "GF_SECURITY_ADMIN_USER", value: "admin" },
+          {
+            name: "GF_SECURITY_ADMIN_PASSWORD",
+            valueFrom: { secretKeyRef: { name: "cairn-dashboards-login", key: "password" } },
+          },
+          { name: "GF_AUTH_ANONYMOUS_ENABLED", value: "false" },
+        ],
+      }),
+      service(ns, "grafana", { "app.kubernetes.io/name": "grafana" }, [["http", PORTS.grafana]]),
+    );
+    exposed("grafana", "grafana", input.monitoring.grafana_address, PORTS.grafana);
+  }
+  if (m.elk) {
+    out.push(service(ns, "kibana", { "app.kubernetes.io/name": "kibana" }, [["http", 5601]]));
+    exposed("kibana", "kibana", input.monitoring.elk_address, 5601);
+  }
+  if (m.rancher) {
+    out.push(service(ns, "rancher", { "app.kubernetes.io/name": "rancher" }, [["http", 80]]));
+    exposed("rancher", "rancher", input.monitoring.rancher_address, 80);
+  }
+  return out;
+}
+
+/** Prometheus configuration: every pod of the namespace annotated `prometheus.io/scrape`. */
+export function prometheusConfig(ns: string): string {
+  return `global:
+  scrape_interval: 15s
+scrape_configs:
+  - job_name: cairn
+    kubernetes_sd_configs:
+      - role: pod
+        namespaces: { names: [${ns}] }
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
+        action: keep
+        regex: "true"
+      - source_labels: [__meta_kubernetes_pod_label_app_kubernetes_io_name]
+        target_label: cairn_role
+`;
+}
+
+/** The DNS records to create: the domain and its grafana, kibana and rancher sub-domains. */
+export function dnsRecords(input: DeployInput): { name: string; type: string; value: string }[] {
+  return ["", "grafana.", "kibana.", "rancher."].map((p) => ({
+    name: `${p}${input.host_address}`,
+    type: input.record_type,
+    // a CNAME for the sub-domains points at the domain; the domain itself (an apex) keeps its address
+    value: input.record_type === "CNAME" && p !== "" ? input.host_address : input.host_ip,
+  }));
+}
