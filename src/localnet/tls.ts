@@ -4,7 +4,7 @@
  * the X.509 certificates are built with `node-forge` (pure JavaScript: nothing to install). Written as PEM files
  * under `<network>/tls/`: `ca.pem` (what clients trust), `node.pem` and `node-key.pem` (what every node serves).
  */
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { isIP } from "node:net";
 import { join } from "node:path";
 import forge from "node-forge";
@@ -20,7 +20,7 @@ export interface LocalTlsFiles {
 const DAY_MS = 86_400_000;
 
 function serial(): string {
-  const b = randomBytes(16);
+  const b = Buffer.from(sdk.systemRandomBytes(16));
   b[0] = (b[0] as number) & 0x3f; // a positive serial number
   return b.toString("hex");
 }
