@@ -1,7 +1,8 @@
 // zbox sharing end to end, in process, on the in-process network (3 miners, 1 sharder, 4 blobbers, memory
 // transport, manual clock), two wallets side by side: alice owns a 2+2 allocation, bob reads it with her auth
 // tickets, carol holds none. Asserts the reference lines (`Auth token :…`, `Share revoked for client …`) and that
-// every blobber refuses a read without a ticket, with another recipient's, an expired or a revoked ticket.
+// every blobber refuses a read without a ticket, with another recipient's, an expired or a revoked ticket. Then a
+// blobber loses all its data for the allocation and `start-repair` rebuilds it from the other blobbers' shards.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,7 +24,7 @@ type Wallet = ReturnType<typeof createWallet>;
 /** How many times `re` matches `text`. */
 const count = (text: string, re: RegExp) => (text.match(new RegExp(re.source, "g")) ?? []).length;
 
-describe("zbox share on the in-process network", { timeout: 600_000 }, () => {
+describe("zbox share and start-repair on the in-process network", { timeout: 600_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
@@ -248,5 +249,41 @@ describe("zbox share on the in-process network", { timeout: 600_000 }, () => {
     const bobShares = await zB("share", "--allocation", allocation, "--remotepath", "/docs");
     assert.equal(bobShares.code, 1);
     assert.match(bobShares.err, /^Error creating the auth ticket\. .*only the allocation owner may share/);
+  });
+
+  it("start-repair rebuilds a blobber's lost data from the other blobbers' shards", async () => {
+    const lock = await zA("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
+    assert.equal(lock.code, 0, lock.err);
+    // blobber 1 loses everything it held for the allocation: metadata and shard objects
+    const lost = (net.providers[1] as (typeof net.providers)[number]).blobber.ctx;
+    const keys = lost.kv
+      .range({ prefix: "sf:" })
+      .map((e) => e.key)
+      .filter((k) => k.includes(allocation));
+    assert.ok(keys.length > 0);
+    lost.kv.transaction((tx) => {
+      for (const k of keys) tx.delete(k);
+    });
+    for (const o of await lost.shards.listObjects()) if (o.startsWith(allocation)) await lost.shards.deleteObject(o);
+    const before = await zA("list", "--allocation", allocation, "--remotepath", "/docs", "--json");
+    assert.equal(before.code, 0, before.err); // three blobbers still agree
+
+    const rep = await zA("start-repair", "--allocation", allocation, "--repairpath", "/", "--rootpath", tmp);
+    assert.equal(rep.code, 0, rep.err);
+    // /docs, /docs/sub, /private and the three files
+    assert.equal(rep.out, "Repair file completed, Total files repaired:  6\n");
+    const again = await zA("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(again.out, "Repair file completed, Total files repaired:  0\n");
+    // the repaired blobber holds its shards again: it serves them
+    const stats = await zA("stats", "--allocation", allocation, "--remotepath", "/private/secret.pdf", "--json");
+    const perBlobber = JSON.parse(stats.out) as Record<string, { size?: number; error?: string }>;
+    assert.equal(perBlobber[(net.providers[1] as (typeof net.providers)[number]).id]?.size, 200_000, stats.out);
+    const dst = join(tmp, "repaired.pdf");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", "/private/secret.pdf", "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    const missing = await zA("start-repair", "--allocation", allocation, "--repairpath", "/nope");
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /^Repair failed\. .*\/nope does not exist/);
   });
 });

@@ -41,6 +41,7 @@ export async function open(
   opts: Record<string, unknown>,
   withBar = false,
   authTicket?: sdk.storageFiles.AuthTicket,
+  onEvent?: (e: sdk.storageFiles.FilesEvent) => void,
 ): Promise<Session> {
   const allocation = authTicket?.allocation_id ?? need(opts, "allocation", "Error: allocation flag is missing");
   const { wallet, chain } = await walletAndChain(ctx);
@@ -83,6 +84,7 @@ export async function open(
     progressDir: join(ctx.configDir, "upload"),
     ...(authTicket ? { authTicket } : {}),
     onEvent: (e) => {
+      onEvent?.(e);
       if (e.kind === "progress" && bar) {
         if (bar.getTotal() !== e.total) bar.start(e.total, 0);
         bar.update(e.done);
