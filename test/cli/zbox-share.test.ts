@@ -254,17 +254,20 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
   it("start-repair rebuilds a blobber's lost data from the other blobbers' shards", async () => {
     const lock = await zA("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
     assert.equal(lock.code, 0, lock.err);
-    // blobber 1 loses everything it held for the allocation: metadata and shard objects
-    const lost = (net.providers[1] as (typeof net.providers)[number]).blobber.ctx;
-    const keys = lost.kv
-      .range({ prefix: "sf:" })
-      .map((e) => e.key)
-      .filter((k) => k.includes(allocation));
-    assert.ok(keys.length > 0);
-    lost.kv.transaction((tx) => {
-      for (const k of keys) tx.delete(k);
-    });
-    for (const o of await lost.shards.listObjects()) if (o.startsWith(allocation)) await lost.shards.deleteObject(o);
+    // blobber i loses everything it held for the allocation: metadata and shard objects
+    const wipe = async (i: number) => {
+      const lost = (net.providers[i] as (typeof net.providers)[number]).blobber.ctx;
+      const keys = lost.kv
+        .range({ prefix: "sf:" })
+        .map((e) => e.key)
+        .filter((k) => k.includes(allocation));
+      assert.ok(keys.length > 0);
+      lost.kv.transaction((tx) => {
+        for (const k of keys) tx.delete(k);
+      });
+      for (const o of await lost.shards.listObjects()) if (o.startsWith(allocation)) await lost.shards.deleteObject(o);
+    };
+    await wipe(1);
     const before = await zA("list", "--allocation", allocation, "--remotepath", "/docs", "--json");
     assert.equal(before.code, 0, before.err); // three blobbers still agree
 
@@ -282,6 +285,21 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     const down = await zA("download", "--allocation", allocation, "--remotepath", "/private/secret.pdf", "--localpath", dst);
     assert.equal(down.code, 0, down.err);
     assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    // with two other blobbers wiped, the file comes from the repaired blobber's shards (and blobber 3's)
+    await wipe(0);
+    await wipe(2);
+    const fromRepaired = join(tmp, "from-repaired.pdf");
+    const down2 = await zA(
+      "download",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/docs/report.pdf",
+      "--localpath",
+      fromRepaired,
+    );
+    assert.equal(down2.code, 0, down2.err);
+    assert.deepEqual(new Uint8Array(readFileSync(fromRepaired)), bytes);
     const missing = await zA("start-repair", "--allocation", allocation, "--repairpath", "/nope");
     assert.equal(missing.code, 1);
     assert.match(missing.err, /^Repair failed\. .*\/nope does not exist/);
