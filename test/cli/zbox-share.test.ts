@@ -179,6 +179,11 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     const other = await zB("meta", "--authticket", token, "--remotepath", "/private/secret.pdf");
     assert.equal(other.code, 1);
     assert.equal(count(other.err, /Invalid auth ticket\. the auth ticket is for report\.pdf, not for the path requested/), 4);
+    // revoking the public tickets of the file
+    const rv = await zA("share", "--allocation", allocation, "--remotepath", "/docs/report.pdf", "--revoke");
+    assert.equal(rv.out, "Share revoked for public tickets\n");
+    const revoked = await zB("meta", "--authticket", token);
+    assert.equal(count(revoked.err, /Invalid auth ticket\. the share was revoked by the owner/), 4, revoked.err);
   });
 
   it("shares a directory with one recipient: list, download by lookup hash; other recipients and paths refused", async () => {

@@ -105,7 +105,7 @@ export function registerShareCommands(program: Command, io: CliIo): void {
         const s = await open(ctx, opts);
         if (opts.revoke) {
           await guarded("Error revoking the share. ", () => s.files.revokeShare(remote, clientId));
-          ctx.println(`Share revoked for client ${clientId}`);
+          ctx.println(clientId ? `Share revoked for client ${clientId}` : "Share revoked for public tickets");
           return;
         }
         const raw = given(opts, "expiration-seconds") ?? given(opts, "expirationSeconds");
