@@ -5,6 +5,8 @@ import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgra
 import { registerFileCommands } from "./zbox/files.js";
 import { renderTable } from "./zbox/format.js";
 import { registerStorageCommands } from "./zbox/index.js";
+import { registerRepairCommands } from "./zbox/repair.js";
+import { registerShareCommands } from "./zbox/share.js";
 
 /** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
 function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {
@@ -83,6 +85,8 @@ export function buildZbox(cliIo: CliIo): Command {
 
   registerStorageCommands(program, io);
   registerFileCommands(program, io);
+  registerShareCommands(program, io);
+  registerRepairCommands(program, io);
   return program;
 }
 

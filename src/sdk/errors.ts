@@ -46,6 +46,8 @@ export const SDK_ERROR_CODES = [
   "local_file_error",
   "invalid_range",
   "wrong_data",
+  // sharing: some blobbers did not record a revocation
+  "revoke_failed",
 ] as const;
 
 /** The sdk's codes, and the chain's and storage's that it passes on. */

@@ -9,6 +9,7 @@
  */
 
 import { CodedError } from "../core/errors.js";
+import type { AuthTicket } from "./authticket.js";
 import type { StorageErrorCode } from "./errors.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
@@ -74,9 +75,22 @@ export const FileRoutes = {
   objectTree: route<ObjectTreeReply>("GET", "/v1/file/objecttree", true),
   /** Query: path, offset_path, page_limit (≤ 1000). → RefsReply */
   refs: route<RefsReply>("GET", "/v1/file/refs", true),
+  /**
+   * Query: path, refereeClientID ("" or absent: the public tickets). Revokes the owner's auth tickets of that path
+   * for that recipient issued until now (the reference's DELETE of share info). → RevokeReply
+   */
+  revokeShare: route<RevokeReply>("DELETE", "/v1/marketplace/shareinfo", true),
 } as const satisfies Record<string, RouteDef>;
 
 export type FileRouteName = keyof typeof FileRoutes;
+
+/** The reply of a share revocation. */
+export interface RevokeReply {
+  status: number;
+  message: string;
+  /** Unix seconds: tickets issued at or before it are refused. */
+  revoked_at: number;
+}
 
 /** A provider route outside the file API: a fixed path, what it answers. */
 export interface PageRoute {
@@ -230,6 +244,8 @@ export interface DownloadRequest {
   start_block: number;
   num_blocks: number;
   read_marker: ReadMarker;
+  /** The owner's auth ticket, when the reader is not the owner (see `authticket.ts`). */
+  auth_ticket?: AuthTicket;
 }
 
 /** The header of a download reply. */

@@ -48,6 +48,8 @@ export const StorageErrors = {
   invalidFileMeta: "invalid_file_meta",
   /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
   notEnoughReadTokens: "not_enough_tokens",
+  /** An auth ticket that is malformed, expired, revoked, for another reader or another path. */
+  invalidAuthTicket: "invalid_auth_ticket",
 } as const;
 
 /** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */

@@ -1,6 +1,7 @@
 /** The storage protocol, pure: erasure coding, Merkle trees, markers, prices, request auth, the file tree, the API. */
 export * from "./api.js";
 export * from "./auth.js";
+export * from "./authticket.js";
 export * from "./challenge.js";
 export * from "./contract-api.js";
 export * from "./errors.js";

@@ -11,6 +11,7 @@ import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
+import { downloadShared, listShared, metaShared } from "./share.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
@@ -25,15 +26,24 @@ function need(opts: Record<string, unknown>, name: string, message?: string): st
   return v;
 }
 
-interface Session {
+export interface Session {
   files: Files;
   record: sdk.storageFiles.AllocationRecord;
   bar?: cliProgress.SingleBar;
 }
 
-/** The allocation's files for this invocation: wallet, chain, allocation record, progress bar. */
-async function open(ctx: CliContext, opts: Record<string, unknown>, withBar = false): Promise<Session> {
-  const allocation = need(opts, "allocation", "Error: allocation flag is missing");
+/**
+ * The allocation's files for this invocation: wallet, chain, allocation record, progress bar. With the owner's
+ * auth ticket (`share.ts`), the ticket's allocation, read with it.
+ */
+export async function open(
+  ctx: CliContext,
+  opts: Record<string, unknown>,
+  withBar = false,
+  authTicket?: sdk.storageFiles.AuthTicket,
+  onEvent?: (e: sdk.storageFiles.FilesEvent) => void,
+): Promise<Session> {
+  const allocation = authTicket?.allocation_id ?? need(opts, "allocation", "Error: allocation flag is missing");
   const { wallet, chain } = await walletAndChain(ctx);
   let record: sdk.storageFiles.AllocationRecord;
   try {
@@ -72,7 +82,9 @@ async function open(ctx: CliContext, opts: Record<string, unknown>, withBar = fa
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
+    ...(authTicket ? { authTicket } : {}),
     onEvent: (e) => {
+      onEvent?.(e);
       if (e.kind === "progress" && bar) {
         if (bar.getTotal() !== e.total) bar.start(e.total, 0);
         bar.update(e.done);
@@ -84,7 +96,7 @@ async function open(ctx: CliContext, opts: Record<string, unknown>, withBar = fa
   return { files, record, ...(bar ? { bar } : {}) };
 }
 
-async function guarded<T>(prefix: string, body: () => Promise<T>, bar?: cliProgress.SingleBar): Promise<T> {
+export async function guarded<T>(prefix: string, body: () => Promise<T>, bar?: cliProgress.SingleBar): Promise<T> {
   try {
     return await body();
   } catch (err) {
@@ -175,14 +187,15 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       "--blockspermarker <n>",
       "blocks per read marker / request, at most 64 (default 64 here; the reference's 10 works too)",
     )
-    .option("--authticket <ticket>", "auth ticket (sharing is not supported yet)")
+    .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to download a shared file")
+    .option("--lookuphash <hash>", "lookup hash of the file inside a shared directory (with --authticket)")
     .option("--thumbnail", "download the thumbnail (not supported)", false)
     .action(
       action(io, async (ctx, opts) => {
+        if (given(opts, "authticket")) return downloadShared(ctx, opts);
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const localArg = need(opts, "localpath", "Error: localpath flag is missing");
-        if (opts.authticket) throw new CliExit("Download failed. auth tickets are not supported yet");
         const int = (name: string): number | undefined => {
           const v = given(opts, name);
           if (v === undefined) return undefined;
@@ -217,9 +230,12 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .description("list files from blobbers")
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the directory to list")
+    .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to list a shared directory")
+    .option("--lookuphash <hash>", "lookup hash of a directory inside a shared directory (with --authticket)")
     .option("--json", "print the response as JSON", false)
     .action(
       action(io, async (ctx, opts) => {
+        if (given(opts, "authticket")) return listShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const s = await open(ctx, opts);
         const l = await guarded("", () => s.files.list(remote));
@@ -261,11 +277,12 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .description("get meta data of files from blobbers")
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file")
-    .option("--authticket <ticket>", "auth ticket (sharing is not supported yet)")
+    .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to read a shared file's metadata")
+    .option("--lookuphash <hash>", "lookup hash of the file inside a shared directory (with --authticket)")
     .option("--json", "print the response as JSON", false)
     .action(
       action(io, async (ctx, opts) => {
-        if (given(opts, "authticket")) throw new CliExit("Error: auth tickets are not supported yet");
+        if (given(opts, "authticket")) return metaShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
         const s = await open(ctx, opts);
         const m = await guarded("", () => s.files.meta(remote));
@@ -450,7 +467,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
  * `actual_size` the original size, `actual_num_blocks` its 64 KiB blocks, `mimetype`, `encryption_key` (empty:
  * files are not encrypted), `created_at`/`updated_at` in unix seconds), then this network's own.
  */
-function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
+export function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
   const file = r.type === "f";
   return {
     type: r.type,

@@ -41,6 +41,8 @@ export const KvKey = {
   /** One read marker per reader on this blobber (the counter is per reader and blobber, as on chain). */
   readMarker: (a: string, c: string) => `sf:rm:${a}:${c}`,
   readMarkerPrefix: () => "sf:rm:",
+  /** When the owner last revoked the shares of path hash `h` for client `c` ("" the public ones), unix seconds. */
+  revokedShare: (a: string, h: string, c: string) => `sf:rv:${a}:${h}:${c}`,
   /** Blocks downloaded of a file. */
   downloads: (a: string, p: string) => `sf:dl:${a}:${p}`,
 };

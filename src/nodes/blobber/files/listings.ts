@@ -26,6 +26,7 @@ import {
 import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
+import { requireReadAccess } from "./sharing.js";
 
 /** The query of a page of refs. */
 export interface RefsQuery {
@@ -80,10 +81,16 @@ function fileView(a: AllocationView, path: string, f: StoredFile, hash: string):
   };
 }
 
-export async function list(s: FileService, allocId: string, _caller: Caller, q: { path?: unknown }): Promise<ListReply> {
+export async function list(
+  s: FileService,
+  allocId: string,
+  caller: Caller,
+  q: { path?: unknown; auth_token?: unknown },
+): Promise<ListReply> {
   const op = "list";
   const a = await allocation(s, allocId, op, false);
   const path = normalizePath(q.path ?? "/", op);
+  requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
   const meta = refView(s, a, path);
   if (!meta) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
   const list: RefView[] = [];
@@ -98,10 +105,16 @@ export async function list(s: FileService, allocId: string, _caller: Caller, q: 
   return { ...latest(s, a), meta_data: meta, list };
 }
 
-export async function meta(s: FileService, allocId: string, caller: Caller, q: { path?: unknown }): Promise<MetaReply> {
+export async function meta(
+  s: FileService,
+  allocId: string,
+  caller: Caller,
+  q: { path?: unknown; auth_token?: unknown },
+): Promise<MetaReply> {
   const op = "file meta";
   const a = await allocation(s, allocId, op, false);
   const path = normalizePath(q.path, op);
+  requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
   const v = refView(s, a, path);
   if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
   const rm = s.ledger.latestReadMarker(a.id, caller.clientId);

@@ -24,6 +24,7 @@ import {
 import { allocation, type ReadBudget } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
+import { requireReadAccess } from "./sharing.js";
 
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
@@ -36,6 +37,7 @@ export interface DownloadRequest {
   start_block?: unknown;
   num_blocks?: unknown;
   read_marker?: unknown;
+  auth_ticket?: unknown;
 }
 
 /** Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. */
@@ -55,8 +57,8 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another blobber");
   if (rm.owner_id !== a.owner_id)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker owner_id is not the allocation owner");
-  if (rm.client_id !== a.owner_id)
-    throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
+  // a reader other than the owner needs the owner's auth ticket for the path (sharing.ts)
+  if (rm.client_id !== a.owner_id) requireReadAccess(s, a, rm.client_id, path, body.auth_ticket, op);
   verifyReadMarker(rm, op);
   const notPayer = payerRefusal(rm, a.owner_id);
   if (notPayer) throw storageError(StorageErrors.invalidReadMarker, op, notPayer);

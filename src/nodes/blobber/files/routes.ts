@@ -216,6 +216,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   add(FileRoutes.referencePath, (a, c, q) => service.referencePath(a, c, q));
   add(FileRoutes.objectTree, (a, c, q) => service.objectTree(a, c, q));
   add(FileRoutes.refs, (a, c, q) => service.refs(a, c, q));
+  add(FileRoutes.revokeShare, (a, c, q) => service.revokeShare(a, c, q));
 }
 
 export { CodedError };

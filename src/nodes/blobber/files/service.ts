@@ -30,6 +30,7 @@ import type {
   ObjectTreeReply,
   RefPathReply,
   RefsReply,
+  RevokeReply,
   StatsReply,
   UploadStatus,
 } from "../../../storage/index.js";
@@ -44,6 +45,7 @@ import { MarkerLedger } from "./ledger.js";
 import * as listings from "./listings.js";
 import * as reads from "./reads.js";
 import * as recovery from "./recover.js";
+import * as sharing from "./sharing.js";
 import type { ShardStore } from "./store.js";
 
 /** Default of {@link FileServiceDeps.tinyCommitBytes}. */
@@ -157,11 +159,15 @@ export class FileService {
     return reads.readShard(this, allocId, root, shardSize, offset, length, into);
   }
 
-  list(allocId: string, caller: Caller, q: { path?: unknown }): Promise<ListReply> {
+  revokeShare(allocId: string, caller: Caller, q: { path?: unknown; refereeClientID?: unknown }): Promise<RevokeReply> {
+    return sharing.revokeShare(this, allocId, caller, q);
+  }
+
+  list(allocId: string, caller: Caller, q: { path?: unknown; auth_token?: unknown }): Promise<ListReply> {
     return listings.list(this, allocId, caller, q);
   }
 
-  meta(allocId: string, caller: Caller, q: { path?: unknown }): Promise<MetaReply> {
+  meta(allocId: string, caller: Caller, q: { path?: unknown; auth_token?: unknown }): Promise<MetaReply> {
     return listings.meta(this, allocId, caller, q);
   }
 

@@ -13,7 +13,7 @@
  * `progress` → `upload`/`change` (helpers: `lane`, `quorum`, `mime`, `reader`, `blobber-client`).
  */
 
-import type { Change, ListReply, MetaReply, RefPathReply, RefView, StatsReply } from "../../../storage/index.js";
+import type { AuthTicket, Change, ListReply, MetaReply, RefPathReply, RefView, StatsReply } from "../../../storage/index.js";
 import type { BlobberRef } from "./blobber-client.js";
 import { change } from "./change.js";
 import { type CommitOutcome, commit } from "./commit.js";
@@ -21,6 +21,7 @@ import { type DownloadOptions, type DownloadResult, download } from "./download.
 import { list, listAll, meta, stats } from "./list.js";
 import { divergent, repair, states } from "./repair.js";
 import { Session } from "./session.js";
+import { resolveLookupHash, revokeShare, type ShareOptions, share } from "./share.js";
 import { type UploadResult, type UploadSource, upload } from "./upload.js";
 
 /** (`chain.ts` reads the allocation record into this.) */
@@ -82,6 +83,21 @@ export class AllocationFiles extends Session {
   /** Each blobber's statistics of a file (see `list.ts`). */
   stats(path: string): Promise<{ index: number; blobber: BlobberRef; stats?: StatsReply; error?: string; code?: string }[]> {
     return stats(this, path);
+  }
+
+  /** An auth ticket for a file or directory, signed by the owner (see `share.ts`). */
+  share(opts: ShareOptions): Promise<AuthTicket> {
+    return share(this, opts);
+  }
+
+  /** Revoke the owner's tickets of a path for a recipient ("" the public ones) on every blobber. */
+  revokeShare(remotePath: string, clientId: string): Promise<void> {
+    return revokeShare(this, remotePath, clientId);
+  }
+
+  /** The path with lookup hash `hash` at or under the shared directory `dir`. */
+  resolveLookupHash(dir: string, hash: string): Promise<string> {
+    return resolveLookupHash(this, dir, hash);
   }
 
   /** Every file and directory of the allocation (paged from the blobbers, as most of them hold it). */

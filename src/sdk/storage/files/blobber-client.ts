@@ -5,6 +5,7 @@
 import { parseJson, stringifyJson } from "../../../chain/json.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
+  type AuthTicket,
   type BatchFile,
   type BatchReply,
   type ChangeReply,
@@ -20,6 +21,7 @@ import {
   type ObjectTreeReply,
   type RefPathReply,
   type RefsReply,
+  type RevokeReply,
   type RouteDef,
   routePath,
   type Signer,
@@ -47,6 +49,8 @@ export interface BlobberClientOptions {
   now?: () => number;
   /** Random bytes for request nonces (default node:crypto). */
   randomBytes?: (n: number) => Uint8Array;
+  /** The owner's auth ticket a reader other than the owner sends with list, meta and download. */
+  authTicket?: AuthTicket;
 }
 
 /**
@@ -214,11 +218,19 @@ export class BlobberClient {
   rollback(connectionId: string): Promise<{ dropped: boolean }> {
     return this.json(FileRoutes.rollback, "rollback", { connection_id: connectionId });
   }
+  /** The auth ticket query parameter, when the client reads with one. */
+  private ticketQuery(): Record<string, string> {
+    return this.opts.authTicket ? { auth_token: JSON.stringify(this.opts.authTicket) } : {};
+  }
   list(path: string, timeoutMs?: number): Promise<ListReply> {
-    return this.json(FileRoutes.list, "list", { path }, undefined, timeoutMs);
+    return this.json(FileRoutes.list, "list", { path, ...this.ticketQuery() }, undefined, timeoutMs);
   }
   meta(path: string, timeoutMs?: number): Promise<MetaReply> {
-    return this.json(FileRoutes.meta, "file meta", { path }, undefined, timeoutMs);
+    return this.json(FileRoutes.meta, "file meta", { path, ...this.ticketQuery() }, undefined, timeoutMs);
+  }
+  /** Revoke the owner's auth tickets of `path` for `clientId` ("" the public ones) issued until now. */
+  revokeShare(path: string, clientId: string): Promise<RevokeReply> {
+    return this.json(FileRoutes.revokeShare, "revoke share", { path, refereeClientID: clientId });
   }
   stats(path: string): Promise<StatsReply> {
     return this.json(FileRoutes.stats, "file stats", { path });
@@ -234,7 +246,8 @@ export class BlobberClient {
   }
   /** Blocks of a file; `replyBuffer` supplies the buffer a successful reply is read into (see Transport). */
   download(req: DownloadRequest, timeoutMs?: number, replyBuffer?: (length: number) => Uint8Array): Promise<Uint8Array> {
-    return this.raw(FileRoutes.download, "download", {}, req, {
+    const body = this.opts.authTicket ? { ...req, auth_ticket: this.opts.authTicket } : req;
+    return this.raw(FileRoutes.download, "download", {}, body, {
       signed: false,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(replyBuffer ? { replyBuffer } : {}),

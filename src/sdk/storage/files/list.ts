@@ -59,6 +59,13 @@ export async function stats(
   const p = normalizePath(path, "file stats");
   const r = await each(s, (c) => c.stats(p));
   if (r.every((x) => x.code === "resource_not_found")) throw sdkError("resource_not_found", "file stats", `${p} does not exist`);
+  // the stats of another wallet's allocation: refused by every blobber, a failure rather than a table of refusals
+  if (r.every((x) => x.code === "invalid_operation"))
+    throw sdkError(
+      "invalid_operation",
+      "file stats",
+      `refused by all ${r.length} blobbers (${r.map((x) => `blobber ${x.i}: ${x.error}`).join("; ")})`,
+    );
   return r.map((x) => ({
     index: x.i,
     blobber: s.allocation.blobbers[x.i] as BlobberRef,

@@ -5,7 +5,7 @@
  * them as the methods of `AllocationFiles`.
  */
 
-import type { ErasureCoder, Signer } from "../../../storage/index.js";
+import type { AuthTicket, ErasureCoder, Signer } from "../../../storage/index.js";
 import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
 import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
@@ -55,6 +55,8 @@ export interface AllocationFilesOptions {
   /** `n` random bytes: connection ids and request nonces (default node:crypto). */
   randomBytes?: (n: number) => Uint8Array;
   onEvent?: (e: FilesEvent) => void;
+  /** Read another wallet's allocation with its owner's auth ticket (list, meta, download; see `share.ts`). */
+  authTicket?: AuthTicket;
 }
 
 /** The shared state of one allocation's file operations. */
@@ -85,6 +87,7 @@ export class Session {
       timeoutMs: this.timeoutMs,
       now: this.now,
       randomBytes: this.randomBytes,
+      ...(opts.authTicket ? { authTicket: opts.authTicket } : {}),
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
