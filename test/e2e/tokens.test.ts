@@ -372,8 +372,8 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
         [1, "Error: threshold flag is missing\n"],
         [1, "Error: threshold is not an integer\n"],
         [1, "Error: given threshold (4) is too high. Threshold has to be less than or equal to numsigners (3)\n"],
-        [1, "bls0_generate_threshold_key_shares: Given threshold (0) is less than 1 or greater than numsigners (3)\n"],
-        [1, "bls0_generate_threshold_key_shares: Given threshold (-1) is less than 1 or greater than numsigners (3)\n"],
+        [1, "Error: given threshold (0) is too low. Threshold has to be at least 1 and at most numsigners (3)\n"],
+        [1, "Error: given threshold (-1) is too low. Threshold has to be at least 1 and at most numsigners (3)\n"],
       ],
     );
 
@@ -384,7 +384,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
     assert.equal(t2.code, 0, t2.err);
     assert.match(
       t2.out,
-      /^\n registering 4 wallets \n\nSuccessfully registered group wallet\n\nSuccessfully registered signer wallet number 1 \n\n/,
+      /^No wallet in path {2}\S*ms1\.json found\. Creating wallet\.\.\.\nZCN wallet created!!\nCreating related read pool for storage smart-contract\.\.\.\nRead pool created successfully\n\n registering 4 wallets \n\nSuccessfully registered group wallet\n\nSuccessfully registered signer wallet number 1 \n\n/,
     );
     assert.match(
       t2.out,
