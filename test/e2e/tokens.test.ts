@@ -384,7 +384,7 @@ describe("token contracts on a local network", { timeout: 1_500_000 }, () => {
     assert.equal(t2.code, 0, t2.err);
     assert.match(
       t2.out,
-      /^\n registering 4 wallets \n\nSuccessfully registered group wallet\n\nSuccessfully registered signer wallet number 1 \n\n/,
+      /^No wallet in path {2}\S*ms1\.json found\. Creating wallet\.\.\.\nZCN wallet created!!\nCreating related read pool for storage smart-contract\.\.\.\nRead pool created successfully\n\n registering 4 wallets \n\nSuccessfully registered group wallet\n\nSuccessfully registered signer wallet number 1 \n\n/,
     );
     assert.match(
       t2.out,
