@@ -12,10 +12,11 @@
 // test/contracts/storage/challenges.test.ts.)
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, type InProcessProvider, startInProcessNetwork } from "../../src/localnet/inprocess.js";
@@ -25,6 +26,7 @@ import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 interface Stats {
@@ -56,6 +58,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
   let allocId = "";
+  let alice: ReturnType<typeof createWallet>;
   const { drive, until } = virtualTime(clock, { stepMs: 100 });
   const rest = <T>(endpoint: string, params: Record<string, string>) =>
     drive(client.scRest<T>(sdk.ScAddress.storage, endpoint, params));
@@ -139,7 +142,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
       ),
       240_000,
     );
-    const alice = createWallet(getScheme("bls0chain"));
+    alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
     await drive(
       client.execute(alice, {
@@ -241,6 +244,63 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     const next = (await openChallenges([bad])).get(bad);
     await answer(bad);
     assert.equal((await challenge(next?.id ?? "")).status, "passed");
+  });
+
+  it("zbox shows it: stats CHALLENGES per blobber, get/listallocations --json stats, get and sp-info the slash and the pay", async () => {
+    const [bad, good] = net.providers as [InProcessProvider, InProcessProvider];
+    const dir = join(tmp, "zcn");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl, "bls0chain", sdk.DEFAULT_CHAIN_ID));
+    writeFileSync(join(dir, "wallet.json"), JSON.stringify(alice));
+    const zbox = async (...args: string[]) => {
+      const r = await runInProcess(zboxMain, [...args, "--configDir", dir, "--silent"], {
+        transport: net.transport,
+        clock,
+        drive,
+      });
+      assert.equal(r.code, 0, `zbox ${args.join(" ")}: ${r.err}`);
+      return r.out;
+    };
+    const chain = (await alloc()).blobber_details as { blobber_id: string; stats: Stats }[];
+    const passedBy = (id: string) => chain.find((d) => d.blobber_id === id)?.stats.num_success_challenges ?? 0;
+    assert.ok(passedBy(good.id) >= 1);
+
+    // one row per blobber; CHALLENGES is the chain's count of the challenges it passed for the allocation
+    const table = await zbox("stats", "--allocation", allocId, "--remotepath", REMOTE);
+    for (const p of net.providers) {
+      const row = table.split("\n").find((l) => l.includes(p.id));
+      assert.ok(row, `a row for blobber ${p.n}:\n${table}`);
+      const cells = row.split("|").map((c) => c.trim());
+      assert.equal(cells[7], String(passedBy(p.id)), `blobber ${p.n}: ${row}`);
+    }
+
+    const got = JSON.parse(await zbox("get", "--allocation", allocId, "--json")) as {
+      stats: Stats & { latest_closed_challenge: string };
+    };
+    assert.ok(got.stats.num_success_challenges >= 3 && got.stats.num_failed_challenges >= 1, JSON.stringify(got.stats));
+    assert.ok(got.stats.total_challenges >= got.stats.num_success_challenges + got.stats.num_failed_challenges);
+    assert.match(got.stats.latest_closed_challenge, /^[0-9a-f]{64}$/);
+    const listed = JSON.parse(await zbox("listallocations", "--json")) as { id: string; stats: Stats }[];
+    assert.deepEqual(listed.find((a) => a.id === allocId)?.stats, got.stats);
+
+    // zbox get: per blobber what was slashed and what was paid
+    const text = await zbox("get", "--allocation", allocId);
+    const section = (id: string) => text.slice(text.indexOf(id), text.indexOf("terms:", text.indexOf(id)));
+    assert.match(section(bad.id), /penalty: +[1-9]/);
+    assert.match(section(good.id), /penalty: +0 SAS \(/);
+    assert.match(section(good.id), /challenge_reward: +[1-9]/);
+
+    // sp-info: the slash and the rewards of the pool; sp-user-info: the delegate's share of each
+    const spBad = await zbox("sp-info", "--blobber_id", bad.id);
+    assert.match(spBad, /^penalty: +[1-9]/m);
+    assert.match(spBad, /^penalty: .*\(total blobber penalty for all time\)$/m);
+    const spGood = await zbox("sp-info", "--blobber_id", good.id);
+    assert.match(spGood, /^penalty: +0 SAS \(/m);
+    assert.match(spGood, /^ {2}blobber: +[1-9]/m);
+    const user = await zbox("sp-user-info", "--client_id", bad.delegate.client_id);
+    assert.match(user.slice(user.indexOf(bad.id)), /^ {4}penalty: +[1-9]/m);
+    const userGood = await zbox("sp-user-info", "--client_id", good.delegate.client_id);
+    assert.match(userGood.slice(userGood.indexOf(good.id)), /^ {4}rewards: +[1-9]/m);
   });
 
   it("a blobber that deleted its shard, and one that answers after the deadline, fail and are slashed", async () => {
