@@ -8,11 +8,11 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   mkdtempSync,
-  rmSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
+  rmSync,
   statSync,
   writeFileSync,
   writeSync,
@@ -20,11 +20,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
 import { findFreeBase } from "../../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import * as sdk from "../../src/sdk/index.js";
 import { BlobberPages } from "../../src/storage/api.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
