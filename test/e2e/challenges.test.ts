@@ -2,7 +2,8 @@
 // separate processes on free loopback ports, the layout of `npm start` with a faster challenge rate. A user
 // uploads a file to a 1+1 allocation with the built zbox; both blobbers pass challenges (`zbox get --json`); one
 // blobber's object file is corrupted on disk (a bit flipped in every 64 KiB block), its next challenge fails and its
-// stake shrinks, while the other keeps passing.
+// stake shrinks, while the other keeps passing. Then the other blobber is killed with SIGKILL while it has an open
+// challenge; restarted, it answers that challenge.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import {
@@ -72,6 +73,7 @@ describe("proof of storage on a real local network", { timeout: 600_000 }, () =>
   const nodes: RunningNode[] = [];
   let cfg = "";
   let dir = "";
+  let logs = "";
   let sharder = "";
   const zbox = (args: string[]): Promise<CliRun> => runCli("zbox", [...args, "--silent"], cfg);
   const screst = <T>(endpoint: string, q: Record<string, string>) =>
@@ -95,7 +97,7 @@ describe("proof of storage on a real local network", { timeout: 600_000 }, () =>
     writeFileSync(sc, text.replace(/challenge_rate_per_mb_min: 1\n/, "challenge_rate_per_mb_min: 20\n"));
     cfg = layout.clientConfigDir;
     sharder = layout.sharders[0]?.url ?? "";
-    const logs = join(dir, "logs");
+    logs = join(dir, "logs");
     const bw = startNode(layout.blockworker, logs);
     nodes.push(bw);
     await waitReady(bw, "/", 20_000);
@@ -199,5 +201,31 @@ describe("proof of storage on a real local network", { timeout: 600_000 }, () =>
     const sp = await zbox(["sp-info", "--blobber_id", bad.id]);
     assert.equal(sp.code, 0, sp.err);
     assert.match(sp.out, /^penalty: +[1-9]/m);
+  });
+
+  it("a blobber killed with SIGKILL while a challenge is open answers it after its restart", async () => {
+    const good = (layout.providers ?? [])[1];
+    assert.ok(good);
+    const open = await waitFor(
+      "an open challenge of the blobber",
+      async () => (await screst<{ challenges: { id: string }[] }>("openchallenges", { blobber: good.id })).challenges[0]?.id,
+      60_000,
+    );
+    const i = nodes.findIndex((n) => n.spec.name === good.blobber.name);
+    const node = nodes[i] as RunningNode;
+    node.child.kill("SIGKILL");
+    await node.exited;
+    const again = startNode(good.blobber, logs);
+    nodes[i] = again;
+    await waitReady(again, BlobberPages.diagnosticsJson.path, 60_000);
+    const closed = await waitFor(
+      "the challenge to close",
+      async () => {
+        const c = await screst<{ status: string; reason?: string }>("getchallenge", { challenge: open });
+        return c.status === "open" ? undefined : c;
+      },
+      150_000,
+    );
+    assert.equal(closed.status, "passed", JSON.stringify(closed));
   });
 });
