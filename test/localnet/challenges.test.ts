@@ -6,7 +6,8 @@
 // - a blobber whose shard has a flipped bit (one in every block) gets failing tickets, its challenge fails and its
 //   stake is slashed, while the others pass and are not;
 // - a blobber that deleted the shard cannot build a proof, one that answers only after the deadline is too late:
-//   both challenges are closed as failed by the chain and both blobbers are slashed; the honest one passes.
+//   both challenges are closed as failed by the chain and both blobbers are slashed (the late one's passing tickets,
+//   sent after the deadline, change nothing); the honest one passes.
 // Idle rounds are 2 s apart (a round with transactions follows at once) and the blobbers' challenge_completion_time
 // is 20 s, so waiting out a deadline costs ~10 rounds. (Forged proofs of every kind fail in test/storage/challenge.test.ts; settlement in
 // test/contracts/storage/challenges.test.ts.)
@@ -21,11 +22,12 @@ import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, type InProcessProvider, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
-import { ChallengeHistory, type OpenChallenge } from "../../src/nodes/blobber/challenges/loop.js";
+import { buildProof, ChallengeHistory, type OpenChallenge } from "../../src/nodes/blobber/challenges/loop.js";
 import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
 import { ManualClock } from "../../src/nodes/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { stringifyChallengeProof, type ValidationTicket, ValidatorRoutes } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
@@ -204,7 +206,8 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     const open = await openChallenges(net.providers);
     const shard = await shardOf(bad);
     const flipped = shard.bytes.slice();
-    for (let at = 100; at < flipped.length; at += BLOCK) flipped[at] = (flipped[at] as number) ^ 0x01;
+    // one bit in every block, the short last one included (whichever block the walk picks)
+    for (let at = 0; at < flipped.length; at += BLOCK) flipped[at] = (flipped[at] as number) ^ 0x01;
     await putShard(bad, shard.key, flipped);
     const before = await stakes(net.providers);
     for (const p of net.providers) await answer(p);
@@ -319,6 +322,26 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     // the honest blobber answers its next challenges on its own schedule meanwhile
     challengeLoopOf(honest.blobber.app)?.resume();
     const lateCh = open.get(late) as OpenChallenge;
+    // the late blobber has its proof and passing tickets in time, but sends them only after the deadline
+    assert.ok(late.blobber.ctx.files);
+    const proof = await drive(buildProof(fileServiceSource(late.blobber.ctx.files.service), lateCh));
+    const tickets: ValidationTicket[] = [];
+    for (const v of lateCh.validators) {
+      const r = await drive(
+        net.transport.request({
+          method: "POST",
+          url: `${v.url}${ValidatorRoutes.challenge.path}`,
+          headers: { "content-type": "application/json" },
+          body: stringifyChallengeProof(proof),
+        }),
+      );
+      assert.equal(r.status, 200, r.text());
+      tickets.push(r.json<ValidationTicket>());
+    }
+    assert.ok(
+      tickets.every((t) => t.result === true),
+      "the late blobber's tickets pass",
+    );
     const deadlineMs = Math.max(lateCh.deadline, (open.get(gone) as OpenChallenge).deadline) * 1000;
     await until("the deadline passes", () => clock.now() > deadlineMs + 2_000);
     for (const c of [goneId, lateCh.id]) {
@@ -326,6 +349,14 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
       const end = clock.now() + 30_000;
       while ((await challenge(c)).status === "open" && clock.now() < end) await drive(clock.sleep(1_000));
     }
+    // refused (the block past the deadline closed it), or taken as a failure when it lands in that very block
+    const lateOut = await drive(
+      late.blobber.ctx.sendTxn("challenge_response", { challenge_id: lateCh.id, validation_tickets: tickets }).then(
+        (r) => r.output,
+        (err: unknown) => sdk.errorMessage(err),
+      ),
+    );
+    assert.match(lateOut, /already closed \(failed\)|"status":"failed"/);
     await answer(late);
     await answer(gone);
     for (const [k, p, id] of [
