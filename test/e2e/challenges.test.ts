@@ -171,7 +171,7 @@ describe("proof of storage on a real local network", { timeout: 600_000 }, () =>
     try {
       const size = statSync(file).size;
       const one = Buffer.alloc(1);
-      for (let at = 7; at < size; at += BLOCK) {
+      for (let at = 0; at < size; at += BLOCK) {
         readSync(fd, one, 0, 1, at);
         one[0] = (one[0] as number) ^ 0x10;
         writeSync(fd, one, 0, 1, at);
