@@ -55,6 +55,8 @@ export interface InProcessOptions {
   blobbers?: number;
   /** Storage contract settings of the genesis state (challenge rate, validators per challenge, …; sc.yaml `storagesc`). */
   storageSettings?: NonNullable<Parameters<typeof contractGenesis>[2]>["storage"];
+  /** The blobbers' `challenge_completion_time` (default: the 2 min of `npm start`'s blobber yaml). */
+  challengeCompletionTimeMs?: number;
 }
 
 /** A blobber with its validator and delegate wallet. */
@@ -210,6 +212,8 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
         pollMs: 200,
       });
     const bcfg = parseBlobberConfig(blobberYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_blobber.yaml`);
+    if (opts.challengeCompletionTimeMs !== undefined)
+      bcfg.challenge_completion_time = BigInt(opts.challengeCompletionTimeMs) * 1_000_000n;
     const vcfg = parseValidatorConfig(validatorYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_validator.yaml`);
     const blobber = await createBlobber({
       config: bcfg,

@@ -387,6 +387,12 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           ctx.println(JSON.stringify(Object.fromEntries(st.map((x) => [x.blobber.id, x.stats ?? { error: x.error }]))));
           return;
         }
+        // CHALLENGES: the challenges the blobber passed for this allocation, from the chain's per-blobber stats
+        const details = Array.isArray(s.record.raw.blobber_details)
+          ? (s.record.raw.blobber_details as { blobber_id?: string; stats?: { num_success_challenges?: number } }[])
+          : [];
+        const passed = (id: string) =>
+          String(Number(details.find((d) => d.blobber_id === id)?.stats?.num_success_challenges ?? 0));
         const rows = st.map((x) =>
           x.stats
             ? [
@@ -396,7 +402,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
                 String(x.stats.shard_size),
                 String(x.stats.num_of_updates),
                 String(x.stats.num_of_block_downloads),
-                "0",
+                passed(x.blobber.id),
                 "true",
               ]
             : [x.blobber.id, "", "", "", "", "", "", `${sdk.isTransportCode(x.code) ? "unreachable" : "error"}: ${x.error}`],
