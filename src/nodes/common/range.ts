@@ -5,7 +5,7 @@
  */
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
-import { blockFromJson, blockToJson, encodeBlockJson } from "../../chain/block.js";
+import { blockFromJson, blockToJson, encodeBlock } from "../../chain/block.js";
 import { parseJson } from "../../chain/json.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -37,7 +37,7 @@ export function rangeOf(store: ChainStore, from: number, to: number, lfbRound: n
     const h = store.hashAtRound(r);
     const b = h ? store.getBlock(h) : undefined;
     if (!b) continue;
-    const size = encodeBlockJson(b).length;
+    const size = encodeBlock(b).length;
     if (blocks.length > 0 && bytes + size > RANGE_MAX_BYTES) break;
     bytes += size;
     blocks.push(blockToJson(b));

@@ -6,9 +6,9 @@
 
 import { ChainRoutes as R, routePath } from "../../chain/api.js";
 import { blockHashOf, verifyConfirmation } from "../../chain/block.js";
+import { confirmationFromJson } from "../../chain/codec.js";
 import type { ChainErrorCode } from "../../chain/errors.js";
 import { parseJson } from "../../chain/json.js";
-import { parseConfirmationJson } from "../../chain/transaction.js";
 import type { Confirmation } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { ChainClient, TxnResult } from "../chain.js";
@@ -57,7 +57,7 @@ export async function queryConfirmation(
       const lr = j.latest_finalized_block?.round;
       if (typeof lr === "number") lfbRounds.set(r.url, lr);
       if (j.confirmation === undefined) continue;
-      const c = parseConfirmationJson(j.confirmation);
+      const c = confirmationFromJson(j.confirmation);
       if (c.txn.hash !== hash || !verifyConfirmation(c)) {
         r.error = "invalid confirmation (hash, Merkle path or block hash mismatch)";
         continue;
