@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { blockToJson, computeBlockHash, encodeBlock } from "../../src/chain/block.js";
-import { stringifyJson } from "../../src/chain/json.js";
+import { stringifyExactJson } from "../../src/chain/codec.js";
 import { encodeTransaction, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -405,10 +405,10 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     const old = sharder().opts.store.getBlock(sharder().opts.store.hashAtRound(2) as string) as Block;
     const forged = { ...old, creation_date: old.creation_date + 1, hash: "" };
     forged.hash = computeBlockHash(forged);
-    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(forged) })));
+    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(forged) })));
     assert.equal(r3.status, 400, JSON.stringify(r3.json));
     assert.equal(r3.json.code, "not_notarized");
-    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(old) })));
+    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(old) })));
     assert.equal(r4.status, 200, "the genuine block is known");
     // a balance never seen: 404
     const missing = await drive(
@@ -432,7 +432,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     await assert.rejects(sh.receive(body), (e: unknown) => e instanceof sdk.CodedError && e.code === "sharder_busy");
     await drive(sh.sync());
     assert.equal(sh.isSyncing(), false);
-    const r = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson(body)));
+    const r = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson(body)));
     assert.equal(r.status, 503);
   });
 });

@@ -11,8 +11,8 @@
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson } from "../../chain/block.js";
+import { parseExactJson } from "../../chain/codec.js";
 import { Follower } from "../../chain/consensus/follower.js";
-import { parseJson } from "../../chain/json.js";
 import { nodeUrl } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
@@ -384,7 +384,7 @@ export class SharderNode {
             timeoutMs: 5000,
           });
           if (res.status !== 200) continue;
-          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
+          const b = blockFromJson((parseExactJson(res.text()) as { block?: unknown }).block);
           if (b.hash === hash) {
             this.stats.fetched++;
             return b;
