@@ -138,9 +138,10 @@ export class Follower {
   }
 
   /**
-   * Add a block whose content the caller checked, on a parent this follower holds; its tickets (with those seen
-   * before) must reach the quorum. Returns the blocks it finalized, oldest first, with their tickets (empty when
-   * none, or when the block is already held or at or below the LFB's round).
+   * Add a block whose content and generator signature the caller checked (the signature with `notarization`),
+   * on a parent this follower holds; its tickets (with those seen before) must reach the quorum. Returns the
+   * blocks it finalized, oldest first, with their tickets (empty when none, or when the block is already held or
+   * at or below the LFB's round).
    * @throws CodedError `consensus_state` when the parent is not held or the block is not notarized
    */
   add(block: Block): Block[] {
@@ -149,11 +150,14 @@ export class Follower {
     const parent = this.tree.get(block.prev_hash);
     if (!parent)
       throw codedError<ChainErrorCode>("consensus_state", `parent ${block.prev_hash} of block ${block.hash} is not held`, { op });
-    const n = this.notarization(block);
-    if (n.valid < n.needed || !n.signed)
+    this.tickets.merge(block.hash, block.round, block.verification_tickets);
+    this.drain();
+    const valid = this.tickets.count(block.hash, block.round);
+    const needed = this.ctx.setAt(block.round).Q;
+    if (valid < needed)
       throw codedError<ChainErrorCode>(
         "consensus_state",
-        `block ${block.hash} (round ${block.round}) is not notarized: ${n.valid} valid tickets of ${n.needed}${n.signed ? "" : ", generator signature invalid"}`,
+        `block ${block.hash} (round ${block.round}) is not notarized: ${valid} valid tickets of ${needed}`,
         { op },
       );
     const node = this.tree.add(block, parent, true);
