@@ -5,12 +5,11 @@
  */
 
 import { sha3 } from "../core/hash.js";
-import { decodeBlock, encodeBlock } from "./codec/block.js";
 import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "./merkle.js";
 import { outputHash, transactionHash } from "./transaction.js";
 import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
 
-export { blockFromJson, blockToJson } from "./codec/block.js";
+export { blockFromJson, blockToJson, decodeBlock, encodeBlock } from "./codec/block.js";
 
 /** The receipt of an executed transaction: its `txn_output_hash` (computed from the output when absent). */
 export function receiptHash(t: Transaction): string {
@@ -182,14 +181,4 @@ export function checkConfirmation(c: Confirmation, expectedHash?: string): strin
 /** True when `checkConfirmation` finds nothing wrong. */
 export function verifyConfirmation(c: Confirmation, expectedHash?: string): boolean {
   return checkConfirmation(c, expectedHash) === undefined;
-}
-
-/** Block as wire JSON text. */
-export function encodeBlockJson(b: Block): string {
-  return encodeBlock(b);
-}
-
-/** Parse a block from wire JSON text; `invalid_block` naming the field otherwise. */
-export function decodeBlockJson(text: string): Block {
-  return decodeBlock(text);
 }

@@ -16,13 +16,11 @@ import { CodedError } from "../core/errors.js";
 import { EMPTY_HASH, sha3, sha3Bytes } from "../core/hash.js";
 import { fromHex, isHash, isHex, toHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
-import { confirmationFromJson } from "./codec/confirmation.js";
 import { parseExactJson } from "./codec/exact-json.js";
-import { decodeTransaction, encodeTransaction } from "./codec/transaction.js";
 import type { ChainErrorCode } from "./errors.js";
-import { type Confirmation, type Transaction, TxnType } from "./types.js";
+import { type Transaction, TxnType } from "./types.js";
 
-export { transactionFromJson, transactionToJson } from "./codec/transaction.js";
+export { decodeTransaction, encodeTransaction, transactionFromJson, transactionToJson } from "./codec/transaction.js";
 
 /** Reference limit of `transaction_data` in bytes (`transaction.payload.max_size`). */
 export const MAX_TXN_PAYLOAD = 98_304;
@@ -115,21 +113,6 @@ export function smartContractCall(t: Pick<Transaction, "transaction_data">): { n
   const o = v as { name?: unknown; input?: unknown };
   if (typeof o.name !== "string") return undefined;
   return { name: o.name, input: o.input };
-}
-
-/** A transaction as wire JSON text. */
-export function encodeTransactionJson(t: Transaction): string {
-  return encodeTransaction(t);
-}
-
-/** Parse a transaction from wire JSON text; `invalid_transaction` naming the field otherwise. */
-export function decodeTransactionJson(text: string): Transaction {
-  return decodeTransaction(text);
-}
-
-/** Decode a sharder's confirmation object (already JSON-parsed); `invalid_confirmation` naming the field. */
-export function parseConfirmationJson(v: unknown): Confirmation {
-  return confirmationFromJson(v);
 }
 
 /** What admission needs from the miner. */

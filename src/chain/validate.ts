@@ -10,7 +10,7 @@ import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
 import { fromHex, isHex } from "../core/hex.js";
 import type { SignatureScheme } from "../core/scheme.js";
-import { computeBlockHash, encodeBlockJson } from "./block.js";
+import { computeBlockHash, encodeBlock } from "./block.js";
 import type { ChainErrorCode } from "./errors.js";
 import type { BlockExecution } from "./execute.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "./transaction.js";
@@ -71,7 +71,7 @@ export function validateBlock(block: Block, parent: Block, rules: BlockRules): B
   if (block.creation_date < parent.creation_date) reject(`block ${block.hash} is older than its parent`);
   if (block.transactions.length > rules.maxTxns)
     reject(`block has ${block.transactions.length} transactions, at most ${rules.maxTxns} allowed`);
-  const bytes = Buffer.byteLength(encodeBlockJson(block), "utf8");
+  const bytes = Buffer.byteLength(encodeBlock(block), "utf8");
   if (bytes > rules.maxBytes) reject(`block ${block.hash} is ${bytes} bytes, at most ${rules.maxBytes} allowed`);
   const inBlock = new Set<string>();
   for (const t of block.transactions) {

@@ -5,8 +5,8 @@
  * `npm start` (processes on loopback) and the in-process network.
  */
 import { stringify as yamlStringify } from "yaml";
+import { stringifyExactJson } from "../chain/codec.js";
 import type { InitialState } from "../chain/genesis.js";
-import { stringifyJson } from "../chain/json.js";
 import { errorMessage } from "../core/errors.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
 import type { WalletFile } from "../core/wallet.js";
@@ -170,7 +170,7 @@ export async function registerAndStake(
       type: sdk.TxnType.smartContract,
       toClientId: sdk.ScAddress.storage,
       value: amount,
-      data: stringifyJson({ name: "stake_pool_lock", input: { [key]: id } }),
+      data: stringifyExactJson({ name: "stake_pool_lock", input: { [key]: id } }),
     });
   };
   await Promise.all(

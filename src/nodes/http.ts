@@ -13,7 +13,7 @@
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
-import { parseJson, stringifyJson } from "../chain/json.js";
+import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
 import { CodedError, type ErrorCode, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
@@ -123,7 +123,7 @@ export function createServer(opts: ServerOptions): NodeApp {
       return;
     }
     try {
-      done(null, parseJson(text));
+      done(null, parseExactJson(text));
     } catch (err) {
       done(
         new CodedError<NodeErrorCode>(
@@ -136,7 +136,7 @@ export function createServer(opts: ServerOptions): NodeApp {
   });
   app.addContentTypeParser("application/octet-stream", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
-  app.setReplySerializer((payload) => stringifyJson(payload));
+  app.setReplySerializer((payload) => stringifyExactJson(payload));
 
   const routes: { method: string; path: string }[] = [];
   ROUTES.set(app, routes);
@@ -226,7 +226,7 @@ export function serve(
 
 /** Send `value` as JSON (exact int64) with `status` (default 200). */
 export function sendJson(reply: FastifyReply, value: unknown, status = 200): FastifyReply {
-  return reply.code(status).header("content-type", "application/json; charset=utf-8").send(stringifyJson(value));
+  return reply.code(status).header("content-type", "application/json; charset=utf-8").send(stringifyExactJson(value));
 }
 
 function invalid(name: string, what: string, found: unknown): CodedError {

@@ -16,7 +16,7 @@
  *   of the process (kill -9) but not necessarily of the machine.
  */
 
-import { parseJson, stringifyJson } from "../chain/json.js";
+import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
 import { CodedError } from "../core/errors.js";
 import type { NodeErrorCode } from "./errors.js";
 
@@ -139,13 +139,13 @@ export function bytesToString(value: Uint8Array): string {
 
 /** JSON-encode a value (exact int64). */
 export function jsonToBytes(value: unknown): Uint8Array {
-  return encoder.encode(stringifyJson(value));
+  return encoder.encode(stringifyExactJson(value));
 }
 
 /** Decode a JSON value written by {@link jsonToBytes}. @throws CodedError `kv_corrupt_value` */
 export function bytesToJson<T>(value: Uint8Array, key: string): T {
   try {
-    return parseJson(decoder.decode(value)) as T;
+    return parseExactJson(decoder.decode(value)) as T;
   } catch (err) {
     throw new CodedError<NodeErrorCode>(
       { code: "kv_corrupt_value", op: "kv getJson" },

@@ -4,7 +4,7 @@
  * `GetMinerSCConfig`, `GetMiners`, `GetSharders`). Amounts are SAS; views come from a quorum of sharders.
  */
 
-import { parseJson, stringifyJson } from "../chain/json.js";
+import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
 import { ScAddress, TxnType } from "../chain/types.js";
 import { CodedError } from "../core/errors.js";
 import type { WalletFile } from "../core/wallet.js";
@@ -65,11 +65,11 @@ export interface MinerScSettings {
   max_stake?: bigint;
 }
 
-const call = (name: string, input: unknown): string => stringifyJson({ name, input });
+const call = (name: string, input: unknown): string => stringifyExactJson({ name, input });
 
 /** The JSON text of a view result, as the reference CLIs print raw bodies. */
 export function jsonText(v: unknown): string {
-  return stringifyJson(v);
+  return stringifyExactJson(v);
 }
 
 /** Stake `value` SAS on node `id` (`addToDelegatePool`); the pool id is the transaction hash. */
@@ -101,7 +101,7 @@ export async function minerScUnlock(chain: ChainClient, wallet: WalletFile, id: 
 /** The `action` field of a contract's JSON output, if it has one. */
 function outputAction(output: string): string | undefined {
   try {
-    const v = parseJson(output) as { action?: unknown } | null;
+    const v = parseExactJson(output) as { action?: unknown } | null;
     return typeof v?.action === "string" ? v.action : undefined;
   } catch {
     return undefined;

@@ -9,8 +9,7 @@ import {
   checkConfirmation,
   computeBlockHash,
   confirmationOf,
-  decodeBlockJson,
-  encodeBlockJson,
+  encodeBlock,
   receiptMerkleRoot,
   txnMerkleRoot,
   verifyConfirmation,
@@ -120,9 +119,9 @@ describe("block hash and roots", () => {
 
 describe("block codec", () => {
   it("round-trips every field (int64 seed, float weight)", () => {
-    const text = encodeBlockJson(block);
+    const text = encodeBlock(block);
     assert.match(text, /"round_random_seed":-8765432109876543210,/);
-    assert.deepEqual(decodeBlockJson(text), block);
+    assert.deepEqual(decodeBlock(text), block);
     assert.deepEqual(decodeBlock(text), block);
   });
   it("names the bad field, inside transactions and tickets too", () => {

@@ -149,6 +149,13 @@ describe("consensus simulation", () => {
     assert.equal(a.events, b.events);
     assert.notEqual(runScenario(randomScenario(43)).digest, a.digest);
   });
+
+  it("the sharder's path (a follower of the notarized blocks) finalizes the miners' chain", () => {
+    for (const seed of [3, 42, 77]) {
+      const r = runScenario(randomScenario(seed));
+      assert.ok(r.follower.height >= r.finalized.length - 1, `seed ${seed}: follower height ${r.follower.height}`);
+    }
+  });
 });
 
 describe("safety checker", () => {

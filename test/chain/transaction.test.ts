@@ -6,8 +6,6 @@ import { parseExactJson, stringifyExactJson } from "../../src/chain/codec/exact-
 import { decodeTransaction, encodeTransaction, transactionFromJson } from "../../src/chain/codec/transaction.js";
 import {
   clientIdOfKey,
-  decodeTransactionJson,
-  encodeTransactionJson,
   outputHash,
   referenceTransactionHash,
   signTransaction,
@@ -144,8 +142,8 @@ describe("transaction codec", () => {
       txn_output_hash: sha3("ok"),
       transaction_status: 1,
     };
-    const text = encodeTransactionJson(t);
-    assert.deepEqual(decodeTransactionJson(text), t);
+    const text = encodeTransaction(t);
+    assert.deepEqual(decodeTransaction(text), t);
     assert.match(
       text,
       /"transaction_value":9000000000000000000,"signature":"","creation_date":1700000000,"transaction_fee":9007199254740993,/,

@@ -3,9 +3,9 @@
 // keys only some nodes know, forged old blocks, stale or hung clients, oversized blocks.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { blockToJson, computeBlockHash, encodeBlockJson } from "../../src/chain/block.js";
-import { stringifyJson } from "../../src/chain/json.js";
-import { encodeTransactionJson, transactionHash } from "../../src/chain/transaction.js";
+import { blockToJson, computeBlockHash, encodeBlock } from "../../src/chain/block.js";
+import { stringifyExactJson } from "../../src/chain/codec.js";
+import { encodeTransaction, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
@@ -122,7 +122,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
       { chain_id: "f".repeat(64) },
     ];
     for (const t of tampered) {
-      const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson({ ...signed, ...t })));
+      const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransaction({ ...signed, ...t })));
       assert.equal(r.status, 400, JSON.stringify(r.json));
       if (t.chain_id === undefined) assert.equal(r.json.code, "invalid_signature", JSON.stringify(r.json));
     }
@@ -189,7 +189,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     await drive(client.registerClient(w)); // /v1/client/put on the miners only
     const signed = client.buildTransaction(w, { type: sdk.TxnType.data, toClientId: "", data: "no key in me" });
     const { public_key: _k, ...noKey } = signed;
-    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(noKey)));
+    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransaction(noKey)));
     assert.equal(r.status, 200, JSON.stringify(r.json));
     const res = await drive(client.confirm(signed.hash, signed.creation_date));
     assert.equal(res.status, 1);
@@ -238,9 +238,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     }
     // a transaction carrying an oversized key is refused before anything else is done with it
     const t = client.buildTransaction(bls, { type: sdk.TxnType.data, toClientId: "", data: "" });
-    const r = await drive(
-      post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson({ ...t, public_key: "ab".repeat(5000) })),
-    );
+    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransaction({ ...t, public_key: "ab".repeat(5000) })));
     assert.equal(r.status, 400);
     assert.match(r.json.error ?? "", /at most 128 allowed/);
   });
@@ -345,7 +343,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     const junkFrom = createWallet(getScheme("ed25519"));
     const jc = clientFor("ed25519");
     const junk = jc.buildTransaction(junkFrom, { type: sdk.TxnType.data, toClientId: "", data: "\u0001".repeat(98_300) });
-    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(junk)));
+    const r = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransaction(junk)));
     assert.equal(r.status, 400);
     assert.equal(r.json.code, "insufficient_fee", JSON.stringify(r.json).slice(0, 300));
     // a fee the zero-balance sender cannot pay is refused too
@@ -355,7 +353,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
       data: "\u0001".repeat(98_300),
       fee: 1n,
     });
-    const r2 = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransactionJson(junk2)));
+    const r2 = await drive(post(`${minerUrl(0)}/v1/transaction/put`, encodeTransaction(junk2)));
     assert.equal(r2.json.code, "insufficient_balance");
     // paid: six ~590 KB transactions, more than one 4 MiB request would hold, all finalize
     const payer = await funded("ed25519");
@@ -370,7 +368,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     for (let round = from; round <= sharder().latestFinalized().round; round++) {
       const h = store.hashAtRound(round);
       const b = h ? store.getBlock(h) : undefined;
-      if (b) assert.ok(Buffer.byteLength(encodeBlockJson(b)) <= MAX_BLOCK_BYTES, `round ${round}`);
+      if (b) assert.ok(Buffer.byteLength(encodeBlock(b)) <= MAX_BLOCK_BYTES, `round ${round}`);
     }
     // one client cannot fill a miner's pool
     const m = net.miners[1]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
@@ -407,10 +405,10 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     const old = sharder().opts.store.getBlock(sharder().opts.store.hashAtRound(2) as string) as Block;
     const forged = { ...old, creation_date: old.creation_date + 1, hash: "" };
     forged.hash = computeBlockHash(forged);
-    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(forged) })));
+    const r3 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(forged) })));
     assert.equal(r3.status, 400, JSON.stringify(r3.json));
     assert.equal(r3.json.code, "not_notarized");
-    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson({ block: blockToJson(old) })));
+    const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(old) })));
     assert.equal(r4.status, 200, "the genuine block is known");
     // a balance never seen: 404
     const missing = await drive(
@@ -434,7 +432,7 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     await assert.rejects(sh.receive(body), (e: unknown) => e instanceof sdk.CodedError && e.code === "sharder_busy");
     await drive(sh.sync());
     assert.equal(sh.isSyncing(), false);
-    const r = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyJson(body)));
+    const r = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson(body)));
     assert.equal(r.status, 503);
   });
 });

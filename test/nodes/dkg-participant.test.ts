@@ -1,4 +1,4 @@
-// The miner's DKG participant (src/nodes/miner/dkg.ts) against the miner contract: deal, exchange and sign
+// The miner's DKG participant (src/nodes/dkg/participant.ts) against the miner contract: deal, exchange and sign
 // shares, publish (revealing the share of a receiver that did not sign), sum the qualified shares into the key
 // share of the next magic block, and sign for its group key.
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ import { Phase, readMinerMagicBlock } from "../../src/contracts/index.js";
 import { sha3 } from "../../src/core/hash.js";
 import { initCrypto } from "../../src/core/schemes.js";
 import { recoverSignature, signShare, verifyGroup } from "../../src/core/threshold.js";
-import { DkgParticipant } from "../../src/nodes/miner/dkg.js";
+import { DkgParticipant } from "../../src/nodes/dkg/participant.js";
 
 import { Chain, call, type Member, member } from "../contracts/dkg-harness.js";
 

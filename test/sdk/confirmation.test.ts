@@ -5,8 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { blockSummary, computeBlockHash, confirmationOf } from "../../src/chain/block.js";
-import { confirmationToJson } from "../../src/chain/codec.js";
-import { stringifyJson } from "../../src/chain/json.js";
+import { confirmationToJson, stringifyExactJson } from "../../src/chain/codec.js";
 import { outputHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -44,7 +43,7 @@ function block(prev: Block | undefined, round: number, txns: Transaction[], mine
 }
 
 function reply(status: number, body: unknown): TransportResponse {
-  const text = typeof body === "string" ? body : stringifyJson(body);
+  const text = typeof body === "string" ? body : stringifyExactJson(body);
   return {
     status,
     headers: {},

@@ -34,7 +34,60 @@ export interface MinerSet {
   self: boolean;
 }
 
-export class EngineContext {
+/**
+ * What the block tree, the tickets and finality need of their context: shared by the engine (a voting miner)
+ * and the follower (a sharder, which only follows finality).
+ */
+export interface FinalityContext {
+  readonly selfId: string;
+  readonly cfg: { readonly keepFinalized: number };
+  readonly crypto: Pick<ConsensusCrypto, "verifyBlockSig">;
+  readonly logic: Pick<BlockLogic, "finalized">;
+  /** Actions of the call being handled, in order. */
+  out: Action[];
+  readonly counts: { finalized: number; invalidMessages: number };
+  setAt(round: number): MinerSet;
+  log(level: LogLevel, msg: string, data?: Record<string, unknown>): void;
+  invalidMsg(msg: string, data: Record<string, unknown>): void;
+}
+
+/** The miner sets of a membership by key, each validated once. */
+export class MinerSets {
+  private readonly sets = new Map<number | string, MinerSet>();
+
+  constructor(
+    private readonly membership: (round: number) => Membership,
+    private readonly selfId: string,
+    private readonly op: string,
+  ) {}
+
+  /**
+   * The miner set in force at `round`.
+   * @throws CodedError `consensus_config_invalid` naming the bad membership
+   */
+  at(round: number): MinerSet {
+    const m = this.membership(round);
+    const known = this.sets.get(m.key);
+    if (known) return known;
+    const op = this.op;
+    const n = m.miners.length;
+    const byId = new Map(m.miners.map((x) => [x.id, x]));
+    if (byId.size !== n)
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
+    const indexes = m.miners.map((x) => x.set_index).sort((a, b) => a - b);
+    if (indexes.some((v, i) => v !== i))
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
+    if (!Number.isInteger(m.T) || m.T < 1 || m.T > n)
+      throw codedError<ChainErrorCode>("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, {
+        op,
+      });
+    const set: MinerSet = { key: m.key, n, Q: quorum(n), T: m.T, G: generatorCount(n), byId, self: byId.has(this.selfId) };
+    this.sets.set(m.key, set);
+    return set;
+  }
+}
+
+export class EngineContext implements FinalityContext {
   readonly selfId: string;
   readonly cfg: Required<ConsensusConfig>;
   readonly crypto: ConsensusCrypto;
@@ -44,17 +97,16 @@ export class EngineContext {
   /** Actions of the call being handled, in order. */
   out: Action[] = [];
   readonly counts = { proposed: 0, voted: 0, notarized: 0, finalized: 0, blocksRequested: 0, invalidMessages: 0 };
-  private readonly membership: (round: number) => Membership;
-  private readonly sets = new Map<number | string, MinerSet>();
+  private readonly sets: MinerSets;
 
   /** @throws CodedError `consensus_config_invalid` naming the bad membership or setting */
   constructor(opts: ConsensusEngineOptions) {
     const op = "create consensus engine";
     this.selfId = opts.self.id;
-    if (opts.membership) this.membership = opts.membership;
+    if (opts.membership) this.sets = new MinerSets(opts.membership, this.selfId, op);
     else {
       const fixed: Membership = { key: 0, miners: opts.miners, T: opts.T };
-      this.membership = () => fixed;
+      this.sets = new MinerSets(() => fixed, this.selfId, op);
       if (!this.setAt(0).self)
         throw codedError<ChainErrorCode>("consensus_config_invalid", `self ${this.selfId} is not a miner`, { op });
     }
@@ -72,24 +124,7 @@ export class EngineContext {
 
   /** The miner set in force at `round` (validated once per membership). */
   setAt(round: number): MinerSet {
-    const m = this.membership(round);
-    const known = this.sets.get(m.key);
-    if (known) return known;
-    const op = "create consensus engine";
-    const n = m.miners.length;
-    const byId = new Map(m.miners.map((x) => [x.id, x]));
-    if (byId.size !== n)
-      throw codedError<ChainErrorCode>("consensus_config_invalid", `duplicate miner ids in set ${m.key}`, { op });
-    const indexes = m.miners.map((x) => x.set_index).sort((a, b) => a - b);
-    if (indexes.some((v, i) => v !== i))
-      throw codedError<ChainErrorCode>("consensus_config_invalid", `set indexes must be 0..${n - 1} (set ${m.key})`, { op });
-    if (!Number.isInteger(m.T) || m.T < 1 || m.T > n)
-      throw codedError<ChainErrorCode>("consensus_config_invalid", `threshold T=${m.T} must be in 1..${n} (set ${m.key})`, {
-        op,
-      });
-    const set: MinerSet = { key: m.key, n, Q: quorum(n), T: m.T, G: generatorCount(n), byId, self: byId.has(this.selfId) };
-    this.sets.set(m.key, set);
-    return set;
+    return this.sets.at(round);
   }
 
   log(level: LogLevel, msg: string, data?: Record<string, unknown>): void {

@@ -4,7 +4,7 @@
  * is deterministically final once notarized descendants come from a quorum of distinct generators.
  */
 import { errorMessage } from "../../core/errors.js";
-import type { EngineContext } from "./context.js";
+import type { FinalityContext } from "./context.js";
 import { deterministicallyFinal, finalizesMiddle } from "./rules.js";
 import type { Tickets } from "./tickets.js";
 import { type BlockTree, ref, type TreeNode } from "./tree.js";
@@ -23,7 +23,7 @@ export class Finality {
 
   /** `onFinalized` runs after the LFB moved from `previous` along `path` (to prune what cannot finalize). */
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: FinalityContext,
     private readonly tree: BlockTree,
     private readonly tickets: Tickets,
     private readonly onFinalized: (previous: TreeNode, path: TreeNode[]) => void,

@@ -4,7 +4,7 @@
  * up for the engine to settle.
  */
 import type { Block, VerificationTicket } from "../types.js";
-import type { EngineContext } from "./context.js";
+import type { FinalityContext } from "./context.js";
 import type { BlockTree, TreeNode } from "./tree.js";
 
 interface TicketSet {
@@ -18,7 +18,7 @@ export class Tickets {
   private newlyNotarized: TreeNode[] = [];
 
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: FinalityContext,
     private readonly tree: BlockTree,
   ) {}
 

@@ -7,7 +7,7 @@
 import { codedError } from "../../core/errors.js";
 import type { ChainErrorCode } from "../errors.js";
 import type { Block } from "../types.js";
-import type { EngineContext } from "./context.js";
+import type { FinalityContext } from "./context.js";
 import type { BlockRef, RestoredState } from "./types.js";
 
 /** A block in this miner's tree. */
@@ -45,7 +45,7 @@ export class BlockTree {
    * chain. @throws CodedError `consensus_restore_invalid` when the restored chain is broken
    */
   constructor(
-    private readonly ctx: EngineContext,
+    private readonly ctx: FinalityContext,
     genesis: Block,
     restored: RestoredState | undefined,
   ) {

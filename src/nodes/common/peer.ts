@@ -11,9 +11,9 @@ import type { Block, MagicBlock } from "../../chain/types.js";
 import { contractGenesis } from "../../contracts/index.js";
 import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
+import { DkgDriver, type DkgDriverOptions } from "../dkg/driver.js";
 import type { NodeApp } from "../http.js";
 import type { Logger } from "../logger.js";
-import { DkgDriver, type DkgDriverOptions } from "../miner/dkg-driver.js";
 import type { ChainStore } from "../store/chainstore.js";
 import { NodeRegistrar } from "./registration.js";
 

@@ -4,7 +4,7 @@
  * without a fee has a small allowance per block (a price for data), and one client cannot fill the pool.
  */
 
-import { encodeTransactionJson } from "../../chain/transaction.js";
+import { encodeTransaction } from "../../chain/transaction.js";
 import type { Transaction } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { NodeErrorCode } from "../errors.js";
@@ -31,7 +31,7 @@ export interface PoolEntry {
 
 /** A pool entry for `txn`. */
 export function poolEntry(txn: Transaction, received: number): PoolEntry {
-  return { txn, received, bytes: Buffer.byteLength(encodeTransactionJson(txn), "utf8") };
+  return { txn, received, bytes: Buffer.byteLength(encodeTransaction(txn), "utf8") };
 }
 
 /**

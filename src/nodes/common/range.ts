@@ -5,8 +5,8 @@
  */
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
-import { blockFromJson, blockToJson, encodeBlockJson } from "../../chain/block.js";
-import { parseJson } from "../../chain/json.js";
+import { blockFromJson, blockToJson, encodeBlock } from "../../chain/block.js";
+import { parseExactJson } from "../../chain/codec.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type * as sdk from "../../sdk/index.js";
@@ -37,7 +37,7 @@ export function rangeOf(store: ChainStore, from: number, to: number, lfbRound: n
     const h = store.hashAtRound(r);
     const b = h ? store.getBlock(h) : undefined;
     if (!b) continue;
-    const size = encodeBlockJson(b).length;
+    const size = encodeBlock(b).length;
     if (blocks.length > 0 && bytes + size > RANGE_MAX_BYTES) break;
     bytes += size;
     blocks.push(blockToJson(b));
@@ -61,7 +61,7 @@ export async function fetchRange(transport: sdk.Transport, baseUrl: string, from
     timeoutMs: 10_000,
   });
   if (res.status !== 200) fail(`HTTP ${res.status}: ${res.text().slice(0, 200)}`);
-  const v = parseJson(res.text()) as { blocks?: unknown; latest_finalized_round?: unknown };
+  const v = parseExactJson(res.text()) as { blocks?: unknown; latest_finalized_round?: unknown };
   if (!Array.isArray(v.blocks) || typeof v.latest_finalized_round !== "number") fail("the answer is not a block range");
   const blocks = (v.blocks as unknown[]).map((b) => blockFromJson(b));
   for (let i = 1; i < blocks.length; i++)

@@ -18,8 +18,8 @@ import {
 } from "../common/peer.js";
 import { cachingVerifier } from "../common/sigcache.js";
 import type { ConsensusSettings } from "../config/node.js";
+import type { DkgDriver } from "../dkg/driver.js";
 import { serve } from "../http.js";
-import type { DkgDriver } from "./dkg-driver.js";
 import { MinerNode } from "./miner.js";
 import { minerApp } from "./server.js";
 

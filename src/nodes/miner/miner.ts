@@ -5,10 +5,10 @@
  */
 
 import { blockToJson, computeBlockHash } from "../../chain/block.js";
+import { stringifyExactJson } from "../../chain/codec.js";
 import { decodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
 import type { Action, BlockLogic, ConsensusMessage } from "../../chain/consensus/types.js";
-import { stringifyJson } from "../../chain/json.js";
 import { minersOf } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
@@ -328,7 +328,7 @@ export class MinerNode {
           // durable before the ticket that follows in this batch (synchronous lmdb commit)
           this.opts.store.putMeta(
             "vote",
-            stringifyJson({
+            stringifyExactJson({
               lastVotedRound: a.lastVotedRound,
               lockedHeight: a.lockedHeight,
               lockedChain: a.lockedChain.map(blockToJson),

@@ -5,9 +5,9 @@
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockToJson } from "../../chain/block.js";
+import { stringifyExactJson } from "../../chain/codec.js";
 import { encodeConsensusMessage } from "../../chain/consensus/codec.js";
 import type { ConsensusMessage } from "../../chain/consensus/types.js";
-import { stringifyJson } from "../../chain/json.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import { sha3 } from "../../core/hash.js";
@@ -75,7 +75,7 @@ export class Outbox {
       const hash = authHash(this.opts.chainId, this.opts.selfId, to, time, msg);
       auth = { time, sig: this.opts.scheme.sign(this.opts.privateKey, hash) };
     }
-    return stringifyJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
+    return stringifyExactJson({ from: this.opts.selfId, msg: encodeConsensusMessage(msg), ...(auth ? { auth } : {}) });
   }
 
   post(baseUrl: string, msg: ConsensusMessage, body: string): void {
@@ -92,7 +92,7 @@ export class Outbox {
 
   /** Push a notarized block to the sharders at `urls` (encoded once). */
   pushToSharders(block: Block, urls: string[]): void {
-    const body = stringifyJson({ block: blockToJson(block) });
+    const body = stringifyExactJson({ block: blockToJson(block) });
     for (const url of urls) {
       this.opts.transport
         .request({

@@ -4,9 +4,9 @@
  */
 
 import { blockFromJson } from "../../chain/block.js";
+import { parseExactJson } from "../../chain/codec.js";
 import { vrfHash } from "../../chain/consensus/rules.js";
 import type { ConsensusCrypto, RestoredState } from "../../chain/consensus/types.js";
-import { parseJson } from "../../chain/json.js";
 import type { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -53,7 +53,7 @@ export function minerCrypto(
 
 /** What the store remembers from before a restart. */
 export function restoredState(store: ChainStore, genesis: Block): RestoredState {
-  const vote = parseJson(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0,"lockedChain":[]}') as {
+  const vote = parseExactJson(store.getMeta("vote") ?? '{"lastVotedRound":0,"lockedHeight":0,"lockedChain":[]}') as {
     lastVotedRound: number;
     lockedHeight: number;
     lockedChain?: unknown[];

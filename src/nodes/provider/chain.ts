@@ -4,7 +4,8 @@
  * transaction until one succeeds, and keeps a short log of the transactions it sent for its pages.
  * Reference: `research/storage-protocol.md` §5.3.
  */
-import { stringifyJson } from "../../chain/json.js";
+
+import { stringifyExactJson } from "../../chain/codec.js";
 import { errorMessage } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import * as sdk from "../../sdk/index.js";
@@ -93,7 +94,7 @@ export async function sendStorageTxn(
       type: sdk.TxnType.smartContract,
       toClientId: sdk.ScAddress.storage,
       value,
-      data: stringifyJson({ name, input }),
+      data: stringifyExactJson({ name, input }),
     });
     c.ok++;
     // the contract's output is often the whole stored record: show it only when it is a short message

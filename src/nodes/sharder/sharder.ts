@@ -1,8 +1,9 @@
 /**
  * The sharder: receives notarized blocks from miners, checks their tickets (≥ Q distinct miners), the
- * generator's signature and their content (re-execution to the same state root), applies the finality rule
- * (three notarized blocks of consecutive rounds finalize up to the middle one), and stores the finalized
- * chain. A few missing parents are fetched from the miners by hash; a larger gap (a restart after an outage,
+ * generator's signature and their content (re-execution to the same state root), and stores the chain they
+ * finalize. Finality is the miners' own: a `Follower` (chain/consensus/follower.ts) holds the notarized blocks
+ * above the latest finalized one in the engine's block tree, counts their tickets and runs its finality and
+ * deterministic-finality walks. A few missing parents are fetched from the miners by hash; a larger gap (a restart after an outage,
  * a long stall) is closed by syncing finalized blocks by ranges from the miners and the other sharders, each
  * block checked as a pushed one. Pushed blocks wait in a bounded queue (back-pressure: `sharder_busy`, HTTP
  * 503, when full), and `stop()` ends the sync and empties the queue at any moment.
@@ -10,8 +11,8 @@
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import { blockFromJson } from "../../chain/block.js";
-import { finalizesMiddle } from "../../chain/consensus/rules.js";
-import { parseJson } from "../../chain/json.js";
+import { parseExactJson } from "../../chain/codec.js";
+import { Follower } from "../../chain/consensus/follower.js";
 import { nodeUrl } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
@@ -26,7 +27,6 @@ import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
-import { checkNotarized, deterministicRound } from "./checks.js";
 import { RecentBlocks } from "./proofs.js";
 
 /** A sharder further behind the notarized chain than this many rounds reports itself unhealthy. */
@@ -51,9 +51,8 @@ export interface SharderOptions {
 }
 
 export class SharderNode {
-  private lfb: Block;
-  /** Verified notarized blocks above the LFB. */
-  private readonly tree = new Map<string, Block>();
+  /** The latest finalized block and the verified notarized blocks above it; finality. */
+  private readonly follower: Follower;
   /** The magic blocks known to this sharder: whose tickets count at each round. */
   readonly magicBlocks: MagicBlockSchedule;
   readonly stats = {
@@ -84,18 +83,40 @@ export class SharderNode {
     // state nodes of the blocks checked go out with the blocks when they are finalized (one commit)
     opts.store.deferStateWrites();
     const lfbHash = opts.store.lfbHash();
-    if (lfbHash === undefined) {
-      opts.store.finalize([opts.genesis]);
-      this.lfb = opts.genesis;
-    } else {
+    let lfb = opts.genesis;
+    if (lfbHash === undefined) opts.store.finalize([opts.genesis]);
+    else {
       const b = opts.store.getBlock(lfbHash);
       if (!b)
         throw new CodedError<NodeErrorCode>(
           { code: "store_corrupt", op: "start sharder" },
           `latest finalized block ${lfbHash} is missing from the store`,
         );
-      this.lfb = b;
+      lfb = b;
     }
+    this.follower = new Follower({
+      selfId: opts.selfId,
+      lfb,
+      membership: (round) => this.magicBlocks.membership(round),
+      verifyBlockSig: (id, hash, sig) => {
+        const key = this.minerKey(id);
+        return key !== undefined && opts.scheme.verify(key, hash, sig);
+      },
+      log: (level, msg, data) => opts.log(level, data === undefined ? msg : `${msg} ${JSON.stringify(data)}`),
+    });
+  }
+
+  private get lfb(): Block {
+    return this.follower.lfb;
+  }
+
+  /** A miner's node key, from any known magic block. */
+  private minerKey(id: string): string | undefined {
+    for (const mb of this.magicBlocks.all()) {
+      const n = mb.miners.nodes[id];
+      if (n) return n.public_key;
+    }
+    return undefined;
   }
 
   latestFinalized(): Block {
@@ -181,7 +202,7 @@ export class SharderNode {
 
   private async addPushed(block: Block): Promise<string> {
     if (block.round <= this.lfb.round) return this.oldBlock(block);
-    if (this.tree.has(block.hash)) return "known";
+    if (this.follower.has(block.hash)) return "known";
     if (!this.parentOf(block) && block.round - this.lfb.round > MAX_ANCESTOR_FETCH) {
       // too far ahead to fetch its ancestors one by one: note how far the chain is and sync by ranges
       try {
@@ -200,7 +221,7 @@ export class SharderNode {
       if (err instanceof CodedError && err.code === "catch_up_pending") return "syncing";
       throw err;
     }
-    return this.tree.has(block.hash) || this.lfb.round >= block.round ? "accepted" : "pending";
+    return this.follower.has(block.hash) || this.lfb.round >= block.round ? "accepted" : "pending";
   }
 
   /** A block of a round this sharder already finalized: the same block, a notarized fork, or a forgery. */
@@ -270,9 +291,7 @@ export class SharderNode {
 
   /** Highest round held (finalized or verified above it). */
   private topRound(): number {
-    let top = this.lfb.round;
-    for (const b of this.tree.values()) if (b.round > top) top = b.round;
-    return top;
+    return this.follower.topRound();
   }
 
   /**
@@ -283,7 +302,7 @@ export class SharderNode {
     for (const b of blocks) {
       await new Promise<void>((r) => setImmediate(r));
       if (this.stopped) return;
-      if (b.round <= this.lfb.round || this.tree.has(b.hash)) continue;
+      if (b.round <= this.lfb.round || this.follower.has(b.hash)) continue;
       const parent = this.parentOf(b);
       if (!parent) return; // a fork or a hole: another source, or the pushes, will fill it
       try {
@@ -294,9 +313,8 @@ export class SharderNode {
         this.noteRejected(b, err);
         throw err;
       }
-      this.tree.set(b.hash, b);
       this.stats.rangeBlocks++;
-      this.tryFinalize();
+      this.follow(b);
     }
   }
 
@@ -332,13 +350,27 @@ export class SharderNode {
     return added;
   }
 
+  /**
+   * A block is notarized (≥ Q valid tickets of distinct miners of the magic block in force at its round) and
+   * signed by its generator.
+   * @throws CodedError `not_notarized`, `invalid_block`
+   */
   private checkTickets(b: Block): void {
-    checkNotarized(b, this.magicBlocks.at(b.round), this.opts.scheme);
+    const n = this.follower.notarization(b);
+    if (n.valid < n.needed)
+      throw new CodedError<NodeErrorCode>(
+        { code: "not_notarized", op: "receive block" },
+        `block ${b.hash} (round ${b.round}) has ${n.valid} valid tickets of miners of magic block ${this.magicBlocks.at(b.round).magic_block_number}, ${n.needed} needed`,
+      );
+    if (!n.signed)
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_block", op: "receive block" },
+        `block ${b.hash}: generator signature does not verify`,
+      );
   }
 
   private parentOf(b: Block): Block | undefined {
-    if (b.prev_hash === this.lfb.hash) return this.lfb;
-    return this.tree.get(b.prev_hash);
+    return this.follower.parentOf(b);
   }
 
   private async fetchBlock(hash: string): Promise<Block | undefined> {
@@ -352,7 +384,7 @@ export class SharderNode {
             timeoutMs: 5000,
           });
           if (res.status !== 200) continue;
-          const b = blockFromJson((parseJson(res.text()) as { block?: unknown }).block);
+          const b = blockFromJson((parseExactJson(res.text()) as { block?: unknown }).block);
           if (b.hash === hash) {
             this.stats.fetched++;
             return b;
@@ -386,20 +418,20 @@ export class SharderNode {
     let b: Block | undefined = parent;
     while (b && b.hash !== this.lfb.hash && b.round > this.lfb.round) {
       if (blockHasTxn(b, txnHash)) return true;
-      b = this.tree.get(b.prev_hash);
+      b = this.follower.get(b.prev_hash);
     }
     return this.opts.store.txnBlock(txnHash) !== undefined;
   }
 
   private async add(block: Block, depth: number): Promise<void> {
-    if (this.stopped || block.round <= this.lfb.round || this.tree.has(block.hash)) return;
+    if (this.stopped || block.round <= this.lfb.round || this.follower.has(block.hash)) return;
     try {
       this.checkTickets(block);
       if (block.round > this.highestSeen) this.highestSeen = block.round;
       if (block.transactions.length >= CHECK_AHEAD_MIN) {
         // notarized (its tickets verify): check its signatures in slices, the API keeps answering meanwhile
         await checkSignaturesAhead(this.opts.scheme, block.transactions, () => this.stopped);
-        if (this.stopped || block.round <= this.lfb.round || this.tree.has(block.hash)) return;
+        if (this.stopped || block.round <= this.lfb.round || this.follower.has(block.hash)) return;
       }
       let parent = this.parentOf(block);
       if (!parent) {
@@ -430,53 +462,23 @@ export class SharderNode {
           );
       }
       this.verifyOn(block, parent);
-      this.tree.set(block.hash, block);
-      this.tryFinalize();
+      this.follow(block);
     } catch (err) {
       if (!(err instanceof CodedError && err.code === "catch_up_pending")) this.noteRejected(block, err);
       throw err;
     }
   }
 
-  /** Finalize up to the middle block of any three notarized blocks of consecutive rounds. */
-  private tryFinalize(): void {
-    let best: Block | undefined;
-    for (const b of this.tree.values()) {
-      const p = this.parentOf(b);
-      if (!p || p === this.lfb) continue;
-      const g = this.parentOf(p);
-      if (!g) continue;
-      if (finalizesMiddle(g, p, b) && (!best || p.round > best.round)) best = p;
-    }
-    if (!best) return;
-    const chain: Block[] = [];
-    for (let b: Block | undefined = best; b && b !== this.lfb; b = this.tree.get(b.prev_hash)) chain.unshift(b);
-    if (chain[0]?.prev_hash !== this.lfb.hash) return;
+  /** Hand a checked block to the follower; store what it finalizes. */
+  private follow(block: Block): void {
+    const chain = this.follower.add(block);
+    this.stats.deterministicRound = this.follower.deterministicRound;
+    if (chain.length === 0) return;
     this.opts.store.finalize(chain);
     for (const b of chain) this.recent.add(b);
     const now = this.opts.clock.now();
     for (const b of chain) this.stats.finalizeTimes.push(now - b.creation_date * 1000);
     if (this.stats.finalizeTimes.length > 1000) this.stats.finalizeTimes.splice(0, this.stats.finalizeTimes.length - 1000);
     this.stats.finalized += chain.length;
-    this.lfb = best;
-    // drop blocks that are now finalized or cannot extend the new LFB
-    for (const [h, b] of this.tree) {
-      let x: Block | undefined = b;
-      while (x && x.round > this.lfb.round)
-        x = this.tree.get(x.prev_hash) ?? (x.prev_hash === this.lfb.hash ? this.lfb : undefined);
-      if (b.round <= this.lfb.round || x !== this.lfb) this.tree.delete(h);
-    }
-    this.updateDeterministic();
-  }
-
-  /** Deterministic finality: an LFB whose notarized descendants were generated by ≥ Q distinct miners. */
-  private updateDeterministic(): void {
-    this.stats.deterministicRound = deterministicRound(
-      this.tree.values(),
-      this.lfb,
-      this.stats.deterministicRound,
-      Object.keys(this.magicBlocks.at(this.lfb.round).miners.nodes).length,
-      (h) => this.opts.store.getBlock(h),
-    );
   }
 }

@@ -6,7 +6,7 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { decodeBlockJson, encodeBlockJson } from "../../chain/block.js";
+import { decodeBlock, encodeBlock } from "../../chain/block.js";
 import { magicBlockFromValue } from "../../chain/magicblock.js";
 import { type NodeDb, reachableNodes } from "../../chain/trie.js";
 import type { Block, MagicBlock } from "../../chain/types.js";
@@ -123,13 +123,13 @@ export class ChainStore {
 
   getBlock(hash: string): Block | undefined {
     const v = this.files.read(hash);
-    return v === undefined ? undefined : decodeBlockJson(v);
+    return v === undefined ? undefined : decodeBlock(v);
   }
 
   /** Record `blocks` (chain order) as finalized: block files first, then one KV transaction for round index, txn index and LFB. */
   finalize(blocks: Block[]): void {
     if (blocks.length === 0) return;
-    for (const b of blocks) this.files.write(b.hash, encodeBlockJson(b));
+    for (const b of blocks) this.files.write(b.hash, encodeBlock(b));
     this.commit((tx) => {
       for (const b of blocks) {
         tx.putString(roundKey(b.round), b.hash);

@@ -6,9 +6,8 @@
 
 import { ChainRoutes as R, routePath } from "../../chain/api.js";
 import { blockHashOf, verifyConfirmation } from "../../chain/block.js";
+import { confirmationFromJson, parseExactJson } from "../../chain/codec.js";
 import type { ChainErrorCode } from "../../chain/errors.js";
-import { parseJson } from "../../chain/json.js";
-import { parseConfirmationJson } from "../../chain/transaction.js";
 import type { Confirmation } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { ChainClient, TxnResult } from "../chain.js";
@@ -48,7 +47,7 @@ export async function queryConfirmation(
   for (const r of results) {
     if (r.status !== 200) continue;
     try {
-      const j = parseJson(r.body) as {
+      const j = parseExactJson(r.body) as {
         confirmation?: unknown;
         latest_finalized_block?: { creation_date?: number; round?: number };
       };
@@ -57,7 +56,7 @@ export async function queryConfirmation(
       const lr = j.latest_finalized_block?.round;
       if (typeof lr === "number") lfbRounds.set(r.url, lr);
       if (j.confirmation === undefined) continue;
-      const c = parseConfirmationJson(j.confirmation);
+      const c = confirmationFromJson(j.confirmation);
       if (c.txn.hash !== hash || !verifyConfirmation(c)) {
         r.error = "invalid confirmation (hash, Merkle path or block hash mismatch)";
         continue;
@@ -154,7 +153,7 @@ async function extendChain(client: ChainClient, chain: ChainExtension, need: num
       if (r.code === ROUND_WITHOUT_BLOCK) empty = true;
       if (r.status !== 200) continue;
       try {
-        const j = parseJson(r.body) as { header?: Record<string, unknown> };
+        const j = parseExactJson(r.body) as { header?: Record<string, unknown> };
         const h = (j.header ?? j) as {
           hash?: unknown;
           miner_id?: unknown;

@@ -4,7 +4,7 @@
  */
 
 import { ChainRoutes as R, routePath } from "../../chain/api.js";
-import { parseJson } from "../../chain/json.js";
+import { parseExactJson } from "../../chain/codec.js";
 import { CodedError } from "../../core/errors.js";
 import type { Balance, ChainClient } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
@@ -22,7 +22,7 @@ export async function latestFinalizedRounds(
   for (const r of results) {
     if (r.status !== 200) continue;
     try {
-      const j = parseJson(r.body) as { round?: unknown };
+      const j = parseExactJson(r.body) as { round?: unknown };
       if (typeof j.round === "number") rounds.set(r.url, j.round);
       else r.error = "the answer has no round";
     } catch {
@@ -76,7 +76,7 @@ export async function sharderJson<T>(client: ChainClient, path: string, op: stri
       );
     }
   }
-  return parseJson(agree(results, need, op)) as T;
+  return parseExactJson(agree(results, need, op)) as T;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 
 import { ChainRoutes as R, routePath } from "../../chain/api.js";
-import { encodeTransactionJson, signTransaction } from "../../chain/transaction.js";
+import { encodeTransaction, signTransaction } from "../../chain/transaction.js";
 import { type Transaction, TxnStatus } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
@@ -67,7 +67,7 @@ export async function submit(client: ChainClient, txn: Transaction): Promise<voi
   const chosen = shuffled(miners, client.random).slice(0, count);
   const results = await requestAll(client.opts.transport, chosen, routePath(R.transactionPut), {
     method: R.transactionPut.method,
-    body: encodeTransactionJson(txn),
+    body: encodeTransaction(txn),
     timeoutMs: client.opts.submitTimeoutMs ?? 10_000,
   });
   const ok = results.filter((r) => r.status === 200).length;

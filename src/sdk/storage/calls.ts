@@ -3,7 +3,8 @@
  * (`ChainClient.execute`). A call the contract refuses throws `txn_failed` whose message carries the
  * contract's `<code>: <reason>`.
  */
-import { stringifyJson } from "../../chain/json.js";
+
+import { stringifyExactJson } from "../../chain/codec.js";
 import { TxnType } from "../../chain/types.js";
 import type { WalletFile } from "../../core/wallet.js";
 import type { StorageScFunction } from "../../storage/contract-api.js";
@@ -22,7 +23,7 @@ export function storageCall(
     type: TxnType.smartContract,
     toClientId: STORAGE_SC,
     value,
-    data: stringifyJson({ name, input }),
+    data: stringifyExactJson({ name, input }),
   });
 }
 

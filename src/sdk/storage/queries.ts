@@ -1,5 +1,6 @@
 /** Storage contract REST views, answered by a quorum of sharders (`ChainClient.scRest`). */
-import { stringifyJson } from "../../chain/json.js";
+
+import { stringifyExactJson } from "../../chain/codec.js";
 import type { StorageScView } from "../../storage/contract-api.js";
 import type { ChainClient } from "../chain.js";
 import {
@@ -62,7 +63,7 @@ export function getStorageConfig(chain: ChainClient): Promise<Record<string, unk
 /** The min lock demand (SAS) an allocation request would need now. */
 export async function allocationMinLock(chain: ChainClient, req: NewAllocationRequest): Promise<bigint> {
   const j = await view<{ min_lock_demand: unknown }>(chain, "allocation_min_lock", {
-    allocation_data: stringifyJson(req),
+    allocation_data: stringifyExactJson(req),
   });
   return amount(j.min_lock_demand);
 }

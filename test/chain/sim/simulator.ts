@@ -26,6 +26,7 @@ import { sha3 } from "../../../src/core/hash.js";
 import { Rng } from "../../../src/core/random.js";
 import { SafetyChecker, SafetyViolation, short } from "./checker.js";
 import { SimCrypto, type SimKeySet } from "./crypto.js";
+import { SimFollower } from "./follower.js";
 import { simGenesis, ToyLedger } from "./ledger.js";
 
 /** Network behaviour of a phase. */
@@ -136,6 +137,8 @@ export interface SimResult {
   forkHeights: number;
   /** Round of each globally finalized block (genesis first). */
   finalizedRounds: number[];
+  /** Finalized height of the sharder's path (a `Follower` fed every notarized block), its deterministic round. */
+  follower: { height: number; deterministicRound: number; refused: number };
   /** Generator (miner index) of each globally finalized block (genesis: -1). */
   finalizedGenerators: number[];
   miners: { id: string; up: boolean; status: ConsensusStatus | undefined }[];
@@ -449,6 +452,10 @@ class Simulation {
   private readonly indexOf = new Map<string, number>();
   private readonly queue = new EventQueue();
   private readonly checker: SafetyChecker;
+  /** The sharder's path: finality followed from the notarized blocks the miners report. */
+  private readonly follower: SimFollower;
+  /** Heights below this agree between the follower and the miners. */
+  private followerChecked = 0;
   private seq = 0;
   private now = 0;
   private events = 0;
@@ -518,6 +525,11 @@ class Simulation {
       this.genesis,
       (round) => this.setAt(round).Q,
       (v, h, sig, round) => this.setAt(round).ids.has(v) && verifier.verifyBlockSig(v, h, sig),
+    );
+    this.follower = new SimFollower(
+      this.genesis,
+      (round) => this.setAt(round).membership,
+      (v, h, sig) => verifier.verifyBlockSig(v, h, sig),
     );
     this.phase = s.fault;
     this.groupOf = new Array(s.n).fill(0);
@@ -597,6 +609,7 @@ class Simulation {
       }
     }
     if (recoveryMs === -1) this.fail("event queue ran dry before the liveness target");
+    this.checkFollower(true);
     const finalized = [...this.checker.chain];
     for (const h of finalized) this.mix(Number.parseInt(h.slice(0, 8), 16));
     return {
@@ -611,6 +624,11 @@ class Simulation {
       forkHeights: [...this.notarizedAt.values()].filter((set) => set.size > 1).length,
       finalizedRounds: this.finalizedRounds,
       finalizedGenerators: this.finalizedGenerators,
+      follower: {
+        height: this.follower.chain.length - 1,
+        deterministicRound: this.follower.deterministicRound,
+        refused: this.follower.refused,
+      },
       miners: this.miners.map((m) => ({ id: m.info.id, up: m.up, status: m.engine?.status() ?? m.lastStatus })),
       trace: this.traceLines(),
     };
@@ -743,6 +761,8 @@ class Simulation {
         case "notarized":
           if (this.s.persistNotarized !== false) m.disk.notarized.set(a.block.hash, a.block);
           this.noteNotarized(a.block);
+          this.follower.onNotarized(a.block);
+          this.checkFollower(false);
           break;
         case "finalized": {
           for (const b of a.blocks) {
@@ -763,6 +783,7 @@ class Simulation {
             if (err instanceof SafetyViolation) this.fail(`safety: ${err.message}`);
             throw err;
           }
+          this.checkFollower(false);
           this.record(
             `m${m.index} finalized ${a.blocks.map((b) => `r${b.round}:${short(b.hash)}`).join(" ")} (height ${this.checker.minerHeight(m.info.id)})`,
           );
@@ -779,6 +800,23 @@ class Simulation {
       }
     }
     this.schedule(m);
+  }
+
+  /**
+   * The follower finalizes exactly the miners' blocks: the same block at every height both reached, and at
+   * the end (`final`) at least the miners' height (it hears every notarized block any of them reports).
+   */
+  private checkFollower(final: boolean): void {
+    const f = this.follower;
+    if (f.errors.length > 0) this.fail(`follower error: ${f.errors[0]}`);
+    const mine = f.chain;
+    const theirs = this.checker.chain;
+    for (let h = Math.min(mine.length, theirs.length) - 1; h >= 0 && h >= this.followerChecked; h--)
+      if (mine[h] !== theirs[h])
+        this.fail(`follower: finalized ${short(mine[h] as string)} at height ${h}, the miners ${short(theirs[h] as string)}`);
+    this.followerChecked = Math.min(mine.length, theirs.length);
+    if (final && mine.length < theirs.length)
+      this.fail(`follower: finalized height ${mine.length - 1} below the miners' ${theirs.length - 1}`);
   }
 
   private schedule(m: SimMiner): void {

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
-import { parseJson } from "../../../chain/json.js";
+import { parseExactJson } from "../../../chain/codec.js";
 import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
@@ -95,7 +95,7 @@ function jsonBody(bytes: Uint8Array, op: string): Record<string, unknown> {
   if (bytes.length === 0) return {};
   let v: unknown;
   try {
-    v = parseJson(Buffer.from(bytes).toString("utf8"));
+    v = parseExactJson(Buffer.from(bytes).toString("utf8"));
   } catch (err) {
     throw storageError(StorageErrors.invalidRequest, op, `body is not valid JSON: ${errorMessage(err)}`);
   }

@@ -2,7 +2,8 @@
  * One blobber's file API as the client sees it: every request signed (replay-proof headers of storage/auth.ts),
  * bodies as application/octet-stream, replies parsed with exact int64, errors as CodedError naming the blobber.
  */
-import { parseJson, stringifyJson } from "../../../chain/json.js";
+
+import { parseExactJson, stringifyExactJson } from "../../../chain/codec.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
   type AuthTicket,
@@ -113,7 +114,8 @@ export class BlobberClient {
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
       .join("&");
     const path = routePath(r, this.allocationId) + (qs ? `?${qs}` : "");
-    const bytes = body === undefined ? undefined : body instanceof Uint8Array ? body : Buffer.from(stringifyJson(body), "utf8");
+    const bytes =
+      body === undefined ? undefined : body instanceof Uint8Array ? body : Buffer.from(stringifyExactJson(body), "utf8");
     const headers: Record<string, string> = {};
     if (bytes !== undefined) headers["content-type"] = "application/octet-stream";
     if (opts.signed !== false)
@@ -164,7 +166,7 @@ export class BlobberClient {
       ...(leaves ? { leaves } : {}),
     });
     if (b.length === 0) return undefined as T;
-    return parseJson(Buffer.from(b).toString("utf8")) as T;
+    return parseExactJson(Buffer.from(b).toString("utf8")) as T;
   }
 
   /** One chunk of a shard; `leaves` (its Merkle leaves, when the caller has them) spare hashing it again to sign. */

@@ -1,9 +1,10 @@
 /**
- * The miner's DKG loop: reads the miner contract's view-change cycle from the sharders (`getDkgCycle`), and in
- * each phase does this miner's part with a `DkgParticipant` — `contributeMpk`, sending shares to the other
- * candidates (`POST /v1/_m2m/dkg/share`, answered with a signed receipt), `shareSignsOrShares`, and, once the
- * contract produced the next magic block, the key share for it and `wait`. Key shares are kept by magic block
- * number (and written to `dataDir` when given) for the consensus engine to take at the block's starting round.
+ * The DKG loop of a node (a miner takes part; a sharder, `participate: false`, only follows): reads the miner
+ * contract's view-change cycle from the sharders (`getDkgCycle`), and in each phase does this miner's part
+ * with a `DkgParticipant` — `contributeMpk`, sending shares to the other candidates (`POST
+ * /v1/_m2m/dkg/share`, answered with a signed receipt), `shareSignsOrShares`, and, once the contract produced
+ * the next magic block, the key share for it and `wait`. Key shares are kept by magic block number (and
+ * written to `dataDir` when given) for the consensus engine to take at the block's starting round.
  */
 
 import { writeFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import type { NodeErrorCode } from "../errors.js";
 import { Loop } from "../loop.js";
-import { DkgParticipant, type ShareReceipt } from "./dkg.js";
+import { DkgParticipant, type ShareReceipt } from "./participant.js";
 
 export interface DkgDriverOptions {
   self: { id: string; publicKey: string; privateKey: string };
