@@ -21,7 +21,7 @@ import {
   unpackHashes,
   verifyReadMarker,
 } from "../../../storage/index.js";
-import { allocation, type ReadBudget } from "./context.js";
+import { allocation, type Caller, type ReadBudget } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
 
@@ -38,8 +38,12 @@ export interface DownloadRequest {
   read_marker?: unknown;
 }
 
-/** Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. */
-export async function download(s: FileService, allocId: string, body: DownloadRequest): Promise<Uint8Array> {
+/**
+ * Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. The request
+ * is signed (`storage/auth.ts`) and the marker must be the requester's: a marker is not a bearer token that anyone
+ * who saw it (or the REST view of redeemed markers) could replay.
+ */
+export async function download(s: FileService, allocId: string, caller: Caller, body: DownloadRequest): Promise<Uint8Array> {
   const op = "download";
   const a = await allocation(s, allocId, op, false);
   const rm = parseReadMarker(body.read_marker, op);
@@ -55,6 +59,12 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another blobber");
   if (rm.owner_id !== a.owner_id)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker owner_id is not the allocation owner");
+  if (rm.client_id !== caller.clientId)
+    throw storageError(
+      StorageErrors.invalidReadMarker,
+      op,
+      `read marker of ${rm.client_id} sent by ${caller.clientId}: a reader pays with its own markers`,
+    );
   if (rm.client_id !== a.owner_id)
     throw storageError(StorageErrors.notOwner, op, "only the allocation owner may download (sharing is not supported yet)");
   verifyReadMarker(rm, op);

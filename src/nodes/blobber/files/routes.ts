@@ -1,6 +1,6 @@
 /**
  * The blobber file API on fastify: every route of `storage/api.ts FileRoutes`, authenticated with the signed,
- * replay-proof headers of `storage/auth.ts` (downloads by their read marker). Bodies must be
+ * replay-proof headers of `storage/auth.ts` (downloads too: the read marker must be the requester's own). Bodies must be
  * `application/octet-stream` (raw bytes; JSON bodies as UTF-8 text) so the signature covers exactly what arrived.
  */
 import type { IncomingMessage } from "node:http";
@@ -148,7 +148,6 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       req: FastifyRequest,
       leaves: Uint8Array[] | undefined,
     ) => Promise<unknown>,
-    authenticate = true,
   ) => {
     serve(
       app,
@@ -157,8 +156,8 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
         const alloc = (req.params as { allocation: string }).allocation;
         const body = rawBody(req);
         // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
-        const leaves = authenticate ? leavesOf(body) : undefined;
-        const caller = authenticate ? auth(req, body, leaves) : { clientId: "", publicKey: "" };
+        const leaves = leavesOf(body);
+        const caller = auth(req, body, leaves);
         const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
         if (out instanceof Uint8Array) {
           void reply.type("application/octet-stream");
@@ -209,7 +208,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   });
   add(FileRoutes.commit, (a, c, _q, body) => service.commit(a, c, jsonBody(body, "commit")));
   add(FileRoutes.rollback, (a, c, q) => service.rollback(a, c, q.connection_id));
-  add(FileRoutes.download, (a, _c, _q, body) => service.download(a, jsonBody(body, "download")), false);
+  add(FileRoutes.download, (a, c, _q, body) => service.download(a, c, jsonBody(body, "download")));
   add(FileRoutes.list, (a, c, q) => service.list(a, c, q));
   add(FileRoutes.meta, (a, c, q) => service.meta(a, c, q));
   add(FileRoutes.stats, (a, c, q) => service.stats(a, c, q));

@@ -142,8 +142,8 @@ export class FileService {
     return committing.commit(this, allocId, caller, body);
   }
 
-  download(allocId: string, body: reads.DownloadRequest): Promise<Uint8Array> {
-    return reads.download(this, allocId, body);
+  download(allocId: string, caller: Caller, body: reads.DownloadRequest): Promise<Uint8Array> {
+    return reads.download(this, allocId, caller, body);
   }
 
   readShard(

@@ -235,7 +235,6 @@ export class BlobberClient {
   /** Blocks of a file; `replyBuffer` supplies the buffer a successful reply is read into (see Transport). */
   download(req: DownloadRequest, timeoutMs?: number, replyBuffer?: (length: number) => Uint8Array): Promise<Uint8Array> {
     return this.raw(FileRoutes.download, "download", {}, req, {
-      signed: false,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(replyBuffer ? { replyBuffer } : {}),
     });

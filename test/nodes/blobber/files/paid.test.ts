@@ -1,0 +1,151 @@
+// Issue 24, the blobber's side of "reads and writes paid exactly" and "bounded work" (memory KV and shard store,
+// fastify inject, a manual clock): markers bound to their reader, counters a marker really pays for, commits the
+// write pool can pay, chunks checked at commit, bounded offsets and concurrent chunks.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { before, describe, it } from "node:test";
+import { CodedError } from "../../../../src/core/errors.js";
+import { initCrypto } from "../../../../src/core/schemes.js";
+import {
+  createFileService,
+  type FileServiceDeps,
+  MemoryShardStore,
+  registerFileRoutes,
+} from "../../../../src/nodes/blobber/files/index.js";
+import { ManualClock } from "../../../../src/nodes/clock.js";
+import { createServer } from "../../../../src/nodes/http.js";
+import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
+import { silentLogger } from "../../../../src/nodes/logger.js";
+import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
+import { BlobberClient } from "../../../../src/sdk/storage/files/index.js";
+import {
+  allocationRoot,
+  applyChanges,
+  BLOCK_SIZE,
+  type FileMeta,
+  FileRoutes,
+  leavesOf,
+  merkleRoot,
+  type Signer,
+  signReadMarker,
+  signWriteMarker,
+} from "../../../../src/storage/index.js";
+import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
+
+const NOW = 1_800_000_000_000;
+const isCode = (c: string, re?: RegExp) => (e: unknown) => e instanceof CodedError && e.code === c && (!re || re.test(e.message));
+
+async function rig(extra: Partial<FileServiceDeps> = {}, size = 1024 * 1024 * 1024) {
+  const owner = signerOf();
+  const blobberId = randomBytes(32).toString("hex");
+  const clock = new ManualClock({ start: NOW });
+  const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600, size });
+  const kv = new MemoryKV();
+  const shards = new MemoryShardStore();
+  const deps = (): FileServiceDeps => ({
+    kv,
+    shards,
+    clock,
+    blobberId,
+    allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
+    log: silentLogger(),
+    ...extra,
+  });
+  const transport = new MemoryTransport({ clock });
+  let service = await createFileService(deps());
+  const mount = (svc: typeof service) => {
+    const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
+    registerFileRoutes(app, svc);
+    transport.register("blobber:1", app);
+  };
+  mount(service);
+  const r = {
+    owner,
+    blobberId,
+    clock,
+    alloc,
+    kv,
+    shards,
+    get service() {
+      return service;
+    },
+    client: (signer: Signer = owner) =>
+      new BlobberClient({ id: blobberId, url: "http://blobber:1" }, alloc.id, { transport, signer, now: () => clock.now() }),
+    /** A restarted blobber on the same KV and shards. */
+    async restart(more: Partial<FileServiceDeps> = {}) {
+      service = await createFileService({ ...deps(), ...more });
+      mount(service);
+      return service;
+    },
+  };
+  return r;
+}
+
+type Rig = Awaited<ReturnType<typeof rig>>;
+
+function metaOf(bytes: Uint8Array): FileMeta {
+  const root = merkleRoot(leavesOf(bytes));
+  return {
+    size: bytes.length,
+    actual_hash: root,
+    mimetype: "application/octet-stream",
+    shard_size: bytes.length,
+    shard_roots: [root],
+    data_shards: 1,
+  };
+}
+
+/** The owner's write marker committing `changes` on top of the blobber's state. */
+async function markerFor(r: Rig, changes: Parameters<typeof applyChanges>[1], paths: string[]) {
+  const c = r.client();
+  const rp = await c.referencePath(paths);
+  const res = applyChanges(new Map(Object.entries(rp.listings)), changes);
+  const ts = Math.floor(r.clock.now() / 1000);
+  return signWriteMarker(r.owner, {
+    allocation_root: allocationRoot(res.contentRoot, ts),
+    prev_allocation_root: rp.latest_write_marker?.allocation_root ?? "",
+    allocation_id: r.alloc.id,
+    size: res.sizeDelta,
+    blobber_id: r.blobberId,
+    timestamp: ts,
+  });
+}
+
+/** Upload `bytes` at `path` on a fresh connection (not committed); answers the connection id. */
+async function stage(r: Rig, path: string, bytes: Uint8Array): Promise<string> {
+  const c = r.client();
+  const conn = randomBytes(8).toString("hex");
+  await c.chunk(conn, path, 0, bytes);
+  await c.upload(conn, path, metaOf(bytes), false);
+  return conn;
+}
+
+async function put(r: Rig, path: string, bytes: Uint8Array): Promise<void> {
+  const conn = await stage(r, path, bytes);
+  await r.client().commit(conn, await markerFor(r, [{ op: "upload", path, file: metaOf(bytes) }], [path]));
+}
+
+const rmOf = (r: Rig, counter: number, signer: Signer = r.owner) =>
+  signReadMarker(signer, {
+    blobber_id: r.blobberId,
+    allocation_id: r.alloc.id,
+    owner_id: r.owner.clientId,
+    timestamp: NOW / 1000,
+    counter,
+  });
+
+before(async () => {
+  await initCrypto();
+});
+
+describe("read markers are not bearer tokens (24.8)", () => {
+  it("refuses a download without a signed request, and one whose marker is not the requester's", async () => {
+    const r = await rig();
+    await put(r, "/f", new Uint8Array(randomBytes(2 * BLOCK_SIZE)));
+    const body = { path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1) };
+    await assert.rejects(r.client().raw(FileRoutes.download, "download", {}, body, { signed: false }), isCode("auth_required"));
+    const thief = signerOf();
+    await assert.rejects(r.client(thief).download(body), isCode("invalid_read_marker", /sent by/));
+    await r.client().download(body);
+  });
+});
