@@ -46,6 +46,8 @@ export const SDK_ERROR_CODES = [
   "local_file_error",
   "invalid_range",
   "wrong_data",
+  // a blobber showed a state the allocation owner did not sign, or claimed a read counter it cannot have
+  "faulty_blobber",
 ] as const;
 
 /** The sdk's codes, and the chain's and storage's that it passes on. */

@@ -29,6 +29,10 @@ export interface TestBlobber {
   delayMs: number;
   /** Answer downloads with flipped bytes. */
   corruptDownloads: boolean;
+  /** A lying blobber: answer a request itself (a reply body) instead of the real blobber, when this returns one. */
+  intercept?: (method: string, url: string) => object | undefined;
+  /** A lying blobber: rewrite a JSON reply (parsed) before it is sent. */
+  rewrite?: (url: string, reply: Record<string, unknown>) => void;
 }
 
 export interface TestNet {
@@ -103,8 +107,10 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
   const boot = async (id: string, kv: KV, store: ShardStore): Promise<TestBlobber> => {
     const app = createServer({ node: `blobber-${id.slice(0, 6)}`, logger: silentLogger() });
     const b = { id, kv, store, delayMs: 0, corruptDownloads: false } as TestBlobber;
-    app.addHook("onRequest", async () => {
+    app.addHook("onRequest", async (req, reply) => {
       if (b.delayMs > 0) await new Promise((r) => setTimeout(r, b.delayMs));
+      const fake = b.intercept?.(req.method, req.url);
+      if (fake) return reply.code(200).type("application/json").send(JSON.stringify(fake));
     });
     app.addHook("onSend", async (req, _reply, payload) => {
       if (b.corruptDownloads && req.url.startsWith("/v1/file/download") && Buffer.isBuffer(payload) && payload.length > 200) {
@@ -112,6 +118,11 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
         const at = copy.length - 10;
         copy[at] = (copy[at] as number) ^ 0xff;
         return copy;
+      }
+      if (b.rewrite && typeof payload === "string" && payload.startsWith("{")) {
+        const v = JSON.parse(payload) as Record<string, unknown>;
+        b.rewrite(req.url, v);
+        return JSON.stringify(v);
       }
       return payload;
     });
@@ -153,6 +164,8 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
       // same data, a new process on a new port: the allocation's URL follows it
       const b = await boot(old.id, old.kv, old.store);
       b.delayMs = old.delayMs;
+      if (old.intercept) b.intercept = old.intercept;
+      if (old.rewrite) b.rewrite = old.rewrite;
       blobbers[i] = b;
       (allocation.blobbers[i] as { url: string }).url = b.url;
     },

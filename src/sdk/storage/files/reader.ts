@@ -21,7 +21,8 @@ import { systemNow } from "../../ambient.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { rankByQuorum } from "./quorum.js";
+import { groupStamp, rankByQuorum } from "./quorum.js";
+import { type MarkerTrust, verifiedStamp } from "./versions.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -32,34 +33,62 @@ export interface FileConsensus {
 }
 
 /**
+ * Each of blobbers `idx`'s owner-signed version (`versions.ts`), or why it has none (faulty or unreachable).
+ */
+async function versionsOf(
+  clients: BlobberClient[],
+  trust: MarkerTrust,
+  idx: number[],
+  timeoutMs: number,
+): Promise<Map<number, { stamp: number } | { error: string }>> {
+  const out = new Map<number, { stamp: number } | { error: string }>();
+  await Promise.all(
+    idx.map(async (i) => {
+      const c = clients[i] as BlobberClient;
+      try {
+        out.set(i, { stamp: verifiedStamp(trust, c.blobber, await c.referencePath(["/"], timeoutMs)) });
+      } catch (err) {
+        out.set(i, { error: errorMessage(err) });
+      }
+    }),
+  );
+  return out;
+}
+
+/**
  * Whether a path that blobbers `found` hold and blobbers `gone` say does not exist was deleted: when each side has
- * `quorum` blobbers (deleted while half of them were down, before a repair brings them up to date), the side with
- * the newer latest write marker decides; asked of the blobbers only then.
+ * `quorum` blobbers (deleted while half of them were down, before a repair brings them up to date), the side whose
+ * owner-signed version is newer decides ({@link groupStamp}); asked of the blobbers only then.
  */
 export async function goneIsNewer(
   clients: BlobberClient[],
+  trust: MarkerTrust,
   quorum: number,
   found: number[],
   gone: number[],
   timeoutMs: number,
 ): Promise<boolean> {
   if (found.length < quorum || gone.length < quorum) return false;
-  const at = await Promise.all(
-    [...found, ...gone].map((i) =>
-      (clients[i] as BlobberClient).referencePath(["/"], timeoutMs).then(
-        (rp) => rp.latest_write_marker?.timestamp ?? 0,
-        () => -1,
-      ),
-    ),
-  );
-  const newestFound = Math.max(-1, ...at.slice(0, found.length));
-  const newestGone = Math.max(-1, ...at.slice(found.length));
-  return newestGone > newestFound;
+  const v = await versionsOf(clients, trust, [...found, ...gone], timeoutMs);
+  const stampsOf = (idx: number[]) =>
+    idx.flatMap((i) => {
+      const x = v.get(i);
+      return x && "stamp" in x ? [x.stamp] : [];
+    });
+  const f = stampsOf(found);
+  const g = stampsOf(gone);
+  if (g.length < quorum) return false;
+  return f.length < quorum || groupStamp(g, quorum) > groupStamp(f, quorum);
 }
 
-/** Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. */
+/**
+ * Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. When several
+ * versions have that many, the newer by the blobbers' owner-signed write markers wins (`versions.ts`); a blobber
+ * showing a state the owner did not sign is left out and named.
+ */
 export async function fileConsensus(
   clients: BlobberClient[],
+  trust: MarkerTrust,
   dataShards: number,
   path: string,
   timeoutMs: number,
@@ -78,7 +107,7 @@ export async function fileConsensus(
       }
     }),
   );
-  const groups = new Map<string, { i: number; meta: MetaReply; ms: number }[]>();
+  let groups = new Map<string, { i: number; meta: MetaReply; ms: number }[]>();
   const left = new Map<number, string>();
   for (const r of results) {
     if (!("meta" in r) || !r.meta) {
@@ -89,10 +118,26 @@ export async function fileConsensus(
     g.push({ i: r.i, meta: r.meta, ms: r.ms ?? 0 });
     groups.set(r.meta.hash, g);
   }
-  // the file's version (by its update time on the blobbers), unless the file was deleted in a newer state
-  const best = rankByQuorum([...groups.values()], dataShards, (r) => r.meta.updated_at ?? 0)[0];
+  // several versions held by `data` blobbers each: the blobbers' signed states decide (a file's update time is only
+  // what a blobber claims)
+  const stamps = new Map<number, number>();
+  const contenders = [...groups.values()].filter((g) => g.length >= dataShards);
+  if (contenders.length > 1) {
+    const v = await versionsOf(
+      clients,
+      trust,
+      contenders.flatMap((g) => g.map((r) => r.i)),
+      timeoutMs,
+    );
+    for (const [i, x] of v) {
+      if ("stamp" in x) stamps.set(i, x.stamp);
+      else left.set(i, x.error);
+    }
+    groups = new Map([...groups].map(([k, g]) => [k, g.filter((r) => !left.has(r.i))]));
+  }
+  const best = rankByQuorum([...groups.values()], dataShards, (r) => stamps.get(r.i) ?? 0)[0];
   const gone = results.filter((r) => "code" in r && r.code === "resource_not_found").map((r) => r.i);
-  if (await goneIsNewer(clients, dataShards, best?.map((r) => r.i) ?? [], gone, timeoutMs))
+  if (await goneIsNewer(clients, trust, dataShards, best?.map((r) => r.i) ?? [], gone, timeoutMs))
     throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file meta" }, `${path} does not exist`);
   if (!best || best.length < dataShards) {
     const notFound = gone.length;
