@@ -71,3 +71,23 @@ describe("a lying blobber cannot roll back a committed write (24.1)", () => {
     }
   });
 });
+
+describe("one liar cannot block writes (24.2)", () => {
+  it("a blobber claiming a marker time far in the future does not make uploads fail", async () => {
+    const net = await startNet({ data: 2, parity: 2 });
+    try {
+      const files = net.files();
+      await files.upload([{ localPath: localFile(new Uint8Array(randomBytes(3000))), remotePath: "/a.bin" }]);
+      claimNewer(net.blobbers[1] as TestBlobber, 10_000_000);
+      const bytes = new Uint8Array(randomBytes(70_000));
+      await net.files().upload([{ localPath: localFile(bytes), remotePath: "/b.bin" }]);
+      await net.files().upload([{ localPath: localFile(bytes), remotePath: "/c.bin" }]);
+      const dst = join(tmp, `out${n++}`);
+      await net.files().download({ remotePath: "/c.bin", localPath: dst });
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+      assert.ok(net.events.some((e) => e.kind === "blobber_failed" && e.index === 1 && /faulty/.test(e.reason)));
+    } finally {
+      await net.close();
+    }
+  });
+});
