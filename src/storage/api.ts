@@ -208,6 +208,11 @@ export interface ListReply extends LatestState {
 export interface MetaReply extends RefView {
   /** The caller's latest read counter on this blobber (to continue read markers from). */
   read_counter: number;
+  /**
+   * The caller's own read marker with that counter, as the caller signed it: the proof of the counter (a client
+   * continues only from a counter it signed, never from one a blobber names).
+   */
+  read_marker?: ReadMarker;
 }
 
 export interface StatsReply extends RefView {

@@ -29,8 +29,8 @@ export interface TestBlobber {
   delayMs: number;
   /** Answer downloads with flipped bytes. */
   corruptDownloads: boolean;
-  /** A lying blobber: answer a request itself (a reply body) instead of the real blobber, when this returns one. */
-  intercept?: (method: string, url: string) => object | undefined;
+  /** A lying blobber: answer a request itself (a reply body, status 200 unless given) instead of the real blobber. */
+  intercept?: (method: string, url: string, body: Uint8Array | undefined) => { status?: number; body: object } | undefined;
   /** A lying blobber: rewrite a JSON reply (parsed) before it is sent. */
   rewrite?: (url: string, reply: Record<string, unknown>) => void;
 }
@@ -107,10 +107,16 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
   const boot = async (id: string, kv: KV, store: ShardStore): Promise<TestBlobber> => {
     const app = createServer({ node: `blobber-${id.slice(0, 6)}`, logger: silentLogger() });
     const b = { id, kv, store, delayMs: 0, corruptDownloads: false } as TestBlobber;
-    app.addHook("onRequest", async (req, reply) => {
+    app.addHook("onRequest", async () => {
       if (b.delayMs > 0) await new Promise((r) => setTimeout(r, b.delayMs));
-      const fake = b.intercept?.(req.method, req.url);
-      if (fake) return reply.code(200).type("application/json").send(JSON.stringify(fake));
+    });
+    app.addHook("preHandler", async (req, reply) => {
+      const fake = b.intercept?.(req.method, req.url, req.body as Uint8Array | undefined);
+      if (fake)
+        return reply
+          .code(fake.status ?? 200)
+          .type("application/json")
+          .send(JSON.stringify(fake.body));
     });
     app.addHook("onSend", async (req, _reply, payload) => {
       if (b.corruptDownloads && req.url.startsWith("/v1/file/download") && Buffer.isBuffer(payload) && payload.length > 200) {

@@ -39,7 +39,7 @@ describe("a lying blobber cannot roll back a committed write (24.1)", () => {
       await net.stop(3);
       const liar = net.blobbers[2] as TestBlobber;
       liar.intercept = (method, url) =>
-        method === "POST" && url.startsWith("/v1/connection/commit") ? { success: true } : undefined;
+        method === "POST" && url.startsWith("/v1/connection/commit") ? { body: { success: true } } : undefined;
       await net.files().upload([{ localPath: localFile(v2), remotePath: "/f.bin", update: true }]);
       await net.start(3);
       // now the liar claims its (old) state is newer than the committed one
@@ -86,6 +86,58 @@ describe("one liar cannot block writes (24.2)", () => {
       await net.files().download({ remotePath: "/c.bin", localPath: dst });
       assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
       assert.ok(net.events.some((e) => e.kind === "blobber_failed" && e.index === 1 && /faulty/.test(e.reason)));
+    } finally {
+      await net.close();
+    }
+  });
+});
+
+describe("the client never signs a counter a blobber dictates (24.6)", () => {
+  it("a fake `stale_read_marker … latest 100000` is refused, the blobber named, and the file read from the others", async () => {
+    const net = await startNet({ data: 2, parity: 2 });
+    try {
+      const bytes = new Uint8Array(randomBytes(3 * 2 * 65536));
+      await net.files().upload([{ localPath: localFile(bytes), remotePath: "/r.bin" }]);
+      const liar = net.blobbers[0] as TestBlobber;
+      const signed: number[] = [];
+      liar.intercept = (method, url, body) => {
+        if (method !== "POST" || !url.startsWith("/v1/file/download")) return undefined;
+        const req = JSON.parse(Buffer.from(body ?? []).toString("utf8")) as { read_marker: { counter: number } };
+        signed.push(Number(req.read_marker.counter));
+        return {
+          status: 400,
+          body: {
+            code: "stale_read_marker",
+            error: "stale_read_marker: read counter 3 must be at least 100001 (latest 100000 + 1 blocks)",
+          },
+        };
+      };
+      net.events.length = 0;
+      const files = net.files();
+      for (let k = 0; k < 2; k++) {
+        const dst = join(tmp, `out${n++}`);
+        await files.download({ remotePath: "/r.bin", localPath: dst });
+        assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+      }
+      assert.ok(signed.length > 0, "the liar was asked");
+      assert.ok(Math.max(...signed) <= 6, `counters signed for the liar: ${signed.join(", ")}`);
+      assert.ok(net.events.some((e) => e.kind === "blobber_failed" && e.index === 0 && /faulty/.test(e.reason)));
+    } finally {
+      await net.close();
+    }
+  });
+
+  it("continues from a higher counter a blobber proves with the reader's own marker (another session read before)", async () => {
+    const net = await startNet({ data: 2, parity: 2 });
+    try {
+      const bytes = new Uint8Array(randomBytes(2 * 2 * 65536));
+      await net.files().upload([{ localPath: localFile(bytes), remotePath: "/p.bin" }]);
+      for (let k = 0; k < 3; k++) {
+        const dst = join(tmp, `out${n++}`);
+        await net.files().download({ remotePath: "/p.bin", localPath: dst });
+        assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+      }
+      assert.equal(net.events.filter((e) => e.kind === "blobber_failed").length, 0);
     } finally {
       await net.close();
     }

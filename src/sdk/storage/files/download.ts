@@ -45,6 +45,8 @@ export function shardReader(s: Session, consensus: FileConsensus, pool?: BufferP
       timeoutMs: s.timeoutMs,
       now: s.now,
       onBlobberFailed: (i, why) => s.fail(i, why, "download"),
+      trust: s.trust,
+      counters: s.readCounters,
     },
     consensus,
   );

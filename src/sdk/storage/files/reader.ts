@@ -22,7 +22,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 import { groupStamp, rankByQuorum } from "./quorum.js";
-import { type MarkerTrust, verifiedStamp } from "./versions.js";
+import { type MarkerTrust, provenCounter, verifiedStamp } from "./versions.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -30,6 +30,8 @@ export interface FileConsensus {
   agreeing: number[];
   /** Why the others were left out, by index. */
   left: Map<number, string>;
+  /** The read counter each blobber proves with a read marker the reader signed (`versions.ts provenCounter`). */
+  proven: Map<number, number>;
 }
 
 /**
@@ -154,7 +156,9 @@ export async function fileConsensus(
   // reconstruction)
   const key = (r: { i: number; ms: number }) => (r.i < dataShards ? r.ms : r.ms * 2 + 20);
   best.sort((a, b) => key(a) - key(b));
-  return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
+  const proven = new Map<number, number>();
+  for (const r of best) proven.set(r.i, provenCounter(trust, (clients[r.i] as BlobberClient).blobber, r.meta.read_marker));
+  return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left, proven };
 }
 
 export interface ReaderOptions {
@@ -169,6 +173,13 @@ export interface ReaderOptions {
   onBlobberFailed?: (index: number, reason: string) => void;
   /** Where reply buffers come from (a download gives them back once written); fresh ones when absent. */
   pool?: BufferPool;
+  /** What read markers blobbers show are checked against. */
+  trust: MarkerTrust;
+  /**
+   * The read counters this reader signed, by blobber index (shared by the session's reads; each read continues from
+   * them and from what a blobber proves with the reader's own marker).
+   */
+  counters?: Map<number, number>;
 }
 
 /** Reads verified blocks of one file. */
@@ -182,7 +193,7 @@ export class ShardReader {
   readonly failed = new Map<number, string>();
   /** The error codes of the dropped blobbers, by index. */
   private readonly codes = new Map<number, string>();
-  private readonly counters = new Map<number, number>();
+  private readonly counters: Map<number, number>;
   readonly totalBlocks: number;
   /** True once any data shard's blocks were rebuilt from parity rather than read from their own blobber. */
   rebuilt = false;
@@ -194,7 +205,8 @@ export class ShardReader {
     this.active = consensus.agreeing.slice(0, opts.dataShards);
     this.spares = consensus.agreeing.slice(opts.dataShards);
     this.totalBlocks = Math.ceil(consensus.meta.shard_size / BLOCK_SIZE);
-    for (const i of consensus.agreeing) this.counters.set(i, 0);
+    this.counters = opts.counters ?? new Map();
+    for (const i of consensus.agreeing) this.counters.set(i, Math.max(this.counters.get(i) ?? 0, consensus.proven.get(i) ?? 0));
   }
 
   get meta(): MetaReply {
@@ -219,7 +231,8 @@ export class ShardReader {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const counter = (this.counters.get(i) ?? 0) + count;
+      const before = this.counters.get(i) ?? 0;
+      const counter = before + count;
       this.counters.set(i, counter);
       const rm = signReadMarker(this.o.signer, {
         blobber_id: client.id,
@@ -237,10 +250,24 @@ export class ShardReader {
         );
       } catch (err) {
         if (err instanceof CodedError && err.code === "stale_read_marker") {
-          // the blobber served more than this client counted (another client process, or an earlier run)
-          const latest = Number(/latest (\d+)/.exec(err.message)?.[1]);
-          if (Number.isSafeInteger(latest)) this.counters.set(i, Math.max(this.counters.get(i) ?? 0, latest));
-          continue;
+          // the blobber says it served more than this reader counted: true only if it holds a higher marker the
+          // reader signed (another process of the same wallet, an earlier run), which it must show; a counter it
+          // merely names is never signed (a fake "latest 100000" would have the reader pay 100,000 blocks)
+          let proven = 0;
+          try {
+            proven = provenCounter(this.o.trust, client.blobber, (await client.meta(meta.path, this.o.timeoutMs)).read_marker);
+          } catch {
+            // no proof
+          }
+          if (proven > before) {
+            this.counters.set(i, Math.max(this.counters.get(i) ?? 0, proven));
+            continue;
+          }
+          throw new CodedError<SdkErrorCode>(
+            { code: "faulty_blobber", op: "download", node: client.blobber.url, detail: { blobber_id: client.id } },
+            `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) is faulty: it refused read counter ${counter} as stale but shows no read marker of this reader above ${before}`,
+            { cause: err },
+          );
         }
         throw err;
       }

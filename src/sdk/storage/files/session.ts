@@ -73,6 +73,8 @@ export class Session {
   readonly rs: ErasureCoder;
   /** What the write markers blobbers show are checked against (`versions.ts`). */
   readonly trust: MarkerTrust;
+  /** The read counters this session signed, by blobber index (`reader.ts`). */
+  readonly readCounters = new Map<number, number>();
   /** Blobbers known to be behind (missed a write), by index → reason. */
   readonly behind = new Map<number, string>();
   /** The upload progress file's writes, one after another (see `progress.ts`). */

@@ -11,7 +11,14 @@
  */
 
 import { CodedError } from "../../../core/errors.js";
-import { allocationRoot, emptyDir, type LatestState, verifyWriteMarker } from "../../../storage/index.js";
+import {
+  allocationRoot,
+  emptyDir,
+  type LatestState,
+  type ReadMarker,
+  verifyReadMarker,
+  verifyWriteMarker,
+} from "../../../storage/index.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberRef } from "./blobber-client.js";
 
@@ -21,6 +28,8 @@ export interface MarkerTrust {
   ownerId: string;
   /** The owner's public key (signatures are checked only when it is known). */
   ownerKey?: string;
+  /** Who reads: the signer (a read counter is believed only with a read marker it signed). */
+  readerId: string;
   /** Signatures already verified (a marker is shown again by every request of an operation). */
   readonly verified: Set<string>;
 }
@@ -31,7 +40,13 @@ export function markerTrust(
   signer: { clientId: string; publicKey: string },
 ): MarkerTrust {
   const ownerKey = a.owner_public_key || (signer.clientId === a.owner_id ? signer.publicKey : undefined);
-  return { allocationId: a.id, ownerId: a.owner_id, ...(ownerKey ? { ownerKey } : {}), verified: new Set() };
+  return {
+    allocationId: a.id,
+    ownerId: a.owner_id,
+    readerId: signer.clientId,
+    ...(ownerKey ? { ownerKey } : {}),
+    verified: new Set(),
+  };
 }
 
 function faulty(b: BlobberRef, why: string): CodedError<SdkErrorCode> {
@@ -87,4 +102,21 @@ export function checkedStamp(
   } catch (err) {
     return { error: err as CodedError };
   }
+}
+
+/**
+ * The read counter blobber `b` proves for the reader: the counter of the reader's own read marker it shows (`meta`'s
+ * `read_marker`), once the marker is the reader's, for this allocation and blobber, and its signature verifies; 0
+ * otherwise. A reader continues only from counters it signed, never from one a blobber names.
+ */
+export function provenCounter(t: MarkerTrust, b: BlobberRef, rm: ReadMarker | undefined): number {
+  if (!rm || rm.client_id !== t.readerId || rm.blobber_id !== b.id || rm.allocation_id !== t.allocationId) return 0;
+  const counter = Number(rm.counter);
+  if (!Number.isSafeInteger(counter) || counter < 1) return 0;
+  try {
+    verifyReadMarker(rm);
+  } catch {
+    return 0;
+  }
+  return counter;
 }
