@@ -45,6 +45,8 @@ export const StorageErrors = {
   invalidReadMarker: "invalid_read_marker",
   /** Read counter not above the last one seen; the reply carries the latest counter. */
   staleReadMarker: "stale_read_marker",
+  /** A read counter that pays for far more than the read asks (beyond the bounded credit for reads in flight). */
+  readCounterAhead: "read_counter_ahead",
   invalidFileMeta: "invalid_file_meta",
   /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
   notEnoughReadTokens: "not_enough_tokens",

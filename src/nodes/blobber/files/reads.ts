@@ -27,6 +27,13 @@ import type { FileService } from "./service.js";
 
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
+/**
+ * How far beyond the blocks served and asked a new read counter may go (blocks): the credit that lets a reader keep
+ * several requests in flight whose markers arrive out of order (and absorbs a few that failed after being signed).
+ * A marker paying more is refused: it could never be redeemed (the pool pays what was read), and older markers
+ * would then be served free.
+ */
+export const MAX_READ_CREDIT_BLOCKS = 16 * MAX_DOWNLOAD_BLOCKS;
 /** How long a read pool balance from the chain is trusted before it is fetched again (ms). */
 const READ_BUDGET_TTL_MS = 15_000;
 
@@ -85,9 +92,10 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   const levels = treeOf(s, a.id, f.merkle_root);
   if (!levels) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
   // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
-  // reads may arrive out of order); the latest markers and download counts are written to the KV in one
-  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
-  // reader's, and it saves a disk sync per request)
+  // reads may arrive out of order, bounded); the latest markers and download counts are written to the KV in one
+  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the reader's,
+  // and it saves a disk sync per request). Checked and reserved with no await in between: concurrent requests
+  // with one marker are served only as far as it pays; the reservation is given back if the read pool refuses.
   const prev = s.ledger.latestReadMarker(a.id, rm.client_id);
   const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
   const served = prev ? (prev.served ?? prev.marker.counter) : 0;
@@ -98,7 +106,13 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
       `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
       { latest_counter: served },
     );
-  await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+  if (rm.counter > (prev?.marker.counter ?? 0) && rm.counter > served + count + MAX_READ_CREDIT_BLOCKS)
+    throw storageError(
+      StorageErrors.readCounterAhead,
+      op,
+      `read counter ${rm.counter} pays for more than this read: at most ${served + count + MAX_READ_CREDIT_BLOCKS} (${served} served + ${count} blocks + a credit of ${MAX_READ_CREDIT_BLOCKS})`,
+    );
+  const downloadsKey = KvKey.downloads(a.id, path);
   s.ledger.recordRead(
     a.id,
     rm.client_id,
@@ -107,9 +121,15 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
       redeemed_counter: prev?.redeemed_counter ?? 0,
       served: served + count,
     },
-    KvKey.downloads(a.id, path),
+    downloadsKey,
     count,
   );
+  try {
+    await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+  } catch (err) {
+    s.ledger.releaseRead(a.id, rm.client_id, downloadsKey, count);
+    throw err;
+  }
   const proof = rangeProofFromLevels(levels, start, start + count);
   const header: DownloadHeader = {
     path,

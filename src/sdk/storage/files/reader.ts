@@ -249,16 +249,17 @@ export class ShardReader {
           pool ? (n) => pool.take(n) : undefined,
         );
       } catch (err) {
+        if (err instanceof CodedError && err.code === "read_counter_ahead") {
+          // this reader's counter ran ahead of what the blobber holds (requests signed and then failed): continue
+          // from the marker of its own the blobber holds (lower than what it signed since: no new promise)
+          this.counters.set(i, await this.proven(i));
+          continue;
+        }
         if (err instanceof CodedError && err.code === "stale_read_marker") {
           // the blobber says it served more than this reader counted: true only if it holds a higher marker the
           // reader signed (another process of the same wallet, an earlier run), which it must show; a counter it
           // merely names is never signed (a fake "latest 100000" would have the reader pay 100,000 blocks)
-          let proven = 0;
-          try {
-            proven = provenCounter(this.o.trust, client.blobber, (await client.meta(meta.path, this.o.timeoutMs)).read_marker);
-          } catch {
-            // no proof
-          }
+          const proven = await this.proven(i);
           if (proven > before) {
             this.counters.set(i, Math.max(this.counters.get(i) ?? 0, proven));
             continue;
@@ -276,6 +277,16 @@ export class ShardReader {
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
+  }
+
+  /** The read counter blobber `i` proves with a marker this reader signed (0 when it shows none). */
+  private async proven(i: number): Promise<number> {
+    const client = this.o.clients[i] as BlobberClient;
+    try {
+      return provenCounter(this.o.trust, client.blobber, (await client.meta(this.c.meta.path, this.o.timeoutMs)).read_marker);
+    } catch {
+      return 0;
+    }
   }
 
   private verify(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {

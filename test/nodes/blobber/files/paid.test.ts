@@ -149,3 +149,61 @@ describe("read markers are not bearer tokens (24.8)", () => {
     await r.client().download(body);
   });
 });
+
+describe("a marker buys exactly what it says (24.7)", () => {
+  it("refuses a counter far beyond the blocks asked, and serves nothing on an old marker afterwards", async () => {
+    const r = await rig();
+    await put(r, "/f", new Uint8Array(randomBytes(4 * BLOCK_SIZE)));
+    const c = r.client();
+    await assert.rejects(
+      c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1_000_000_000) }),
+      isCode("read_counter_ahead"),
+    );
+    await c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1) });
+    await assert.rejects(
+      c.download({ path: "/f", start_block: 1, num_blocks: 1, read_marker: rmOf(r, 1) }),
+      isCode("stale_read_marker"),
+    );
+    // a bounded credit for reads in flight is still allowed
+    await c.download({ path: "/f", start_block: 1, num_blocks: 1, read_marker: rmOf(r, 3) });
+    await c.download({ path: "/f", start_block: 2, num_blocks: 1, read_marker: rmOf(r, 2) });
+  });
+
+  it("serves 8 concurrent downloads with one marker only as far as it pays, while the read pool is being read", async () => {
+    let asked = 0;
+    const r = await rig({
+      readBudget: {
+        get: async () => {
+          asked++;
+          await new Promise((res) => setImmediate(res));
+          return { balance: 1n << 40n, readPrice: 1n };
+        },
+      },
+    });
+    await put(r, "/f", new Uint8Array(randomBytes(2 * BLOCK_SIZE)));
+    const c = r.client();
+    const rm = rmOf(r, 1);
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rm })),
+    );
+    assert.equal(results.filter((x) => x.status === "fulfilled").length, 1, "one block paid, one served");
+    assert.ok(asked >= 1);
+    assert.ok(
+      results.every((x) => x.status === "fulfilled" || isCode("stale_read_marker")(x.reason)),
+      "the others are refused as stale",
+    );
+  });
+
+  it("gives the reservation back when the read pool refuses", async () => {
+    let balance = 0n;
+    const r = await rig({ readBudget: { get: async () => ({ balance, readPrice: 1n << 30n }) } });
+    await put(r, "/f", new Uint8Array(randomBytes(2 * BLOCK_SIZE)));
+    const c = r.client();
+    await assert.rejects(
+      c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1) }),
+      isCode("not_enough_tokens"),
+    );
+    balance = 1n << 30n;
+    await c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1) });
+  });
+});
