@@ -84,12 +84,44 @@ export async function chunk(
     throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
   const index = offset / CHUNK_SIZE;
   const ph = sha3(path);
+  const tempKey = `${a.id}/${conn}/${ph}`;
+  // a write in flight is seen by a commit (which refuses it), and a change recorded before it by the check below
+  s.chunkWrites.set(tempKey, (s.chunkWrites.get(tempKey) ?? 0) + 1);
+  try {
+    return await writeChunk(s, a, caller, conn, path, ph, tempKey, index, offset, body, bodyLeaves, op);
+  } finally {
+    const n = (s.chunkWrites.get(tempKey) ?? 1) - 1;
+    if (n > 0) s.chunkWrites.set(tempKey, n);
+    else s.chunkWrites.delete(tempKey);
+  }
+}
+
+async function writeChunk(
+  s: FileService,
+  a: AllocationView,
+  caller: Caller,
+  conn: string,
+  path: string,
+  ph: string,
+  tempKey: string,
+  index: number,
+  offset: number,
+  body: Uint8Array,
+  bodyLeaves: Uint8Array[] | undefined,
+  op: string,
+): Promise<ChunkReply> {
   if (s.staged.has(KvKey.chunk(a.id, conn, ph, 0)) || s.kv.has(KvKey.chunk(a.id, conn, ph, 0)))
     throw storageError(StorageErrors.invalidChunk, op, `${path} was already sent whole in a batch on connection ${conn}`);
+  // the upload change checked the shard received: a chunk sent after it would be committed unchecked
+  if (s.staged.has(KvKey.changedPath(a.id, conn, path)) || s.kv.has(KvKey.changedPath(a.id, conn, path)))
+    throw storageError(
+      StorageErrors.invalidChunk,
+      op,
+      `${path} is already recorded on connection ${conn}: its chunks cannot change (start a new connection)`,
+    );
   if (!s.staged.has(KvKey.connection(a.id, conn)) && !s.kv.has(KvKey.connection(a.id, conn)))
     s.kv.putJson(KvKey.connection(a.id, conn), openConn(s, a, caller, conn, op));
   else openConn(s, a, caller, conn, op); // refuses another client's connection
-  const tempKey = `${a.id}/${conn}/${ph}`;
   const lens = await lensOf(s, tempKey);
   const prevLen = lens.get(index) ?? 0;
   const cap = capacity(a);

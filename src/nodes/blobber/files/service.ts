@@ -86,6 +86,8 @@ export class FileService {
    * of the whole record file per chunk: quadratic in the file's size).
    */
   readonly chunkLens = new Map<string, Map<number, number>>();
+  /** Chunk writes in flight, by `alloc/conn/pathhash` (a commit refuses a shard still being written). */
+  readonly chunkWrites = new Map<string, number>();
   /** Read pool balances fetched from the chain, by `client:allocation` (`reads.ts`). */
   readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
   /** Merkle levels of the shards read most recently (a download asks for many ranges of one shard). */

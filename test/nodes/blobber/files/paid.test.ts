@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
+import { sha3 } from "../../../../src/core/hash.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
   createFileService,
@@ -26,6 +27,7 @@ import {
   FileRoutes,
   leavesOf,
   merkleRoot,
+  packHashes,
   type Signer,
   signReadMarker,
   signWriteMarker,
@@ -205,5 +207,34 @@ describe("a marker buys exactly what it says (24.7)", () => {
     );
     balance = 1n << 30n;
     await c.download({ path: "/f", start_block: 0, num_blocks: 1, read_marker: rmOf(r, 1) });
+  });
+});
+
+describe("commit checks what it commits (24.3)", () => {
+  it("refuses a chunk re-sent after its upload change was checked, and serves the checked bytes", async () => {
+    const r = await rig();
+    const c = r.client();
+    const good = new Uint8Array(randomBytes(3 * BLOCK_SIZE));
+    const evil = new Uint8Array(randomBytes(3 * BLOCK_SIZE));
+    const conn = await stage(r, "/f", good);
+    await assert.rejects(c.chunk(conn, "/f", 0, evil), isCode("invalid_chunk", /already recorded/));
+    await c.commit(conn, await markerFor(r, [{ op: "upload", path: "/f", file: metaOf(good) }], ["/f"]));
+    const reply = await c.download({ path: "/f", start_block: 0, num_blocks: 3, read_marker: rmOf(r, 3) });
+    assert.deepEqual(reply.subarray(reply.length - good.length), good);
+  });
+
+  it("refuses to commit a shard whose chunk records no longer have the declared root", async () => {
+    const r = await rig();
+    const good = new Uint8Array(randomBytes(3 * BLOCK_SIZE));
+    const evil = new Uint8Array(randomBytes(3 * BLOCK_SIZE));
+    const conn = await stage(r, "/f", good);
+    // the temp data replaced after the change was checked (what a chunk racing the change could leave)
+    const tempKey = `${r.alloc.id}/${conn}/${sha3("/f")}`;
+    await r.shards.writeTemp(tempKey, 0, evil);
+    await r.shards.writeChunkMeta(tempKey, 0, evil.length, packHashes(leavesOf(evil)));
+    await assert.rejects(
+      r.client().commit(conn, await markerFor(r, [{ op: "upload", path: "/f", file: metaOf(good) }], ["/f"])),
+      isCode("content_hash_mismatch"),
+    );
   });
 });
