@@ -50,6 +50,8 @@ export const StorageErrors = {
   invalidFileMeta: "invalid_file_meta",
   /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
   notEnoughReadTokens: "not_enough_tokens",
+  /** The owner's write pool cannot pay for a commit (the same reference code as reads). */
+  notEnoughWriteTokens: "not_enough_tokens",
 } as const;
 
 /** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */

@@ -44,6 +44,7 @@ import {
   withLock,
 } from "./context.js";
 import { type AllocState, type ConnRecord, jsonOf, KvKey, putFast, type StoredFile, type StoredWriteMarker } from "./keys.js";
+import { checkPayable } from "./payment.js";
 import type { FileService } from "./service.js";
 import type { PromoteItem } from "./store.js";
 
@@ -92,6 +93,8 @@ export async function commit(
         op,
         `Max size reached for the allocation with this blobber: ${result.rootSize} bytes exceeds its share of ${cap}`,
       );
+    // the contract will pay for it: the chain's share and write pool (`payment.ts`)
+    const cost = await checkPayable(s, a.owner_id, wm, op);
 
     // content first: every uploaded shard longer than a block durable under its object name, every tiny one read
     // from its temp data (it goes into the KV with the metadata)
@@ -157,7 +160,12 @@ export async function commit(
         wm_seq: seq,
       };
       tx.putJson(KvKey.allocState(a.id), next);
-      tx.putJson(KvKey.writeMarker(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
+      tx.putJson(KvKey.writeMarker(a.id, seq), {
+        seq,
+        wm,
+        status: "accepted",
+        ...(cost > 0n ? { cost: cost.toString() } : {}),
+      } satisfies StoredWriteMarker);
       dropConnection(s, a.id, conn, tx, { count: rec.changes, changes });
     });
     for (const r of unreferenced)

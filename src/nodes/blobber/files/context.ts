@@ -18,6 +18,7 @@ import type { Clock } from "../../clock.js";
 import type { KV, KVTxn } from "../../kv.js";
 import type { Logger } from "../../logger.js";
 import { type AllocState, type ChunkRecord, CONNECTION_ID, type ConnRecord, jsonOf, KvKey, putFast } from "./keys.js";
+import type { WriteBudgetSource } from "./payment.js";
 import type { FileService } from "./service.js";
 import type { ShardStore } from "./store.js";
 
@@ -58,6 +59,11 @@ export interface FileServiceDeps {
    * absent: reads are not checked against a pool (tests, benchmarks).
    */
   readBudget?: ReadBudgetSource;
+  /**
+   * What the owner's write pools pay this blobber for an allocation and its share there (the chain's records),
+   * fetched when needed; absent: commits are not checked against a pool (tests, benchmarks).
+   */
+  writeBudget?: WriteBudgetSource;
   /**
    * Bytes of tiny shards (at most one block each) one commit writes into the KV, default 64 MiB: its transaction
    * holds them in memory; the tiny shards of a larger commit beyond it become object files.

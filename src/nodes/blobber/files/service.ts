@@ -42,6 +42,7 @@ import * as context from "./context.js";
 import * as intake from "./intake.js";
 import { MarkerLedger } from "./ledger.js";
 import * as listings from "./listings.js";
+import type { WriteBudget, WriteBudgetSource } from "./payment.js";
 import * as reads from "./reads.js";
 import * as recovery from "./recover.js";
 import type { ShardStore } from "./store.js";
@@ -58,6 +59,7 @@ export class FileService {
   readonly log: Logger;
   readonly onCommit: FileServiceDeps["onCommit"];
   readonly readBudget: ReadBudgetSource | undefined;
+  readonly writeBudget: WriteBudgetSource | undefined;
   readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
@@ -90,6 +92,8 @@ export class FileService {
   readonly chunkWrites = new Map<string, number>();
   /** Read pool balances fetched from the chain, by `client:allocation` (`reads.ts`). */
   readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
+  /** Write budgets fetched from the chain, by allocation (`payment.ts`). */
+  readonly writeBudgets = new Map<string, { at: number; budget: WriteBudget }>();
   /** Merkle levels of the shards read most recently (a download asks for many ranges of one shard). */
   readonly trees = new Map<string, Uint8Array[][]>();
 
@@ -102,6 +106,7 @@ export class FileService {
     this.log = deps.log;
     this.onCommit = deps.onCommit;
     this.readBudget = deps.readBudget;
+    this.writeBudget = deps.writeBudget;
     this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
     this.ledger = new MarkerLedger(deps.kv, deps.clock, deps.log);

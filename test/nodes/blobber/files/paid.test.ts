@@ -9,10 +9,12 @@ import { sha3 } from "../../../../src/core/hash.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
   createFileService,
+  createSettlementLoop,
   type FileServiceDeps,
   MemoryShardStore,
   registerFileRoutes,
 } from "../../../../src/nodes/blobber/files/index.js";
+import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import { ManualClock } from "../../../../src/nodes/clock.js";
 import { createServer } from "../../../../src/nodes/http.js";
 import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
@@ -236,5 +238,93 @@ describe("commit checks what it commits (24.3)", () => {
       r.client().commit(conn, await markerFor(r, [{ op: "upload", path: "/f", file: metaOf(good) }], ["/f"])),
       isCode("content_hash_mismatch"),
     );
+  });
+});
+
+describe("no write beyond the write pool or the share (24.11, blobber part)", () => {
+  // write price 1 GB per GB per hour, an hour left: a byte costs 1 SAS
+  const HOUR_NS = 3_600_000_000_000n;
+  const budgetRig = async (budget: { balance: bigint; share: number; used?: number }) => {
+    let fetched = 0;
+    const r = await rig({
+      writeBudget: {
+        get: async () => {
+          fetched++;
+          return {
+            balance: budget.balance,
+            writePrice: 1n << 30n,
+            timeUnit: HOUR_NS,
+            expiration: NOW / 1000 + 3600,
+            share: budget.share,
+            used: budget.used ?? 0,
+          };
+        },
+      },
+    });
+    return { r, fetched: () => fetched };
+  };
+
+  it("refuses a commit the write pool cannot pay, naming want and have, and accepts it once tokens are locked", async () => {
+    const budget = { balance: 1000n, share: 1 << 30 };
+    const { r, fetched } = await budgetRig(budget);
+    const bytes = new Uint8Array(randomBytes(5000));
+    const conn = await stage(r, "/f", bytes);
+    const wm = await markerFor(r, [{ op: "upload", path: "/f", file: metaOf(bytes) }], ["/f"]);
+    await assert.rejects(r.client().commit(conn, wm), isCode("not_enough_tokens", /want 5000 SAS .* have 1000 SAS/));
+    budget.balance = 10_000n;
+    const before = fetched();
+    await r.client().commit(conn, wm);
+    assert.ok(fetched() > before, "the pool was read from the chain again");
+    const [m] = r.service.ledger.writeMarkers("accepted");
+    assert.equal(m?.cost, "5000", "the cost is kept with the marker");
+  });
+
+  it("counts markers accepted and not yet redeemed against the pool and the share", async () => {
+    const budget = { balance: 8000n, share: 1 << 30 };
+    const { r } = await budgetRig(budget);
+    const a = new Uint8Array(randomBytes(5000));
+    await put(r, "/a", a);
+    const b = new Uint8Array(randomBytes(5000));
+    const conn = await stage(r, "/b", b);
+    const wm = await markerFor(r, [{ op: "upload", path: "/b", file: metaOf(b) }], ["/b"]);
+    await assert.rejects(r.client().commit(conn, wm), isCode("not_enough_tokens", /have 3000 SAS/));
+    // share: 5000 pending + 5000 > 9000
+    budget.balance = 1n << 40n;
+    budget.share = 9000;
+    await assert.rejects(r.client().commit(conn, wm), isCode("max_allocation_size", /5000 pending/));
+    // once the first is redeemed (the chain counts it as used), only the share decides
+    r.service.ledger.markWriteMarkers(r.alloc.id, 1, "redeemed", "t".repeat(64));
+    budget.share = 10_000;
+    Object.assign(budget, { used: 5000 });
+    await r.client().commit(conn, wm);
+  });
+
+  it("settlement treats an unpaid marker as redeemed (a loss) and gives up a refused one at once", async () => {
+    const r = await rig();
+    await put(r, "/a", new Uint8Array(randomBytes(100)));
+    await put(r, "/b", new Uint8Array(randomBytes(100)));
+    await put(r, "/c", new Uint8Array(randomBytes(100)));
+    let n = 0;
+    const loop = createSettlementLoop({
+      ledger: r.service.ledger,
+      clock: r.clock,
+      log: silentLogger(),
+      chain: {
+        commitConnection: async () => {
+          n++;
+          if (n === 1) return { txn: "a".repeat(64), unpaid: "not enough tokens in write pool" };
+          if (n === 2) throw settlementFailure("commit_connection", "commit_connection_failed: allocation is expired");
+          return "c".repeat(64);
+        },
+        readRedeem: async () => "r".repeat(64),
+      },
+    });
+    await loop.trigger();
+    assert.equal(n, 3, "each marker submitted once: the refusal is not retried and does not stop the queue");
+    assert.deepEqual(
+      ["redeemed", "failed"].map((st) => r.service.ledger.writeMarkers(st as "redeemed" | "failed").map((m) => m.seq)),
+      [[1, 3], [2]],
+    );
+    assert.match(r.service.ledger.writeMarkers("redeemed")[0]?.error ?? "", /^unpaid: /);
   });
 });
