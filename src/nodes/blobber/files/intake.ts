@@ -122,9 +122,19 @@ async function writeChunk(
   if (!s.staged.has(KvKey.connection(a.id, conn)) && !s.kv.has(KvKey.connection(a.id, conn)))
     s.kv.putJson(KvKey.connection(a.id, conn), openConn(s, a, caller, conn, op));
   else openConn(s, a, caller, conn, op); // refuses another client's connection
-  const lens = await lensOf(s, tempKey);
-  const prevLen = lens.get(index) ?? 0;
   const cap = capacity(a);
+  // bounded work: no chunk beyond the share (a 1-byte chunk at offset 2^40 made a sparse record file of 2^20
+  // records that every later status call read whole)
+  if (offset + body.length > cap)
+    throw storageError(
+      StorageErrors.allocationFull,
+      op,
+      `Max size reached for the allocation with this blobber: a chunk at offset ${offset} of ${body.length} bytes ends beyond its share of ${cap} bytes`,
+    );
+  const lens = await lensOf(s, tempKey);
+  // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
+  // were accepted into a share that holds one); the reservation is given back if the write fails
+  const prevLen = lens.get(index) ?? 0;
   const used = allocState(s, a.id).used_size + pendingBytes(s, a.id);
   if (used - prevLen + body.length > cap)
     throw storageError(
@@ -132,10 +142,17 @@ async function writeChunk(
       op,
       `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
     );
-  await s.shards.writeTemp(tempKey, offset, body);
-  await s.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
-  lens.set(index, body.length);
+  lens.set(index, Math.max(prevLen, body.length));
   s.chunkLens.set(tempKey, lens);
+  try {
+    await s.shards.writeTemp(tempKey, offset, body);
+    await s.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
+  } catch (err) {
+    if (prevLen > 0) lens.set(index, prevLen);
+    else lens.delete(index);
+    throw err;
+  }
+  lens.set(index, body.length);
   return { path, offset, length: body.length, received: receivedOf(lens) };
 }
 

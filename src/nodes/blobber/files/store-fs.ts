@@ -22,7 +22,9 @@ function ioError(op: string, path: string, err: unknown): CodedError {
   const e = err as { code?: string; message?: string };
   return new CodedError<NodeErrorCode>(
     { code: "store_io_failed", op, detail: { path, errno: e.code } },
-    `${path}: ${e.message ?? String(err)}`,
+    // the message reaches clients: the store's own part of the path and the errno, never the blobber's absolute
+    // paths (the whole error stays in `detail` and `cause`, for the log)
+    `${path.replace(/^.*?[/\\](tmp|obj)[/\\]/, "$1/")}: ${e.code ?? "I/O error"}`,
     {
       cause: err,
     },

@@ -25,6 +25,7 @@ import {
   allocationRoot,
   applyChanges,
   BLOCK_SIZE,
+  CHUNK_SIZE,
   type FileMeta,
   FileRoutes,
   leavesOf,
@@ -39,7 +40,11 @@ import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js"
 const NOW = 1_800_000_000_000;
 const isCode = (c: string, re?: RegExp) => (e: unknown) => e instanceof CodedError && e.code === c && (!re || re.test(e.message));
 
-async function rig(extra: Partial<FileServiceDeps> = {}, size = 1024 * 1024 * 1024) {
+async function rig(
+  extra: Partial<FileServiceDeps> = {},
+  size = 1024 * 1024 * 1024,
+  routes: Parameters<typeof registerFileRoutes>[2] = {},
+) {
   const owner = signerOf();
   const blobberId = randomBytes(32).toString("hex");
   const clock = new ManualClock({ start: NOW });
@@ -59,7 +64,7 @@ async function rig(extra: Partial<FileServiceDeps> = {}, size = 1024 * 1024 * 10
   let service = await createFileService(deps());
   const mount = (svc: typeof service) => {
     const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
-    registerFileRoutes(app, svc);
+    registerFileRoutes(app, svc, routes);
     transport.register("blobber:1", app);
   };
   mount(service);
@@ -326,5 +331,55 @@ describe("no write beyond the write pool or the share (24.11, blobber part)", ()
       [[1, 3], [2]],
     );
     assert.match(r.service.ledger.writeMarkers("redeemed")[0]?.error ?? "", /^unpaid: /);
+  });
+});
+
+describe("bounded work per request (24.15)", () => {
+  it("refuses a chunk beyond the allocation's share (a 1-byte chunk at offset 2^40)", async () => {
+    const r = await rig();
+    const conn = randomBytes(8).toString("hex");
+    await assert.rejects(r.client().chunk(conn, "/f", 2 ** 40, new Uint8Array(1)), isCode("max_allocation_size", /beyond/));
+    const st = await r.client().uploadStatus(conn, "/f");
+    assert.equal(st.received, 0);
+  });
+
+  it("accepts exactly the concurrent chunks the share holds", async () => {
+    // a disk that takes its time (the check and the accounting were apart by the write)
+    class SlowStore extends MemoryShardStore {
+      override async writeTemp(key: string, offset: number, bytes: Uint8Array): Promise<void> {
+        await new Promise((res) => setImmediate(res));
+        return super.writeTemp(key, offset, bytes);
+      }
+    }
+    const r = await rig({ shards: new SlowStore() }, CHUNK_SIZE + CHUNK_SIZE / 2);
+    const c = r.client();
+    const results = await Promise.allSettled(
+      Array.from({ length: 16 }, (_, k) => c.chunk(randomBytes(8).toString("hex"), `/f${k}`, 0, new Uint8Array(CHUNK_SIZE))),
+    );
+    assert.equal(results.filter((x) => x.status === "fulfilled").length, 1);
+    assert.ok(results.every((x) => x.status === "fulfilled" || isCode("max_allocation_size")(x.reason)));
+  });
+
+  it("never shows the blobber's paths in an I/O error", async () => {
+    class FailingStore extends MemoryShardStore {
+      override async writeTemp(): Promise<void> {
+        throw Object.assign(new Error("EIO: i/o error, write '/srv/blobber/files/tmp/abc/def'"), { code: "EIO" });
+      }
+    }
+    const r = await rig({ shards: new FailingStore() });
+    await assert.rejects(
+      r.client().chunk(randomBytes(8).toString("hex"), "/f", 0, new Uint8Array(100)),
+      (e: unknown) => isCode("internal_error", /EIO/)(e) && !(e as Error).message.includes("/srv/"),
+    );
+  });
+
+  it("limits requests per client", async () => {
+    const r = await rig({}, undefined, { rateLimit: { perSecond: 1, burst: 3 } });
+    const c = r.client();
+    for (let k = 0; k < 3; k++) await c.list("/");
+    await assert.rejects(c.list("/"), isCode("rate_limited"));
+    await r.client(signerOf()).list("/"); // another client has its own bucket
+    await r.clock.advance(1000);
+    await c.list("/");
   });
 });
