@@ -28,6 +28,8 @@ export const StorageErrors = {
   invalidBlobber: "invalid_blobber",
   /** The write would exceed this blobber's share of the allocation. */
   allocationFull: "max_allocation_size",
+  /** The file is larger than the blobber's `max_file_size`. */
+  fileTooLarge: "max_file_size",
   duplicateFile: "duplicate_file",
   notFound: "resource_not_found",
   notADirectory: "not_a_directory",

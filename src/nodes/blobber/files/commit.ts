@@ -167,12 +167,12 @@ export async function commit(
         ...(cost > 0n ? { cost: cost.toString() } : {}),
       } satisfies StoredWriteMarker);
       dropConnection(s, a.id, conn, tx, { count: rec.changes, changes });
+      s.onCommit?.(a.id, wm.size, tx);
     });
     for (const r of unreferenced)
       if (!inKv.has(r) && !s.kv.has(KvKey.refCount(a.id, r))) await s.shards.deleteObject(`${a.id}/${r}`);
     await s.shards.dropTemps(`${a.id}/${conn}`);
     s.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
-    s.onCommit?.(a.id, wm.size);
     return { ...latest(s, a), allocation_root: wm.allocation_root, success: true };
   });
 }

@@ -52,8 +52,13 @@ export interface FileServiceDeps {
   blobberId: string;
   allocations: AllocationSource;
   log: Logger;
-  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
-  onCommit?: (allocationId: string, sizeDelta: number) => void;
+  /**
+   * Called inside each commit's KV transaction with the change of bytes stored for the allocation (the blobber's
+   * usage counters, written with the commit: no drift after a crash).
+   */
+  onCommit?: (allocationId: string, sizeDelta: number, tx: KVTxn) => void;
+  /** Largest file (original size, bytes) an upload may declare: the operator's `max_file_size`; none when absent. */
+  maxFileSize?: number;
   /**
    * What a reader may spend on this blobber for an allocation (the chain's read pools), fetched when needed;
    * absent: reads are not checked against a pool (tests, benchmarks).

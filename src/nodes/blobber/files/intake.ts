@@ -49,6 +49,7 @@ import {
   withLock,
 } from "./context.js";
 import { type ChunkRecord, KvKey, receivedOf } from "./keys.js";
+import { dropUnreferenced, uploadRoots } from "./recover.js";
 import type { FileService } from "./service.js";
 
 /** The query of a chunk upload. */
@@ -130,6 +131,13 @@ async function writeChunk(
       StorageErrors.allocationFull,
       op,
       `Max size reached for the allocation with this blobber: a chunk at offset ${offset} of ${body.length} bytes ends beyond its share of ${cap} bytes`,
+    );
+  // no shard longer than the largest file's
+  if (s.maxFileSize !== undefined && offset + body.length > Math.ceil(s.maxFileSize / a.data_shards))
+    throw storageError(
+      StorageErrors.fileTooLarge,
+      op,
+      `a chunk at offset ${offset} ends beyond the shard of the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
   const lens = await lensOf(s, tempKey);
   // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
@@ -253,6 +261,7 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
       if (raw.op !== "upload" && raw.op !== "update")
         throw storageError(StorageErrors.invalidRequest, op, `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`);
       const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
+      checkFileSize(s, change.file.size, change.path, op);
       const { offset, length } = raw;
       if (offset !== end)
         throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
@@ -388,7 +397,10 @@ export async function change(
   const conn = connId(connectionId, op);
   const total = a.data_shards + a.parity_shards;
   const change = checkChange(raw, a.data_shards, total);
-  if (change.op === "upload" || change.op === "update") await checkUploaded(s, a, conn, change.path, change.file, op);
+  if (change.op === "upload" || change.op === "update") {
+    checkFileSize(s, change.file.size, change.path, op);
+    await checkUploaded(s, a, conn, change.path, change.file, op);
+  }
   const { reply, durable } = await withLock(s, a.id, async () => {
     const rec = openConn(s, a, caller, conn, op);
     // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
@@ -416,6 +428,16 @@ export async function change(
   // answered only once the change is on disk (the lock is free meanwhile, so that other changes join the batch)
   await durable;
   return reply;
+}
+
+/** @throws CodedError `max_file_size` when a file is larger than the blobber takes */
+export function checkFileSize(s: FileService, size: number, path: string, op: string): void {
+  if (s.maxFileSize !== undefined && size > s.maxFileSize)
+    throw storageError(
+      StorageErrors.fileTooLarge,
+      op,
+      `${path} is ${size} bytes, more than the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+    );
 }
 
 /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
@@ -468,8 +490,10 @@ export async function rollback(
   return withLock(s, a.id, async () => {
     flushStaged(s);
     const had = s.kv.has(KvKey.connection(a.id, conn));
+    const roots = uploadRoots(s, a.id, conn);
     dropConnection(s, a.id, conn);
     await s.shards.dropTemps(`${a.id}/${conn}`);
+    await dropUnreferenced(s, a.id, roots);
     return { dropped: had };
   });
 }

@@ -60,6 +60,7 @@ export class FileService {
   readonly onCommit: FileServiceDeps["onCommit"];
   readonly readBudget: ReadBudgetSource | undefined;
   readonly writeBudget: WriteBudgetSource | undefined;
+  readonly maxFileSize: number | undefined;
   readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
@@ -107,6 +108,7 @@ export class FileService {
     this.onCommit = deps.onCommit;
     this.readBudget = deps.readBudget;
     this.writeBudget = deps.writeBudget;
+    this.maxFileSize = deps.maxFileSize;
     this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
     this.ledger = new MarkerLedger(deps.kv, deps.clock, deps.log);

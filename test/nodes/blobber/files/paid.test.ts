@@ -8,6 +8,7 @@ import { CodedError } from "../../../../src/core/errors.js";
 import { sha3 } from "../../../../src/core/hash.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import {
+  assembleFileApi,
   createFileService,
   createSettlementLoop,
   type FileServiceDeps,
@@ -65,6 +66,7 @@ async function rig(
   const mount = (svc: typeof service) => {
     const app = createServer({ node: "b", logger: silentLogger(), bodyLimit: 16 * 1024 * 1024 });
     registerFileRoutes(app, svc, routes);
+    transport.unregister("blobber:1");
     transport.register("blobber:1", app);
   };
   mount(service);
@@ -381,5 +383,86 @@ describe("bounded work per request (24.15)", () => {
     await r.client(signerOf()).list("/"); // another client has its own bucket
     await r.clock.advance(1000);
     await c.list("/");
+  });
+});
+
+describe("crash recovery as documented (24.4)", () => {
+  it("retries after a restart a commit interrupted between moving its shards into place and its transaction", async () => {
+    const r = await rig();
+    const bytes = new Uint8Array(randomBytes(3 * BLOCK_SIZE + 7));
+    const conn = await stage(r, "/f", bytes);
+    const wm = await markerFor(r, [{ op: "upload", path: "/f", file: metaOf(bytes) }], ["/f"]);
+    // the commit's first step ran (its shard renamed into its object), then the process died
+    const root = metaOf(bytes).shard_roots[0] as string;
+    await r.shards.promoteMany([
+      { key: `${r.alloc.id}/${conn}/${sha3("/f")}`, objectKey: `${r.alloc.id}/${root}`, length: bytes.length },
+    ]);
+    await r.restart();
+    await r.client().commit(conn, wm);
+    const reply = await r.client().download({ path: "/f", start_block: 0, num_blocks: 4, read_marker: rmOf(r, 4) });
+    assert.deepEqual(reply.subarray(reply.length - bytes.length), bytes);
+  });
+
+  it("removes such an object when its connection is rolled back instead", async () => {
+    const r = await rig();
+    const bytes = new Uint8Array(randomBytes(3 * BLOCK_SIZE + 7));
+    const conn = await stage(r, "/f", bytes);
+    const root = metaOf(bytes).shard_roots[0] as string;
+    await r.shards.promoteMany([
+      { key: `${r.alloc.id}/${conn}/${sha3("/f")}`, objectKey: `${r.alloc.id}/${root}`, length: bytes.length },
+    ]);
+    await r.restart();
+    assert.ok(await r.shards.hasObject(`${r.alloc.id}/${root}`), "kept at start for a retry");
+    await r.client().rollback(conn);
+    assert.equal(await r.shards.hasObject(`${r.alloc.id}/${root}`), false, "gone with its connection");
+  });
+
+  it("drops abandoned connections from a loop on the injected clock", async () => {
+    const owner = signerOf();
+    const blobberId = randomBytes(32).toString("hex");
+    const clock = new ManualClock({ start: NOW });
+    const alloc = oneBlobberAllocation(owner, blobberId, { expiresAtSec: NOW / 1000 + 3600 });
+    const api = await assembleFileApi(
+      {
+        kv: new MemoryKV(),
+        shards: new MemoryShardStore(),
+        clock,
+        blobberId,
+        allocations: { get: async (id) => (id === alloc.id ? alloc : undefined) },
+        log: silentLogger(),
+      },
+      { connectionMaxAgeMs: 60_000 },
+    );
+    const caller = { clientId: owner.clientId, publicKey: owner.publicKey };
+    const q = { connection_id: "conn00000009", path: "/f", offset: 0 };
+    await api.service.chunk(alloc.id, caller, q, new Uint8Array(100));
+    await api.app.ready(); // starts the loop
+    await clock.advance(120_000);
+    await api.cleanup.trigger();
+    assert.equal((await api.service.uploadStatus(alloc.id, caller, q)).received, 0, "the connection and its data are gone");
+    await api.app.close();
+  });
+
+  it("writes the usage counters in the commit's own transaction", async () => {
+    const seen: unknown[] = [];
+    const r = await rig({
+      onCommit: (id, delta, tx) => {
+        seen.push(typeof tx?.putString);
+        tx.putString(`usage:${id}`, String(delta));
+      },
+    });
+    await put(r, "/f", new Uint8Array(randomBytes(500)));
+    assert.deepEqual(seen, ["function"]);
+    assert.equal(r.kv.getString(`usage:${r.alloc.id}`), "500");
+  });
+
+  it("enforces max_file_size on uploads, batches and chunks", async () => {
+    const r = await rig({ maxFileSize: 1000 });
+    const c = r.client();
+    const big = new Uint8Array(randomBytes(2000));
+    const conn = randomBytes(8).toString("hex");
+    await assert.rejects(c.chunk(conn, "/f", 0, big), isCode("max_file_size"));
+    await assert.rejects(c.upload(conn, "/f", metaOf(big), false), isCode("max_file_size"));
+    await put(r, "/ok", new Uint8Array(randomBytes(1000)));
   });
 });
