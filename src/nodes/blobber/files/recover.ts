@@ -1,7 +1,7 @@
 /** Recovery: what a crash or an abandoned upload leaves behind, dropped on start and periodically. */
 
 import { connChanges, dropConnection, flushStaged, withLock } from "./context.js";
-import { type ConnRecord, jsonOf, KvKey } from "./keys.js";
+import { type ChunkRecord, type ConnRecord, jsonOf, KvKey } from "./keys.js";
 import type { FileService } from "./service.js";
 
 /**
@@ -33,6 +33,20 @@ export async function recover(s: FileService): Promise<{ droppedTemps: number; d
     if (!s.kv.has(KvKey.refCount(allocId, root)) && !pending.has(key)) {
       await s.shards.deleteObject(key);
       droppedObjects++;
+    }
+  }
+  // the chunks of open connections keep counting against the allocation's share (in memory only, they were
+  // forgotten by a restart, and a share could be overfilled)
+  for (const e of s.kv.range({ prefix: KvKey.connectionPrefix() })) {
+    const [allocId, conn] = e.key.slice(KvKey.connectionPrefix().length).split(":") as [string, string];
+    for (const key of await s.shards.listChunked(`${allocId}/${conn}`)) {
+      const lens = new Map<number, number>();
+      for (const c of await s.shards.readChunkMetas(key)) lens.set(c.index, c.len);
+      s.chunkLens.set(key, lens);
+    }
+    for (const c of s.kv.range({ prefix: KvKey.chunkPrefix(allocId, conn) })) {
+      const ph = c.key.slice(KvKey.chunkPrefix(allocId, conn).length).split(":")[0] as string;
+      s.chunkLens.set(`${allocId}/${conn}/${ph}`, new Map([[0, jsonOf<ChunkRecord>(c.value).len]]));
     }
   }
   if (droppedTemps + droppedObjects > 0) s.log.info({ droppedTemps, droppedObjects }, "file store recovered after restart");

@@ -337,6 +337,12 @@ export class FsShardStore implements ShardStore {
     await rm(dir, { recursive: true, force: true });
   }
 
+  async listChunked(prefix: string): Promise<string[]> {
+    const [a, c] = parts(prefix, 2, "list shard temps");
+    const names = await readdir(join(this.dir, "tmp", a as string, c as string)).catch(() => [] as string[]);
+    return names.filter((n) => n.endsWith(".lv")).map((n) => `${prefix}/${n.slice(0, -3)}`);
+  }
+
   async listTempConnections(): Promise<string[]> {
     const out: string[] = [];
     const root = join(this.dir, "tmp");

@@ -417,6 +417,16 @@ describe("crash recovery as documented (24.4)", () => {
     assert.equal(await r.shards.hasObject(`${r.alloc.id}/${root}`), false, "gone with its connection");
   });
 
+  it("keeps counting the chunks of open connections against the share after a restart", async () => {
+    const r = await rig({}, CHUNK_SIZE + CHUNK_SIZE / 2);
+    await r.client().chunk(randomBytes(8).toString("hex"), "/a", 0, new Uint8Array(CHUNK_SIZE));
+    await r.restart();
+    await assert.rejects(
+      r.client().chunk(randomBytes(8).toString("hex"), "/b", 0, new Uint8Array(CHUNK_SIZE)),
+      isCode("max_allocation_size"),
+    );
+  });
+
   it("drops abandoned connections from a loop on the injected clock", async () => {
     const owner = signerOf();
     const blobberId = randomBytes(32).toString("hex");
