@@ -50,10 +50,11 @@ export const StorageErrors = {
   /** A read counter that pays for far more than the read asks (beyond the bounded credit for reads in flight). */
   readCounterAhead: "read_counter_ahead",
   invalidFileMeta: "invalid_file_meta",
-  /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
-  notEnoughReadTokens: "not_enough_tokens",
-  /** The owner's write pool cannot pay for a commit (the same reference code as reads). */
-  notEnoughWriteTokens: "not_enough_tokens",
+  /**
+   * The reader's read pool cannot pay for the blocks asked, or the owner's write pool for a commit (reference
+   * wording: not enough tokens).
+   */
+  notEnoughTokens: "not_enough_tokens",
 } as const;
 
 /** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */

@@ -76,7 +76,7 @@ export async function checkPayable(s: FileService, ownerId: string, wm: WriteMar
     b = await s.writeBudget.get(ownerId, wm.allocation_id);
   } catch (err) {
     throw storageError(
-      StorageErrors.notEnoughWriteTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `cannot read the write pool of allocation ${wm.allocation_id} from the chain: ${errorMessage(err)}`,
     );
@@ -93,7 +93,7 @@ export async function checkPayable(s: FileService, ownerId: string, wm: WriteMar
   const have = b.balance - pending.cost;
   if (cost > have)
     throw storageError(
-      StorageErrors.notEnoughWriteTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `not enough tokens in the write pool of allocation ${wm.allocation_id} for this blobber: want ${cost} SAS for ${wm.size} bytes, have ${have} SAS (${b.balance} in pools, ${pending.cost} for markers not yet redeemed; lock more with zbox wp-lock)`,
     );

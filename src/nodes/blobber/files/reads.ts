@@ -189,7 +189,7 @@ async function checkReadBudget(s: FileService, clientId: string, allocId: string
     hit = { at: s.clock.now(), budget: await s.readBudget.get(clientId, allocId) };
   } catch (err) {
     throw storageError(
-      StorageErrors.notEnoughReadTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `cannot read the read pool of ${clientId} from the chain: ${errorMessage(err)}`,
     );
@@ -199,7 +199,7 @@ async function checkReadBudget(s: FileService, clientId: string, allocId: string
   const want = cost(hit.budget);
   if (want > hit.budget.balance)
     throw storageError(
-      StorageErrors.notEnoughReadTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `not enough tokens in the read pool of ${clientId} for allocation ${allocId} on this blobber: ${blocks} unredeemed blocks cost ${want} SAS at read price ${hit.budget.readPrice} SAS/GB, the pool holds ${hit.budget.balance} SAS (lock more with zbox rp-lock)`,
     );
