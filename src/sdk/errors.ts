@@ -48,6 +48,8 @@ export const SDK_ERROR_CODES = [
   "wrong_data",
   // sharing: some blobbers did not record a revocation
   "revoke_failed",
+  // a blobber showed a state the allocation owner did not sign, or claimed a read counter it cannot have
+  "faulty_blobber",
 ] as const;
 
 /** The sdk's codes, and the chain's and storage's that it passes on. */

@@ -2,7 +2,8 @@
  * The blobber file API: every route once, with its parameters and reply types, used by the blobber's routes
  * (`nodes/blobber/files`) and the client (`sdk/storage/files`). `{allocation}` is the allocation id.
  *
- * Requests: authenticated with the signed headers of `auth.ts` (downloads: by the read marker instead). Bodies are
+ * Requests: authenticated with the signed headers of `auth.ts` (downloads too, and their read marker must be the
+ * requester's). Bodies are
  * sent as `application/octet-stream` — raw shard bytes for chunks, UTF-8 JSON otherwise — so the signature covers
  * exactly the bytes received. Replies: JSON; errors `{"code","error"}`; the download reply is binary
  * (see {@link encodeDownload}).
@@ -221,6 +222,11 @@ export interface ListReply extends LatestState {
 export interface MetaReply extends RefView {
   /** The caller's latest read counter on this blobber (to continue read markers from). */
   read_counter: number;
+  /**
+   * The caller's own read marker with that counter, as the caller signed it: the proof of the counter (a client
+   * continues only from a counter it signed, never from one a blobber names).
+   */
+  read_marker?: ReadMarker;
 }
 
 export interface StatsReply extends RefView {

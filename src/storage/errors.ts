@@ -28,6 +28,8 @@ export const StorageErrors = {
   invalidBlobber: "invalid_blobber",
   /** The write would exceed this blobber's share of the allocation. */
   allocationFull: "max_allocation_size",
+  /** The file is larger than the blobber's `max_file_size`. */
+  fileTooLarge: "max_file_size",
   duplicateFile: "duplicate_file",
   notFound: "resource_not_found",
   notADirectory: "not_a_directory",
@@ -45,9 +47,14 @@ export const StorageErrors = {
   invalidReadMarker: "invalid_read_marker",
   /** Read counter not above the last one seen; the reply carries the latest counter. */
   staleReadMarker: "stale_read_marker",
+  /** A read counter that pays for far more than the read asks (beyond the bounded credit for reads in flight). */
+  readCounterAhead: "read_counter_ahead",
   invalidFileMeta: "invalid_file_meta",
-  /** The reader's read pool cannot pay for the blocks asked (reference wording: not enough tokens). */
-  notEnoughReadTokens: "not_enough_tokens",
+  /**
+   * The reader's read pool cannot pay for the blocks asked, or the owner's write pool for a commit (reference
+   * wording: not enough tokens).
+   */
+  notEnoughTokens: "not_enough_tokens",
   /** An auth ticket that is malformed, expired, revoked, for another reader or another path. */
   invalidAuthTicket: "invalid_auth_ticket",
 } as const;

@@ -29,6 +29,10 @@ export interface TestBlobber {
   delayMs: number;
   /** Answer downloads with flipped bytes. */
   corruptDownloads: boolean;
+  /** A lying blobber: answer a request itself (a reply body, status 200 unless given) instead of the real blobber. */
+  intercept?: (method: string, url: string, body: Uint8Array | undefined) => { status?: number; body: object } | undefined;
+  /** A lying blobber: rewrite a JSON reply (parsed) before it is sent. */
+  rewrite?: (url: string, reply: Record<string, unknown>) => void;
 }
 
 export interface TestNet {
@@ -106,12 +110,25 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
     app.addHook("onRequest", async () => {
       if (b.delayMs > 0) await new Promise((r) => setTimeout(r, b.delayMs));
     });
+    app.addHook("preHandler", async (req, reply) => {
+      const fake = b.intercept?.(req.method, req.url, req.body as Uint8Array | undefined);
+      if (fake)
+        return reply
+          .code(fake.status ?? 200)
+          .type("application/json")
+          .send(JSON.stringify(fake.body));
+    });
     app.addHook("onSend", async (req, _reply, payload) => {
       if (b.corruptDownloads && req.url.startsWith("/v1/file/download") && Buffer.isBuffer(payload) && payload.length > 200) {
         const copy = Buffer.from(payload);
         const at = copy.length - 10;
         copy[at] = (copy[at] as number) ^ 0xff;
         return copy;
+      }
+      if (b.rewrite && typeof payload === "string" && payload.startsWith("{")) {
+        const v = JSON.parse(payload) as Record<string, unknown>;
+        b.rewrite(req.url, v);
+        return JSON.stringify(v);
       }
       return payload;
     });
@@ -153,6 +170,8 @@ export async function startNet(opts: { data?: number; parity?: number; size?: nu
       // same data, a new process on a new port: the allocation's URL follows it
       const b = await boot(old.id, old.kv, old.store);
       b.delayMs = old.delayMs;
+      if (old.intercept) b.intercept = old.intercept;
+      if (old.rewrite) b.rewrite = old.rewrite;
       blobbers[i] = b;
       (allocation.blobbers[i] as { url: string }).url = b.url;
     },

@@ -9,7 +9,7 @@ import type * as sdk from "../../sdk/index.js";
 import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeApp } from "../http.js";
-import type { KV } from "../kv.js";
+import type { KV, KVTxn } from "../kv.js";
 import type { Logger } from "../logger.js";
 import type { Loop } from "../loop.js";
 import type { ActivityLog, ProviderChain, TxnCounters } from "../provider/chain.js";
@@ -21,14 +21,16 @@ import type { ShardStore } from "./files/store.js";
 export class UsageCounters {
   constructor(private readonly kv: KV) {}
 
-  /** Add `delta` bytes (negative on delete) to an allocation's used size. */
-  add(allocationId: string, delta: number | bigint): void {
+  /** Add `delta` bytes (negative on delete) to an allocation's used size: in `tx` when given (a commit's own). */
+  add(allocationId: string, delta: number | bigint, tx?: KVTxn): void {
     const key = `blobber:used:${allocationId}`;
-    this.kv.transaction((tx) => {
-      const cur = BigInt(tx.getString(key) ?? "0");
+    const put = (t: KVTxn) => {
+      const cur = BigInt(t.getString(key) ?? "0");
       const next = cur + BigInt(delta);
-      tx.putString(key, (next < 0n ? 0n : next).toString());
-    });
+      t.putString(key, (next < 0n ? 0n : next).toString());
+    };
+    if (tx) put(tx);
+    else this.kv.transaction(put);
   }
 
   /** Used bytes of one allocation. */

@@ -7,7 +7,7 @@
 
 import { createServer, type NodeApp } from "../../http.js";
 import type { Logger } from "../../logger.js";
-import type { Loop } from "../../loop.js";
+import { Loop } from "../../loop.js";
 import type { FileServiceDeps } from "./context.js";
 import { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 import { createFileService, type FileService } from "./service.js";
@@ -19,6 +19,8 @@ export interface FileApiOptions {
   /** The name of a new app (in its errors and logs), default "blobber". */
   node?: string;
   routes?: FileRoutesOptions;
+  /** How long a connection may stay open before the cleanup loop drops it (default {@link CONNECTION_MAX_AGE_MS}). */
+  connectionMaxAgeMs?: number;
   /** Redeem the service's markers on this chain: a settlement loop, started when the app is ready. */
   settlement?: { chain: SettlementChain; log?: Logger; intervalMs?: number };
 }
@@ -27,6 +29,8 @@ export interface FileApiOptions {
 export interface FileApi {
   app: NodeApp;
   service: FileService;
+  /** The loop dropping abandoned connections (started with the app; tests drive it with `trigger()`). */
+  cleanup: Loop;
   /** The settlement loop, when a chain was given (tests drive it with `trigger()`). */
   settlement?: Loop;
 }
@@ -36,7 +40,11 @@ export async function assembleFileApi(deps: FileServiceDeps, opts: FileApiOption
   const service = await createFileService(deps);
   const app = opts.app ?? createServer({ node: opts.node ?? "blobber", logger: deps.log });
   registerFileRoutes(app, service, opts.routes);
-  if (!opts.settlement) return { app, service };
+  // abandoned connections (a client that never committed or rolled back) and their temp data go after a while
+  const cleanup = createCleanupLoop(service, deps, opts.connectionMaxAgeMs ?? CONNECTION_MAX_AGE_MS);
+  app.addHook("onReady", async () => cleanup.start());
+  app.addHook("onClose", async () => cleanup.stop());
+  if (!opts.settlement) return { app, service, cleanup };
   const settlement = createSettlementLoop({
     ledger: service.ledger,
     chain: opts.settlement.chain,
@@ -46,5 +54,22 @@ export async function assembleFileApi(deps: FileServiceDeps, opts: FileApiOption
   });
   app.addHook("onReady", async () => settlement.start());
   app.addHook("onClose", async () => settlement.stop());
-  return { app, service, settlement };
+  return { app, service, cleanup, settlement };
+}
+
+/** How long a connection may stay open without a commit or rollback before it is dropped (default 2 h). */
+export const CONNECTION_MAX_AGE_MS = 2 * 60 * 60 * 1000;
+
+/** The loop dropping abandoned connections (every tenth of their maximum age, on the service's clock). */
+function createCleanupLoop(service: FileService, deps: FileServiceDeps, maxAgeMs: number): Loop {
+  return new Loop({
+    name: "blobber-connection-cleanup",
+    intervalMs: Math.max(1000, Math.floor(maxAgeMs / 10)),
+    clock: deps.clock,
+    logger: deps.log,
+    task: async () => {
+      const n = await service.cleanConnections(maxAgeMs);
+      if (n > 0) deps.log.info({ dropped: n }, "abandoned connections dropped");
+    },
+  });
 }

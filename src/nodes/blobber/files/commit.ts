@@ -17,10 +17,12 @@ import {
   checkWriteMarker,
   type Effect,
   EMPTY_ROOT,
+  merkleRoot,
   parseWriteMarker,
   pathsNeeded,
   StorageErrors,
   storageError,
+  unpackHashes,
 } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { KVTxn } from "../../kv.js";
@@ -42,6 +44,7 @@ import {
   withLock,
 } from "./context.js";
 import { type AllocState, type ConnRecord, jsonOf, KvKey, putFast, type StoredFile, type StoredWriteMarker } from "./keys.js";
+import { checkPayable } from "./payment.js";
 import type { FileService } from "./service.js";
 import type { PromoteItem } from "./store.js";
 
@@ -90,6 +93,8 @@ export async function commit(
         op,
         `Max size reached for the allocation with this blobber: ${result.rootSize} bytes exceeds its share of ${cap}`,
       );
+    // the contract will pay for it: the chain's share and write pool (`payment.ts`)
+    const cost = await checkPayable(s, a.owner_id, wm, op);
 
     // content first: every uploaded shard longer than a block durable under its object name, every tiny one read
     // from its temp data (it goes into the KV with the metadata)
@@ -106,6 +111,7 @@ export async function commit(
       if (leavesByRoot.has(root) || s.kv.has(KvKey.refCount(a.id, root))) continue;
       const ph = sha3(u.path);
       const list = await chunks(s, a.id, conn, ph);
+      checkShard(s, `${a.id}/${conn}/${ph}`, u.path, u.file.shard_size, root, list, op);
       leavesByRoot.set(root, list.map((c) => c.rec.leaves).join(""));
       const whole = list.length === 1 ? list[0]?.rec : undefined;
       const item: PromoteItem =
@@ -154,16 +160,54 @@ export async function commit(
         wm_seq: seq,
       };
       tx.putJson(KvKey.allocState(a.id), next);
-      tx.putJson(KvKey.writeMarker(a.id, seq), { seq, wm, status: "accepted" } satisfies StoredWriteMarker);
+      tx.putJson(KvKey.writeMarker(a.id, seq), {
+        seq,
+        wm,
+        status: "accepted",
+        ...(cost > 0n ? { cost: cost.toString() } : {}),
+      } satisfies StoredWriteMarker);
       dropConnection(s, a.id, conn, tx, { count: rec.changes, changes });
+      s.onCommit?.(a.id, wm.size, tx);
     });
     for (const r of unreferenced)
       if (!inKv.has(r) && !s.kv.has(KvKey.refCount(a.id, r))) await s.shards.deleteObject(`${a.id}/${r}`);
     await s.shards.dropTemps(`${a.id}/${conn}`);
     s.log.info({ allocation: a.id, connection: conn, changes: changes.length, size: wm.size }, "commit accepted");
-    s.onCommit?.(a.id, wm.size);
     return { ...latest(s, a), allocation_root: wm.allocation_root, success: true };
   });
+}
+
+/**
+ * The shard about to be committed is the one its upload change was checked for: no chunk of it still being
+ * written, its chunks contiguous and of `size` bytes in all, and their recorded leaves (hashed from the bytes
+ * written) of Merkle root `root`. A chunk re-sent after the change was checked would otherwise be committed
+ * unverified, and the blobber would serve bytes failing its own proof (and every challenge).
+ * @throws CodedError `invalid_chunk`, `content_hash_mismatch`
+ */
+function checkShard(
+  s: FileService,
+  tempKey: string,
+  path: string,
+  size: number,
+  root: string,
+  list: { index: number; rec: { len: number; leaves: string } }[],
+  op: string,
+): void {
+  if (s.chunkWrites.has(tempKey))
+    throw storageError(StorageErrors.invalidChunk, op, `a chunk of ${path} is still being written: commit again once it is`);
+  let len = 0;
+  const leaves: Uint8Array[] = [];
+  for (const [i, c] of list.entries()) {
+    if (c.index !== i) throw storageError(StorageErrors.invalidChunk, op, `chunk ${i} of ${path} is missing`);
+    len += c.rec.len;
+    leaves.push(...unpackHashes(Buffer.from(c.rec.leaves, "hex")));
+  }
+  if (len !== size || merkleRoot(leaves) !== root)
+    throw storageError(
+      StorageErrors.contentHashMismatch,
+      op,
+      `the shard of ${path} to commit (${len} bytes) is not the one its upload change declared (${size} bytes, Merkle root ${root})`,
+    );
 }
 
 function applyEffect(

@@ -18,6 +18,7 @@ import type { Clock } from "../../clock.js";
 import type { KV, KVTxn } from "../../kv.js";
 import type { Logger } from "../../logger.js";
 import { type AllocState, type ChunkRecord, CONNECTION_ID, type ConnRecord, jsonOf, KvKey, putFast } from "./keys.js";
+import type { WriteBudgetSource } from "./payment.js";
 import type { FileService } from "./service.js";
 import type { ShardStore } from "./store.js";
 
@@ -51,13 +52,23 @@ export interface FileServiceDeps {
   blobberId: string;
   allocations: AllocationSource;
   log: Logger;
-  /** Called after each commit with the change of bytes stored for the allocation (the blobber's usage counters). */
-  onCommit?: (allocationId: string, sizeDelta: number) => void;
+  /**
+   * Called inside each commit's KV transaction with the change of bytes stored for the allocation (the blobber's
+   * usage counters, written with the commit: no drift after a crash).
+   */
+  onCommit?: (allocationId: string, sizeDelta: number, tx: KVTxn) => void;
+  /** Largest file (original size, bytes) an upload may declare: the operator's `max_file_size`; none when absent. */
+  maxFileSize?: number;
   /**
    * What a reader may spend on this blobber for an allocation (the chain's read pools), fetched when needed;
    * absent: reads are not checked against a pool (tests, benchmarks).
    */
   readBudget?: ReadBudgetSource;
+  /**
+   * What the owner's write pools pay this blobber for an allocation and its share there (the chain's records),
+   * fetched when needed; absent: commits are not checked against a pool (tests, benchmarks).
+   */
+  writeBudget?: WriteBudgetSource;
   /**
    * Bytes of tiny shards (at most one block each) one commit writes into the KV, default 64 MiB: its transaction
    * holds them in memory; the tiny shards of a larger commit beyond it become object files.

@@ -20,6 +20,7 @@ export type {
 export type { StoredReadMarker, StoredWriteMarker } from "./keys.js";
 export { MarkerLedger } from "./ledger.js";
 export { registerFileApi } from "./mount.js";
+export type { WriteBudget, WriteBudgetSource } from "./payment.js";
 export { MAX_DOWNLOAD_BLOCKS } from "./reads.js";
 export { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 export { createFileService, FileService } from "./service.js";

@@ -49,6 +49,7 @@ import {
   withLock,
 } from "./context.js";
 import { type ChunkRecord, KvKey, receivedOf } from "./keys.js";
+import { dropUnreferenced, uploadRoots } from "./recover.js";
 import type { FileService } from "./service.js";
 
 /** The query of a chunk upload. */
@@ -84,15 +85,64 @@ export async function chunk(
     throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
   const index = offset / CHUNK_SIZE;
   const ph = sha3(path);
+  const tempKey = `${a.id}/${conn}/${ph}`;
+  // a write in flight is seen by a commit (which refuses it), and a change recorded before it by the check below
+  s.chunkWrites.set(tempKey, (s.chunkWrites.get(tempKey) ?? 0) + 1);
+  try {
+    return await writeChunk(s, a, caller, conn, path, ph, tempKey, index, offset, body, bodyLeaves, op);
+  } finally {
+    const n = (s.chunkWrites.get(tempKey) ?? 1) - 1;
+    if (n > 0) s.chunkWrites.set(tempKey, n);
+    else s.chunkWrites.delete(tempKey);
+  }
+}
+
+async function writeChunk(
+  s: FileService,
+  a: AllocationView,
+  caller: Caller,
+  conn: string,
+  path: string,
+  ph: string,
+  tempKey: string,
+  index: number,
+  offset: number,
+  body: Uint8Array,
+  bodyLeaves: Uint8Array[] | undefined,
+  op: string,
+): Promise<ChunkReply> {
   if (s.staged.has(KvKey.chunk(a.id, conn, ph, 0)) || s.kv.has(KvKey.chunk(a.id, conn, ph, 0)))
     throw storageError(StorageErrors.invalidChunk, op, `${path} was already sent whole in a batch on connection ${conn}`);
+  // the upload change checked the shard received: a chunk sent after it would be committed unchecked
+  if (s.staged.has(KvKey.changedPath(a.id, conn, path)) || s.kv.has(KvKey.changedPath(a.id, conn, path)))
+    throw storageError(
+      StorageErrors.invalidChunk,
+      op,
+      `${path} is already recorded on connection ${conn}: its chunks cannot change (start a new connection)`,
+    );
   if (!s.staged.has(KvKey.connection(a.id, conn)) && !s.kv.has(KvKey.connection(a.id, conn)))
     s.kv.putJson(KvKey.connection(a.id, conn), openConn(s, a, caller, conn, op));
   else openConn(s, a, caller, conn, op); // refuses another client's connection
-  const tempKey = `${a.id}/${conn}/${ph}`;
-  const lens = await lensOf(s, tempKey);
-  const prevLen = lens.get(index) ?? 0;
   const cap = capacity(a);
+  // bounded work: no chunk beyond the share (a 1-byte chunk at offset 2^40 made a sparse record file of 2^20
+  // records that every later status call read whole)
+  if (offset + body.length > cap)
+    throw storageError(
+      StorageErrors.allocationFull,
+      op,
+      `Max size reached for the allocation with this blobber: a chunk at offset ${offset} of ${body.length} bytes ends beyond its share of ${cap} bytes`,
+    );
+  // no shard longer than the largest file's
+  if (s.maxFileSize !== undefined && offset + body.length > Math.ceil(s.maxFileSize / a.data_shards))
+    throw storageError(
+      StorageErrors.fileTooLarge,
+      op,
+      `a chunk at offset ${offset} ends beyond the shard of the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+    );
+  const lens = await lensOf(s, tempKey);
+  // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
+  // were accepted into a share that holds one); the reservation is given back if the write fails
+  const prevLen = lens.get(index) ?? 0;
   const used = allocState(s, a.id).used_size + pendingBytes(s, a.id);
   if (used - prevLen + body.length > cap)
     throw storageError(
@@ -100,10 +150,17 @@ export async function chunk(
       op,
       `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
     );
-  await s.shards.writeTemp(tempKey, offset, body);
-  await s.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
-  lens.set(index, body.length);
+  lens.set(index, Math.max(prevLen, body.length));
   s.chunkLens.set(tempKey, lens);
+  try {
+    await s.shards.writeTemp(tempKey, offset, body);
+    await s.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
+  } catch (err) {
+    if (prevLen > 0) lens.set(index, prevLen);
+    else lens.delete(index);
+    throw err;
+  }
+  lens.set(index, body.length);
   return { path, offset, length: body.length, received: receivedOf(lens) };
 }
 
@@ -204,6 +261,7 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
       if (raw.op !== "upload" && raw.op !== "update")
         throw storageError(StorageErrors.invalidRequest, op, `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`);
       const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
+      checkFileSize(s, change.file.size, change.path, op);
       const { offset, length } = raw;
       if (offset !== end)
         throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
@@ -339,7 +397,10 @@ export async function change(
   const conn = connId(connectionId, op);
   const total = a.data_shards + a.parity_shards;
   const change = checkChange(raw, a.data_shards, total);
-  if (change.op === "upload" || change.op === "update") await checkUploaded(s, a, conn, change.path, change.file, op);
+  if (change.op === "upload" || change.op === "update") {
+    checkFileSize(s, change.file.size, change.path, op);
+    await checkUploaded(s, a, conn, change.path, change.file, op);
+  }
   const { reply, durable } = await withLock(s, a.id, async () => {
     const rec = openConn(s, a, caller, conn, op);
     // refuse now what could never commit; a batch of uploads is checked one file at a time (no quadratic cost)
@@ -367,6 +428,16 @@ export async function change(
   // answered only once the change is on disk (the lock is free meanwhile, so that other changes join the batch)
   await durable;
   return reply;
+}
+
+/** @throws CodedError `max_file_size` when a file is larger than the blobber takes */
+export function checkFileSize(s: FileService, size: number, path: string, op: string): void {
+  if (s.maxFileSize !== undefined && size > s.maxFileSize)
+    throw storageError(
+      StorageErrors.fileTooLarge,
+      op,
+      `${path} is ${size} bytes, more than the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+    );
 }
 
 /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
@@ -419,8 +490,10 @@ export async function rollback(
   return withLock(s, a.id, async () => {
     flushStaged(s);
     const had = s.kv.has(KvKey.connection(a.id, conn));
+    const roots = uploadRoots(s, a.id, conn);
     dropConnection(s, a.id, conn);
     await s.shards.dropTemps(`${a.id}/${conn}`);
+    await dropUnreferenced(s, a.id, roots);
     return { dropped: had };
   });
 }

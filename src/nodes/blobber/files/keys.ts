@@ -55,6 +55,8 @@ export interface StoredWriteMarker {
   seq: number;
   wm: WriteMarker;
   status: "accepted" | "redeemed" | "failed";
+  /** What the contract takes for it (SAS, decimal), checked payable at commit (`payment.ts`); pending until redeemed. */
+  cost?: string;
   txn?: string;
   error?: string;
 }

@@ -40,6 +40,18 @@ export class MarkerLedger {
     this.scheduleFlush();
   }
 
+  /** Give back `blocks` reserved by {@link recordRead} for a read that was then refused. */
+  releaseRead(allocId: string, clientId: string, downloadsKey: string, blocks: number): void {
+    const cur = this.latestReadMarker(allocId, clientId);
+    if (cur)
+      this.pendingReads.set(KvKey.readMarker(allocId, clientId), {
+        ...cur,
+        served: Math.max(0, (cur.served ?? cur.marker.counter) - blocks),
+      });
+    this.pendingDownloads.set(downloadsKey, (this.pendingDownloads.get(downloadsKey) ?? 0) - blocks);
+    this.scheduleFlush();
+  }
+
   /** Blocks downloaded of a file (`KvKey.downloads`), written or pending. */
   downloads(downloadsKey: string): number {
     return (this.kv.getJson<number>(downloadsKey) ?? 0) + (this.pendingDownloads.get(downloadsKey) ?? 0);
@@ -65,14 +77,13 @@ export class MarkerLedger {
     this.pendingReads.clear();
     this.pendingDownloads.clear();
     this.kv.transaction((tx) => {
+      // a pending record was made from the latest one (pending, else written), so its blocks served are the
+      // latest (a released reservation lowers them); the redemption is the written record's (settlement's)
       for (const [key, m] of reads) {
         const cur = tx.getJson<StoredReadMarker>(key);
-        const curServed = cur ? (cur.served ?? cur.marker.counter) : 0;
-        if (cur && cur.marker.counter >= m.marker.counter && curServed >= (m.served ?? 0)) continue;
         tx.putJson(key, {
-          ...(cur && cur.marker.counter >= m.marker.counter ? { ...m, marker: cur.marker } : m),
-          redeemed_counter: cur?.redeemed_counter ?? m.redeemed_counter,
-          served: Math.max(curServed, m.served ?? 0),
+          ...(cur && cur.marker.counter > m.marker.counter ? { ...m, marker: cur.marker } : m),
+          redeemed_counter: Math.max(cur?.redeemed_counter ?? 0, m.redeemed_counter),
         });
       }
       for (const [key, n] of downloads) tx.putJson(key, (tx.getJson<number>(key) ?? 0) + n);

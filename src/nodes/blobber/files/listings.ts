@@ -118,7 +118,7 @@ export async function meta(
   const v = refView(s, a, path);
   if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
   const rm = s.ledger.latestReadMarker(a.id, caller.clientId);
-  return { ...v, read_counter: rm?.marker.counter ?? 0 };
+  return { ...v, read_counter: rm?.marker.counter ?? 0, ...(rm ? { read_marker: rm.marker } : {}) };
 }
 
 export async function stats(s: FileService, allocId: string, caller: Caller, q: { path?: unknown }): Promise<StatsReply> {

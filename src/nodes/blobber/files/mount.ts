@@ -14,6 +14,7 @@ import { big } from "../allocations.js";
 import type { BlobberContext } from "../context.js";
 import { assembleFileApi } from "./assembly.js";
 import type { AllocationView, ReadBudget } from "./context.js";
+import type { WriteBudget } from "./payment.js";
 
 /** The storage transactions settlement sends, and the code of their failure on chain. */
 const FAILED = { commit_connection: "commit_connection_failed", read_redeem: "read_redeem_failed" } as const;
@@ -28,6 +29,16 @@ const SETTLEMENT_CODES = ["write_marker_already_redeemed"] as const satisfies re
 export function settlementFailure(name: keyof typeof FAILED, output: string): CodedError<NodeErrorCode> {
   const code = SETTLEMENT_CODES.find((c) => output.startsWith(`${c}: `)) ?? FAILED[name];
   return new CodedError<NodeErrorCode>({ code, op: name }, output || `${name} failed on chain`);
+}
+
+/** The `unpaid` reason in a `commit_connection` output (the contract's JSON), if any. */
+function unpaidOf(output: string): { unpaid?: string } {
+  try {
+    const o = JSON.parse(output) as { unpaid?: unknown };
+    return typeof o.unpaid === "string" && o.unpaid ? { unpaid: o.unpaid } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** Route registrar: mount the file API on a blobber. */
@@ -58,14 +69,20 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
       blobberId: ctx.id,
       allocations,
       log: ctx.logger.child({ component: "files" }),
-      onCommit: (allocationId, delta) => ctx.usage.add(allocationId, delta),
+      onCommit: (allocationId, delta, tx) => ctx.usage.add(allocationId, delta, tx),
+      maxFileSize: ctx.config.max_file_size,
       readBudget: { get: (client, alloc) => readBudgetOf(ctx, client, alloc) },
+      writeBudget: { get: (owner, alloc) => writeBudgetOf(ctx, owner, alloc) },
     },
     {
       app,
       settlement: {
         chain: {
-          commitConnection: (input) => hash("commit_connection", input),
+          commitConnection: async (input) => {
+            const res = await ctx.sendTxn("commit_connection", input);
+            if (res.status !== TxnStatus.success) throw settlementFailure("commit_connection", res.output);
+            return { txn: res.hash, ...unpaidOf(res.output) };
+          },
           readRedeem: (input) => hash("read_redeem", input),
         },
         log: ctx.logger.child({ component: "settlement" }),
@@ -99,4 +116,39 @@ async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: stri
     expire_at: Number(p?.expire_at ?? 0),
   }));
   return { balance: redeemableBalance(list, Math.floor(ctx.clock.now() / 1000)), readPrice };
+}
+
+/**
+ * What the owner's write pools pay this blobber for an allocation (storage SC REST, pools alive past the redemption
+ * margin), with the allocation re-read from the chain: this blobber's write price, share and bytes redeemed.
+ */
+async function writeBudgetOf(ctx: BlobberContext, ownerId: string, allocId: string): Promise<WriteBudget> {
+  const a = await ctx.allocations.refresh(allocId);
+  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
+  const mine = details.find((d) => d?.blobber_id === ctx.id);
+  const terms = mine?.terms as Record<string, unknown> | undefined;
+  const budget = {
+    writePrice: big(terms?.write_price),
+    timeUnit: big(a.raw.time_unit) || 172_800_000_000_000n,
+    expiration: a.expiration_date,
+    share: Number(big(mine?.size)),
+    used: Number(big(mine?.used)),
+  };
+  if (budget.writePrice === 0n) return { ...budget, balance: 0n };
+  let pools: unknown;
+  try {
+    pools = await ctx.chain.scRest(sdk.ScAddress.storage, "getWritePoolAllocBlobberStat", {
+      client_id: ownerId,
+      allocation_id: allocId,
+      blobber_id: ctx.id,
+    });
+  } catch (err) {
+    if (sdk.isNotFound(err)) return { ...budget, balance: 0n };
+    throw err;
+  }
+  const list = (Array.isArray(pools) ? (pools as Record<string, unknown>[]) : []).map((p) => ({
+    balance: big(p?.balance),
+    expire_at: Number(p?.expire_at ?? 0),
+  }));
+  return { ...budget, balance: redeemableBalance(list, Math.floor(ctx.clock.now() / 1000)) };
 }

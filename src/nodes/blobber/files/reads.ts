@@ -21,13 +21,20 @@ import {
   unpackHashes,
   verifyReadMarker,
 } from "../../../storage/index.js";
-import { allocation, type ReadBudget } from "./context.js";
+import { allocation, type Caller, type ReadBudget } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
 import { requireReadAccess } from "./sharing.js";
 
 /** Largest number of blocks one download request may ask for (4 MiB). */
 export const MAX_DOWNLOAD_BLOCKS = 64;
+/**
+ * How far beyond the blocks served and asked a new read counter may go (blocks): the credit that lets a reader keep
+ * several requests in flight whose markers arrive out of order (and absorbs a few that failed after being signed).
+ * A marker paying more is refused: it could never be redeemed (the pool pays what was read), and older markers
+ * would then be served free.
+ */
+export const MAX_READ_CREDIT_BLOCKS = 16 * MAX_DOWNLOAD_BLOCKS;
 /** How long a read pool balance from the chain is trusted before it is fetched again (ms). */
 const READ_BUDGET_TTL_MS = 15_000;
 
@@ -40,8 +47,12 @@ export interface DownloadRequest {
   auth_ticket?: unknown;
 }
 
-/** Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. */
-export async function download(s: FileService, allocId: string, body: DownloadRequest): Promise<Uint8Array> {
+/**
+ * Blocks of this blobber's shard of a file, with the Merkle range proof; the read marker pays for them. The request
+ * is signed (`storage/auth.ts`) and the marker must be the requester's: a marker is not a bearer token that anyone
+ * who saw it (or the REST view of redeemed markers) could replay.
+ */
+export async function download(s: FileService, allocId: string, caller: Caller, body: DownloadRequest): Promise<Uint8Array> {
   const op = "download";
   const a = await allocation(s, allocId, op, false);
   const rm = parseReadMarker(body.read_marker, op);
@@ -57,6 +68,12 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another blobber");
   if (rm.owner_id !== a.owner_id)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker owner_id is not the allocation owner");
+  if (rm.client_id !== caller.clientId)
+    throw storageError(
+      StorageErrors.invalidReadMarker,
+      op,
+      `read marker of ${rm.client_id} sent by ${caller.clientId}: a reader pays with its own markers`,
+    );
   // a reader other than the owner needs the owner's auth ticket for the path (sharing.ts)
   if (rm.client_id !== a.owner_id) requireReadAccess(s, a, rm.client_id, path, body.auth_ticket, op);
   verifyReadMarker(rm, op);
@@ -77,9 +94,10 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
   const levels = treeOf(s, a.id, f.merkle_root);
   if (!levels) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
   // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
-  // reads may arrive out of order); the latest markers and download counts are written to the KV in one
-  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the
-  // reader's, and it saves a disk sync per request)
+  // reads may arrive out of order, bounded); the latest markers and download counts are written to the KV in one
+  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the reader's,
+  // and it saves a disk sync per request). Checked and reserved with no await in between: concurrent requests
+  // with one marker are served only as far as it pays; the reservation is given back if the read pool refuses.
   const prev = s.ledger.latestReadMarker(a.id, rm.client_id);
   const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
   const served = prev ? (prev.served ?? prev.marker.counter) : 0;
@@ -90,7 +108,13 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
       `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
       { latest_counter: served },
     );
-  await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+  if (rm.counter > (prev?.marker.counter ?? 0) && rm.counter > served + count + MAX_READ_CREDIT_BLOCKS)
+    throw storageError(
+      StorageErrors.readCounterAhead,
+      op,
+      `read counter ${rm.counter} pays for more than this read: at most ${served + count + MAX_READ_CREDIT_BLOCKS} (${served} served + ${count} blocks + a credit of ${MAX_READ_CREDIT_BLOCKS})`,
+    );
+  const downloadsKey = KvKey.downloads(a.id, path);
   s.ledger.recordRead(
     a.id,
     rm.client_id,
@@ -99,9 +123,15 @@ export async function download(s: FileService, allocId: string, body: DownloadRe
       redeemed_counter: prev?.redeemed_counter ?? 0,
       served: served + count,
     },
-    KvKey.downloads(a.id, path),
+    downloadsKey,
     count,
   );
+  try {
+    await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+  } catch (err) {
+    s.ledger.releaseRead(a.id, rm.client_id, downloadsKey, count);
+    throw err;
+  }
   const proof = rangeProofFromLevels(levels, start, start + count);
   const header: DownloadHeader = {
     path,
@@ -161,7 +191,7 @@ async function checkReadBudget(s: FileService, clientId: string, allocId: string
     hit = { at: s.clock.now(), budget: await s.readBudget.get(clientId, allocId) };
   } catch (err) {
     throw storageError(
-      StorageErrors.notEnoughReadTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `cannot read the read pool of ${clientId} from the chain: ${errorMessage(err)}`,
     );
@@ -171,7 +201,7 @@ async function checkReadBudget(s: FileService, clientId: string, allocId: string
   const want = cost(hit.budget);
   if (want > hit.budget.balance)
     throw storageError(
-      StorageErrors.notEnoughReadTokens,
+      StorageErrors.notEnoughTokens,
       op,
       `not enough tokens in the read pool of ${clientId} for allocation ${allocId} on this blobber: ${blocks} unredeemed blocks cost ${want} SAS at read price ${hit.budget.readPrice} SAS/GB, the pool holds ${hit.budget.balance} SAS (lock more with zbox rp-lock)`,
     );

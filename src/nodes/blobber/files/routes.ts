@@ -1,6 +1,6 @@
 /**
  * The blobber file API on fastify: every route of `storage/api.ts FileRoutes`, authenticated with the signed,
- * replay-proof headers of `storage/auth.ts` (downloads by their read marker). Bodies must be
+ * replay-proof headers of `storage/auth.ts` (downloads too: the read marker must be the requester's own). Bodies must be
  * `application/octet-stream` (raw bytes; JSON bodies as UTF-8 text) so the signature covers exactly what arrived.
  */
 import type { IncomingMessage } from "node:http";
@@ -20,7 +20,7 @@ import {
   storageError,
   verifyRequest,
 } from "../../../storage/index.js";
-import { serve } from "../../http.js";
+import { RateLimiter, serve } from "../../http.js";
 import type { Caller } from "./context.js";
 import type { FileService } from "./service.js";
 
@@ -109,6 +109,34 @@ type Query = Record<string, unknown>;
 export interface FileRoutesOptions {
   /** Remembers request nonces (default: in memory for the window). */
   nonces?: NonceCache;
+  /**
+   * Per-client rate limit (token buckets on the service clock): by remote address before the request's signature
+   * is checked (loopback exempt), then by the signed client id; beyond it `429 rate_limited` (default
+   * {@link DEFAULT_FILE_RATE_LIMIT}).
+   */
+  rateLimit?: { perSecond: number; burst: number };
+}
+
+/**
+ * Default per-client limit of the file API: a 1 GiB upload at full speed is about 150 chunk requests a second per
+ * blobber, a download 4 MiB per request; a client asking far more is refused before any work.
+ */
+export const DEFAULT_FILE_RATE_LIMIT = { perSecond: 400, burst: 800 } as const;
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
+
+/**
+ * The error a client sees for `err`: coded errors as they are, except I/O failures, whose detail (paths on the
+ * blobber's disk) stays in the blobber's log; anything uncoded as `internal_error` naming only its errno.
+ */
+function publicError(err: unknown, service: FileService, op: string): unknown {
+  if (err instanceof CodedError && err.code !== "store_io_failed") return err;
+  const errno = (err instanceof CodedError ? err.detail?.errno : (err as { code?: unknown })?.code) as string | undefined;
+  service.log.error({ err, op }, `${op} failed`);
+  return new CodedError(
+    { code: "internal_error", op },
+    `${op} failed on this blobber: ${typeof errno === "string" ? errno : "internal error"} (details in the blobber's log)`,
+  );
 }
 
 /** Mount the file API on `app`. */
@@ -123,7 +151,15 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
     readBody(req, payload, bodies, 64 * 1024, done as (err: Error | null, body?: Uint8Array) => void),
   );
 
+  const limit = opts.rateLimit ?? DEFAULT_FILE_RATE_LIMIT;
+  const now = () => service.now();
+  const byAddress = new RateLimiter({ ...limit, now, exempt: (ip) => LOOPBACK.has(ip) });
+  const byClient = new RateLimiter({ ...limit, now });
+  const limited = (who: string): CodedError =>
+    new CodedError({ code: "rate_limited" }, `too many requests from ${who} (at most ${limit.perSecond}/s) on this blobber`);
+
   const auth = (req: FastifyRequest, body: Uint8Array, leaves?: Uint8Array[]): Caller => {
+    if (!byAddress.take(req.ip)) throw limited(req.ip);
     const claims = verifyRequest(
       req.headers as Record<string, unknown>,
       service.blobberId,
@@ -135,6 +171,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       nonces,
       leaves,
     );
+    if (!byClient.take(claims.clientId)) throw limited(`client ${claims.clientId}`);
     return { clientId: claims.clientId, publicKey: claims.publicKey };
   };
 
@@ -148,7 +185,6 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       req: FastifyRequest,
       leaves: Uint8Array[] | undefined,
     ) => Promise<unknown>,
-    authenticate = true,
   ) => {
     serve(
       app,
@@ -157,9 +193,14 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
         const alloc = (req.params as { allocation: string }).allocation;
         const body = rawBody(req);
         // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
-        const leaves = authenticate ? leavesOf(body) : undefined;
-        const caller = authenticate ? auth(req, body, leaves) : { clientId: "", publicKey: "" };
-        const out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
+        const leaves = leavesOf(body);
+        const caller = auth(req, body, leaves);
+        let out: unknown;
+        try {
+          out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
+        } catch (err) {
+          throw publicError(err, service, `${r.method} ${r.path.split("/:")[0]}`);
+        }
         if (out instanceof Uint8Array) {
           void reply.type("application/octet-stream");
           // a reusable reply buffer goes back once the reply is handed to the OS (not if the connection drops first)
@@ -209,7 +250,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   });
   add(FileRoutes.commit, (a, c, _q, body) => service.commit(a, c, jsonBody(body, "commit")));
   add(FileRoutes.rollback, (a, c, q) => service.rollback(a, c, q.connection_id));
-  add(FileRoutes.download, (a, _c, _q, body) => service.download(a, jsonBody(body, "download")), false);
+  add(FileRoutes.download, (a, c, _q, body) => service.download(a, c, jsonBody(body, "download")));
   add(FileRoutes.list, (a, c, q) => service.list(a, c, q));
   add(FileRoutes.meta, (a, c, q) => service.meta(a, c, q));
   add(FileRoutes.stats, (a, c, q) => service.stats(a, c, q));

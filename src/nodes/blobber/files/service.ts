@@ -43,6 +43,7 @@ import * as context from "./context.js";
 import * as intake from "./intake.js";
 import { MarkerLedger } from "./ledger.js";
 import * as listings from "./listings.js";
+import type { WriteBudget, WriteBudgetSource } from "./payment.js";
 import * as reads from "./reads.js";
 import * as recovery from "./recover.js";
 import * as sharing from "./sharing.js";
@@ -60,6 +61,8 @@ export class FileService {
   readonly log: Logger;
   readonly onCommit: FileServiceDeps["onCommit"];
   readonly readBudget: ReadBudgetSource | undefined;
+  readonly writeBudget: WriteBudgetSource | undefined;
+  readonly maxFileSize: number | undefined;
   readonly tinyCommitBytes: number;
   /** When the service started (requests signed earlier are refused). */
   readonly startedAt: number;
@@ -88,8 +91,12 @@ export class FileService {
    * of the whole record file per chunk: quadratic in the file's size).
    */
   readonly chunkLens = new Map<string, Map<number, number>>();
+  /** Chunk writes in flight, by `alloc/conn/pathhash` (a commit refuses a shard still being written). */
+  readonly chunkWrites = new Map<string, number>();
   /** Read pool balances fetched from the chain, by `client:allocation` (`reads.ts`). */
   readonly budgets = new Map<string, { at: number; budget: ReadBudget }>();
+  /** Write budgets fetched from the chain, by allocation (`payment.ts`). */
+  readonly writeBudgets = new Map<string, { at: number; budget: WriteBudget }>();
   /** Merkle levels of the shards read most recently (a download asks for many ranges of one shard). */
   readonly trees = new Map<string, Uint8Array[][]>();
 
@@ -102,6 +109,8 @@ export class FileService {
     this.log = deps.log;
     this.onCommit = deps.onCommit;
     this.readBudget = deps.readBudget;
+    this.writeBudget = deps.writeBudget;
+    this.maxFileSize = deps.maxFileSize;
     this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
     this.ledger = new MarkerLedger(deps.kv, deps.clock, deps.log);
@@ -144,8 +153,8 @@ export class FileService {
     return committing.commit(this, allocId, caller, body);
   }
 
-  download(allocId: string, body: reads.DownloadRequest): Promise<Uint8Array> {
-    return reads.download(this, allocId, body);
+  download(allocId: string, caller: Caller, body: reads.DownloadRequest): Promise<Uint8Array> {
+    return reads.download(this, allocId, caller, body);
   }
 
   readShard(

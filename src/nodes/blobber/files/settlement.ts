@@ -4,8 +4,11 @@
  * - write markers: per allocation, the accepted markers in commit order, each redeemed by `commit_connection`
  *   (the storage contract chains them: each must build on the root redeemed before it). One marker covers a whole
  *   commit, however many files it wrote — a directory upload is one commit — so chain load follows commits, not
- *   files. A marker the chain already has is marked redeemed; any other failure stops that allocation's queue
- *   until the next run (order matters), after `maxRetries` runs it is marked failed and the queue moves on.
+ *   files. A marker the chain already has is marked redeemed; one the chain recorded `unpaid` (its root stands,
+ *   nothing moved) is redeemed too, and logged as a loss; one the contract refuses (`commit_connection_failed`) is
+ *   marked failed at once (asking again cannot change a decision); any other failure (transport, submission)
+ *   stops that allocation's queue until the next run (order matters), after `maxRetries` runs it is marked failed
+ *   and the queue moves on.
  * - read markers: only the latest per reader — its cumulative counter covers every earlier block — by
  *   `read_redeem`, however many downloads there were.
  */
@@ -18,7 +21,15 @@ import type { MarkerLedger } from "./ledger.js";
 
 /** What settlement needs from the chain: submit the two storage-contract transactions, answer the txn hash. */
 export interface SettlementChain {
-  commitConnection(input: { allocation_root: string; prev_allocation_root: string; write_marker: WriteMarker }): Promise<string>;
+  /**
+   * The txn hash; with `unpaid` (the contract's reason) when the chain recorded the marker without paying for it
+   * (its root stands, later markers chain onto it: redeemed, and a loss for the blobber).
+   */
+  commitConnection(input: {
+    allocation_root: string;
+    prev_allocation_root: string;
+    write_marker: WriteMarker;
+  }): Promise<string | { txn: string; unpaid?: string }>;
   readRedeem(input: { read_marker: ReadMarker }): Promise<string>;
 }
 
@@ -60,12 +71,16 @@ export async function settleOnce(
     for (const m of list) {
       const key = `${alloc}:${m.seq}`;
       try {
-        const txn = await chain.commitConnection({
+        const out = await chain.commitConnection({
           allocation_root: m.wm.allocation_root,
           prev_allocation_root: m.wm.prev_allocation_root,
           write_marker: m.wm,
         });
-        ledger.markWriteMarkers(alloc, m.seq, "redeemed", txn);
+        const { txn, unpaid } = typeof out === "string" ? { txn: out, unpaid: undefined } : out;
+        // unpaid: the chain moved on (its root stands), so it is redeemed; the bytes were stored for nothing
+        if (unpaid)
+          log.warn({ allocation: alloc, seq: m.seq, size: m.wm.size, txn, unpaid }, "write marker redeemed unpaid: a loss");
+        ledger.markWriteMarkers(alloc, m.seq, "redeemed", txn, unpaid ? `unpaid: ${unpaid}` : undefined);
         retries.delete(key);
         run.writeMarkers++;
       } catch (err) {
@@ -75,6 +90,13 @@ export async function settleOnce(
           continue;
         }
         run.failures++;
+        // the contract refused it (a decision, not an accident of transport): asking again cannot change it
+        if (err instanceof CodedError && err.code === "commit_connection_failed") {
+          log.error({ allocation: alloc, seq: m.seq, err: msg }, "commit_connection refused: write marker given up");
+          ledger.markWriteMarkers(alloc, m.seq, "failed", undefined, msg);
+          retries.delete(key);
+          continue;
+        }
         const n = (retries.get(key) ?? 0) + 1;
         retries.set(key, n);
         log.warn({ allocation: alloc, seq: m.seq, attempt: n, err: msg }, "commit_connection failed");

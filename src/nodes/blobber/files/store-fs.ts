@@ -22,7 +22,9 @@ function ioError(op: string, path: string, err: unknown): CodedError {
   const e = err as { code?: string; message?: string };
   return new CodedError<NodeErrorCode>(
     { code: "store_io_failed", op, detail: { path, errno: e.code } },
-    `${path}: ${e.message ?? String(err)}`,
+    // the message reaches clients: the store's own part of the path and the errno, never the blobber's absolute
+    // paths (the whole error stays in `detail` and `cause`, for the log)
+    `${path.replace(/^.*?[/\\](tmp|obj)[/\\]/, "$1/")}: ${e.code ?? "I/O error"}`,
     {
       cause: err,
     },
@@ -333,6 +335,12 @@ export class FsShardStore implements ShardStore {
     const dir = join(this.dir, "tmp", a as string, c as string);
     this.forgetWriters((p) => p.startsWith(`${dir}/`));
     await rm(dir, { recursive: true, force: true });
+  }
+
+  async listChunked(prefix: string): Promise<string[]> {
+    const [a, c] = parts(prefix, 2, "list shard temps");
+    const names = await readdir(join(this.dir, "tmp", a as string, c as string)).catch(() => [] as string[]);
+    return names.filter((n) => n.endsWith(".lv")).map((n) => `${prefix}/${n.slice(0, -3)}`);
   }
 
   async listTempConnections(): Promise<string[]> {

@@ -89,6 +89,10 @@ export class MemoryShardStore implements ShardStore {
     for (const k of [...this.metas.keys()]) if (k.startsWith(`${prefix}/`)) this.metas.delete(k);
   }
 
+  async listChunked(prefix: string): Promise<string[]> {
+    return [...this.metas.keys()].filter((k) => k.startsWith(`${prefix}/`));
+  }
+
   async listTempConnections(): Promise<string[]> {
     return [...new Set([...this.temps.keys(), ...this.metas.keys()].map((k) => k.split("/").slice(0, 2).join("/")))];
   }

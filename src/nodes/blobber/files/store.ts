@@ -56,6 +56,8 @@ export interface ShardStore {
   dropTemps(prefix: string): Promise<void>;
   /** Temp prefixes `<alloc>/<connection>` present. */
   listTempConnections(): Promise<string[]>;
+  /** Temp files with chunk records under `prefix` (`<alloc>/<connection>`), as keys `<alloc>/<connection>/<name>`. */
+  listChunked(prefix: string): Promise<string[]>;
   /**
    * Read `length` bytes at `offset` of an object (fewer at its end), into `into` when given (at least `length`
    * bytes; the result is then a view of it). @throws CodedError `resource_not_found`

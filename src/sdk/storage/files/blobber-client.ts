@@ -250,7 +250,6 @@ export class BlobberClient {
   download(req: DownloadRequest, timeoutMs?: number, replyBuffer?: (length: number) => Uint8Array): Promise<Uint8Array> {
     const body = this.opts.authTicket ? { ...req, auth_ticket: this.opts.authTicket } : req;
     return this.raw(FileRoutes.download, "download", {}, body, {
-      signed: false,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
       ...(replyBuffer ? { replyBuffer } : {}),
     });

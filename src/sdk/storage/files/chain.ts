@@ -49,6 +49,7 @@ export function parseAllocationRecord(raw: unknown): AllocationRecord {
   return {
     id: a.id,
     owner_id: String(a.owner_id ?? ""),
+    ...(typeof a.owner_public_key === "string" && a.owner_public_key ? { owner_public_key: a.owner_public_key } : {}),
     data_shards: num(a.data_shards),
     parity_shards: num(a.parity_shards),
     expiration_date: num(a.expiration_date),

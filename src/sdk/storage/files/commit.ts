@@ -19,6 +19,7 @@ import type { BlobberClient } from "./blobber-client.js";
 import { describe, isUnreachable } from "./failures.js";
 import { rankByQuorum } from "./quorum.js";
 import type { Session } from "./session.js";
+import { checkedStamp } from "./versions.js";
 
 export interface CommitOutcome {
   /** Blobbers that accepted the commit. */
@@ -84,14 +85,20 @@ export async function commit(
         }
       }),
     );
-    const groups = new Map<string, { i: number; rp: RefPathReply }[]>();
-    for (const s of states) {
-      if (!s.rp) continue;
-      const g = groups.get(s.rp.content_root) ?? [];
-      g.push({ i: s.i, rp: s.rp });
-      groups.set(s.rp.content_root, g);
+    // only states the owner signed count: a blobber showing another is faulty, named, and left out
+    const groups = new Map<string, { i: number; rp: RefPathReply; at: number }[]>();
+    for (const st of states) {
+      if (!st.rp) continue;
+      const v = checkedStamp(s.trust, (s.clients[st.i] as BlobberClient).blobber, st.rp);
+      if ("error" in v) {
+        failed.set(st.i, v.error.message);
+        continue;
+      }
+      const g = groups.get(st.rp.content_root) ?? [];
+      g.push({ i: st.i, rp: st.rp, at: v.stamp });
+      groups.set(st.rp.content_root, g);
     }
-    const ranked = rankByQuorum([...groups.values()], minimum, (m) => m.rp.latest_write_marker?.timestamp ?? 0);
+    const ranked = rankByQuorum([...groups.values()], minimum, (m) => m.at);
     const group = ranked[0] ?? [];
     for (const g of ranked.slice(1)) for (const m of g) failed.set(m.i, "its files differ from the other blobbers' (behind)");
     if (group.length < minimum) {
@@ -107,7 +114,9 @@ export async function commit(
     const result = applyChanges(listings, changes, op);
     if (opts.expectRoot !== undefined && result.contentRoot !== opts.expectRoot)
       throw sdkError("allocation_root_mismatch", op, "repair did not reproduce the other blobbers' content");
-    const prevTs = Math.max(0, ...group.map((g) => g.rp.latest_write_marker?.timestamp ?? 0));
+    // the client's own clock, later than every verified marker it builds on (a time a blobber merely claims, even
+    // far in the future, is not among them)
+    const prevTs = Math.max(0, ...group.map((g) => g.at));
     const ts = Math.max(Math.floor(s.now() / 1000), prevTs + 1);
     const root = allocationRoot(result.contentRoot, ts);
     const sign = (i: number, rp: RefPathReply) =>
@@ -123,7 +132,7 @@ export async function commit(
     const queue = [...group];
     let retry = false;
     while (queue.length > 0 && committed.length === 0) {
-      const leader = queue.shift() as { i: number; rp: RefPathReply };
+      const leader = queue.shift() as { i: number; rp: RefPathReply; at: number };
       try {
         await (s.clients[leader.i] as BlobberClient).commit(conn, sign(leader.i, leader.rp));
         committed.push(leader.i);
@@ -161,6 +170,11 @@ export async function commit(
               const again = await readState(g.i);
               if (again.content_root !== base.content_root) {
                 failed.set(g.i, "its files changed under the commit (behind)");
+                return;
+              }
+              const v = checkedStamp(s.trust, (s.clients[g.i] as BlobberClient).blobber, again);
+              if ("error" in v) {
+                failed.set(g.i, v.error.message);
                 return;
               }
               rp = again;

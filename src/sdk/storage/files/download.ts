@@ -45,6 +45,8 @@ export function shardReader(s: Session, consensus: FileConsensus, pool?: BufferP
       timeoutMs: s.timeoutMs,
       now: s.now,
       onBlobberFailed: (i, why) => s.fail(i, why, "download"),
+      trust: s.trust,
+      counters: s.readCounters,
     },
     consensus,
   );
@@ -59,7 +61,7 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   const op = "download";
   s.checkNotExpired(op);
   const remote = normalizePath(opts.remotePath, op);
-  const consensus = await fileConsensus(s.clients, s.dataShards, remote, s.timeoutMs, new Set(), s.now);
+  const consensus = await fileConsensus(s.clients, s.trust, s.dataShards, remote, s.timeoutMs, new Set(), s.now);
   for (const [i, why] of consensus.left) s.fail(i, why, op);
   const meta = consensus.meta;
   if (meta.type !== "f") throw sdkError("is_a_directory", op, `${remote} is a directory`);

@@ -4,12 +4,20 @@
  */
 
 import { CodedError, errorMessage } from "../../../core/errors.js";
-import { type ListReply, type MetaReply, normalizePath, type RefView, type StatsReply } from "../../../storage/index.js";
+import {
+  type LatestState,
+  type ListReply,
+  type MetaReply,
+  normalizePath,
+  type RefView,
+  type StatsReply,
+} from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import type { BlobberClient, BlobberRef } from "./blobber-client.js";
 import { agreeing, type EachReply } from "./quorum.js";
 import { fileConsensus, goneIsNewer } from "./reader.js";
 import type { Session } from "./session.js";
+import { checkedStamp } from "./versions.js";
 
 /** Each blobber's answer to `fn`, or its error (with its code when coded). */
 export function each<T>(s: Session, fn: (c: BlobberClient, i: number) => Promise<T>): Promise<EachReply<T>[]> {
@@ -30,21 +38,22 @@ export async function list(s: Session, path: string): Promise<ListReply> {
   const replies = await each(s, (c) => c.list(p, s.timeoutMs));
   const found = replies.filter((r) => r.value !== undefined).map((r) => r.i);
   const gone = replies.filter((r) => r.code === "resource_not_found").map((r) => r.i);
-  if (await goneIsNewer(s.clients, s.dataShards, found, gone, s.timeoutMs))
+  if (await goneIsNewer(s.clients, s.trust, s.dataShards, found, gone, s.timeoutMs))
     throw sdkError("resource_not_found", "list", `${p} does not exist`);
+  const stamps = signedVersions(s, replies, (r) => r);
   return agreeing(
     replies,
     s.dataShards,
     "list",
     (r) => `${r.meta_data.hash}`,
-    (r) => r.latest_write_marker?.timestamp ?? 0,
+    (r) => stamps.get(r) ?? 0,
   );
 }
 
 /** A file's or directory's metadata as the allocation holds it. */
 export async function meta(s: Session, path: string): Promise<MetaReply> {
   const p = normalizePath(path, "file meta");
-  return (await fileConsensus(s.clients, s.dataShards, p, s.timeoutMs, new Set(), s.now)).meta;
+  return (await fileConsensus(s.clients, s.trust, s.dataShards, p, s.timeoutMs, new Set(), s.now)).meta;
 }
 
 /**
@@ -81,15 +90,37 @@ export async function listAll(s: Session): Promise<RefView[]> {
     for (;;) {
       const page = await c.refs("/", offset, 1000);
       out.push(...page.refs);
-      if (!page.next_offset_path) return { root: page.content_root, at: page.latest_write_marker?.timestamp ?? 0, refs: out };
+      if (!page.next_offset_path) return { root: page.content_root, state: page as LatestState, refs: out };
       offset = page.next_offset_path;
     }
   });
+  const stamps = signedVersions(s, replies, (r) => r.state);
   return agreeing(
     replies,
     s.dataShards,
     "list-all",
     (r) => r.root,
-    (r) => r.at,
+    (r) => stamps.get(r) ?? 0,
   ).refs;
+}
+
+/**
+ * The owner-signed version of each reply's state (`versions.ts`); a reply showing a state the owner did not sign
+ * becomes that blobber's error (it takes no part in the agreement, and is named when there is none).
+ */
+function signedVersions<T extends object>(s: Session, replies: EachReply<T>[], stateOf: (v: T) => LatestState): Map<T, number> {
+  const out = new Map<T, number>();
+  for (const r of replies) {
+    if (r.value === undefined) continue;
+    const v = checkedStamp(s.trust, (s.clients[r.i] as BlobberClient).blobber, stateOf(r.value));
+    if ("stamp" in v) {
+      out.set(r.value, v.stamp);
+      continue;
+    }
+    delete r.value;
+    r.error = v.error.message;
+    r.code = "faulty_blobber";
+    s.fail(r.i, v.error.message, "list");
+  }
+  return out;
 }

@@ -7,9 +7,13 @@ import { sdkError } from "../../errors.js";
 
 /**
  * `groups` ranked, the allocation's version first: the groups of at least `quorum` blobbers (a write stands once that
- * many committed it) before the others, among them the newest (`stamp` of a member: the latest write marker's time,
- * or a file's update time), then the larger. Ties keep the order given (groups made in blobber order: the one
- * holding the lowest index first).
+ * many committed it) before the others, among them the newest, then the larger. Ties keep the order given (groups
+ * made in blobber order: the one holding the lowest index first).
+ *
+ * `stamp` of a member is the owner-signed version it holds (`versions.ts verifiedStamp`: the time of its latest
+ * write marker once checked; never a time a blobber merely claims), and a group is as new as {@link groupStamp}: the
+ * version at least `quorum` of its members reach, so one member showing a newer marker than the rest does not lift
+ * an old group over a committed write.
  *
  * Newest before larger: on 2+2 a write committed on two blobbers while the other two were down leaves two groups of
  * two, and the committed write must win whichever indexes it landed on (ranked by size and index alone, the older
@@ -17,10 +21,16 @@ import { sdkError } from "../../errors.js";
  * `quorum` blobbers is a commit that failed part-way: it ranks after the others and is repaired back.
  */
 export function rankByQuorum<T>(groups: T[][], quorum: number, stamp: (member: T) => number): T[][] {
-  const newest = (g: T[]) => Math.max(0, ...g.map(stamp));
+  const newest = (g: T[]) => groupStamp(g.map(stamp), quorum);
   return [...groups].sort(
     (a, b) => Number(b.length >= quorum) - Number(a.length >= quorum) || newest(b) - newest(a) || b.length - a.length,
   );
+}
+
+/** The version at least `quorum` of `stamps` reach (the lowest of them when fewer; -1 for none). */
+export function groupStamp(stamps: number[], quorum: number): number {
+  const desc = [...stamps].sort((a, b) => b - a);
+  return desc[Math.min(Math.max(quorum, 1), desc.length) - 1] ?? -1;
 }
 
 /** One blobber's reply to a request sent to every blobber: its value, or its error (and the error's code). */

@@ -21,7 +21,8 @@ import { systemNow } from "../../ambient.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
-import { rankByQuorum } from "./quorum.js";
+import { groupStamp, rankByQuorum } from "./quorum.js";
+import { type MarkerTrust, provenCounter, verifiedStamp } from "./versions.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -29,37 +30,67 @@ export interface FileConsensus {
   agreeing: number[];
   /** Why the others were left out, by index. */
   left: Map<number, string>;
+  /** The read counter each blobber proves with a read marker the reader signed (`versions.ts provenCounter`). */
+  proven: Map<number, number>;
+}
+
+/**
+ * Each of blobbers `idx`'s owner-signed version (`versions.ts`), or why it has none (faulty or unreachable).
+ */
+async function versionsOf(
+  clients: BlobberClient[],
+  trust: MarkerTrust,
+  idx: number[],
+  timeoutMs: number,
+): Promise<Map<number, { stamp: number } | { error: string }>> {
+  const out = new Map<number, { stamp: number } | { error: string }>();
+  await Promise.all(
+    idx.map(async (i) => {
+      const c = clients[i] as BlobberClient;
+      try {
+        out.set(i, { stamp: verifiedStamp(trust, c.blobber, await c.referencePath(["/"], timeoutMs)) });
+      } catch (err) {
+        out.set(i, { error: errorMessage(err) });
+      }
+    }),
+  );
+  return out;
 }
 
 /**
  * Whether a path that blobbers `found` hold and blobbers `gone` say does not exist was deleted: when each side has
- * `quorum` blobbers (deleted while half of them were down, before a repair brings them up to date), the side with
- * the newer latest write marker decides; asked of the blobbers only then.
+ * `quorum` blobbers (deleted while half of them were down, before a repair brings them up to date), the side whose
+ * owner-signed version is newer decides ({@link groupStamp}); asked of the blobbers only then.
  */
 export async function goneIsNewer(
   clients: BlobberClient[],
+  trust: MarkerTrust,
   quorum: number,
   found: number[],
   gone: number[],
   timeoutMs: number,
 ): Promise<boolean> {
   if (found.length < quorum || gone.length < quorum) return false;
-  const at = await Promise.all(
-    [...found, ...gone].map((i) =>
-      (clients[i] as BlobberClient).referencePath(["/"], timeoutMs).then(
-        (rp) => rp.latest_write_marker?.timestamp ?? 0,
-        () => -1,
-      ),
-    ),
-  );
-  const newestFound = Math.max(-1, ...at.slice(0, found.length));
-  const newestGone = Math.max(-1, ...at.slice(found.length));
-  return newestGone > newestFound;
+  const v = await versionsOf(clients, trust, [...found, ...gone], timeoutMs);
+  const stampsOf = (idx: number[]) =>
+    idx.flatMap((i) => {
+      const x = v.get(i);
+      return x && "stamp" in x ? [x.stamp] : [];
+    });
+  const f = stampsOf(found);
+  const g = stampsOf(gone);
+  if (g.length < quorum) return false;
+  return f.length < quorum || groupStamp(g, quorum) > groupStamp(f, quorum);
 }
 
-/** Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. */
+/**
+ * Ask every blobber for a file's metadata and keep the version at least `data` of them agree on. When several
+ * versions have that many, the newer by the blobbers' owner-signed write markers wins (`versions.ts`); a blobber
+ * showing a state the owner did not sign is left out and named.
+ */
 export async function fileConsensus(
   clients: BlobberClient[],
+  trust: MarkerTrust,
   dataShards: number,
   path: string,
   timeoutMs: number,
@@ -78,7 +109,7 @@ export async function fileConsensus(
       }
     }),
   );
-  const groups = new Map<string, { i: number; meta: MetaReply; ms: number }[]>();
+  let groups = new Map<string, { i: number; meta: MetaReply; ms: number }[]>();
   const left = new Map<number, string>();
   for (const r of results) {
     if (!("meta" in r) || !r.meta) {
@@ -89,10 +120,26 @@ export async function fileConsensus(
     g.push({ i: r.i, meta: r.meta, ms: r.ms ?? 0 });
     groups.set(r.meta.hash, g);
   }
-  // the file's version (by its update time on the blobbers), unless the file was deleted in a newer state
-  const best = rankByQuorum([...groups.values()], dataShards, (r) => r.meta.updated_at ?? 0)[0];
+  // several versions held by `data` blobbers each: the blobbers' signed states decide (a file's update time is only
+  // what a blobber claims)
+  const stamps = new Map<number, number>();
+  const contenders = [...groups.values()].filter((g) => g.length >= dataShards);
+  if (contenders.length > 1) {
+    const v = await versionsOf(
+      clients,
+      trust,
+      contenders.flatMap((g) => g.map((r) => r.i)),
+      timeoutMs,
+    );
+    for (const [i, x] of v) {
+      if ("stamp" in x) stamps.set(i, x.stamp);
+      else left.set(i, x.error);
+    }
+    groups = new Map([...groups].map(([k, g]) => [k, g.filter((r) => !left.has(r.i))]));
+  }
+  const best = rankByQuorum([...groups.values()], dataShards, (r) => stamps.get(r.i) ?? 0)[0];
   const gone = results.filter((r) => "code" in r && r.code === "resource_not_found").map((r) => r.i);
-  if (await goneIsNewer(clients, dataShards, best?.map((r) => r.i) ?? [], gone, timeoutMs))
+  if (await goneIsNewer(clients, trust, dataShards, best?.map((r) => r.i) ?? [], gone, timeoutMs))
     throw new CodedError<SdkErrorCode>({ code: "resource_not_found", op: "file meta" }, `${path} does not exist`);
   if (!best || best.length < dataShards) {
     const notFound = gone.length;
@@ -109,7 +156,9 @@ export async function fileConsensus(
   // reconstruction)
   const key = (r: { i: number; ms: number }) => (r.i < dataShards ? r.ms : r.ms * 2 + 20);
   best.sort((a, b) => key(a) - key(b));
-  return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left };
+  const proven = new Map<number, number>();
+  for (const r of best) proven.set(r.i, provenCounter(trust, (clients[r.i] as BlobberClient).blobber, r.meta.read_marker));
+  return { meta: best[0]?.meta as MetaReply, agreeing: best.map((r) => r.i), left, proven };
 }
 
 export interface ReaderOptions {
@@ -124,6 +173,13 @@ export interface ReaderOptions {
   onBlobberFailed?: (index: number, reason: string) => void;
   /** Where reply buffers come from (a download gives them back once written); fresh ones when absent. */
   pool?: BufferPool;
+  /** What read markers blobbers show are checked against. */
+  trust: MarkerTrust;
+  /**
+   * The read counters this reader signed, by blobber index (shared by the session's reads; each read continues from
+   * them and from what a blobber proves with the reader's own marker).
+   */
+  counters?: Map<number, number>;
 }
 
 /** Reads verified blocks of one file. */
@@ -137,7 +193,7 @@ export class ShardReader {
   readonly failed = new Map<number, string>();
   /** The error codes of the dropped blobbers, by index. */
   private readonly codes = new Map<number, string>();
-  private readonly counters = new Map<number, number>();
+  private readonly counters: Map<number, number>;
   readonly totalBlocks: number;
   /** True once any data shard's blocks were rebuilt from parity rather than read from their own blobber. */
   rebuilt = false;
@@ -149,7 +205,8 @@ export class ShardReader {
     this.active = consensus.agreeing.slice(0, opts.dataShards);
     this.spares = consensus.agreeing.slice(opts.dataShards);
     this.totalBlocks = Math.ceil(consensus.meta.shard_size / BLOCK_SIZE);
-    for (const i of consensus.agreeing) this.counters.set(i, 0);
+    this.counters = opts.counters ?? new Map();
+    for (const i of consensus.agreeing) this.counters.set(i, Math.max(this.counters.get(i) ?? 0, consensus.proven.get(i) ?? 0));
   }
 
   get meta(): MetaReply {
@@ -174,7 +231,8 @@ export class ShardReader {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const counter = (this.counters.get(i) ?? 0) + count;
+      const before = this.counters.get(i) ?? 0;
+      const counter = before + count;
       this.counters.set(i, counter);
       const rm = signReadMarker(this.o.signer, {
         blobber_id: client.id,
@@ -191,11 +249,26 @@ export class ShardReader {
           pool ? (n) => pool.take(n) : undefined,
         );
       } catch (err) {
-        if (err instanceof CodedError && err.code === "stale_read_marker") {
-          // the blobber served more than this client counted (another client process, or an earlier run)
-          const latest = Number(/latest (\d+)/.exec(err.message)?.[1]);
-          if (Number.isSafeInteger(latest)) this.counters.set(i, Math.max(this.counters.get(i) ?? 0, latest));
+        if (err instanceof CodedError && err.code === "read_counter_ahead") {
+          // this reader's counter ran ahead of what the blobber holds (requests signed and then failed): continue
+          // from the marker of its own the blobber holds (lower than what it signed since: no new promise)
+          this.counters.set(i, await this.proven(i));
           continue;
+        }
+        if (err instanceof CodedError && err.code === "stale_read_marker") {
+          // the blobber says it served more than this reader counted: true only if it holds a higher marker the
+          // reader signed (another process of the same wallet, an earlier run), which it must show; a counter it
+          // merely names is never signed (a fake "latest 100000" would have the reader pay 100,000 blocks)
+          const proven = await this.proven(i);
+          if (proven > before) {
+            this.counters.set(i, Math.max(this.counters.get(i) ?? 0, proven));
+            continue;
+          }
+          throw new CodedError<SdkErrorCode>(
+            { code: "faulty_blobber", op: "download", node: client.blobber.url, detail: { blobber_id: client.id } },
+            `blobber ${client.blobber.url} (${client.id.slice(0, 16)}) is faulty: it refused read counter ${counter} as stale but shows no read marker of this reader above ${before}`,
+            { cause: err },
+          );
         }
         throw err;
       }
@@ -204,6 +277,16 @@ export class ShardReader {
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
+  }
+
+  /** The read counter blobber `i` proves with a marker this reader signed (0 when it shows none). */
+  private async proven(i: number): Promise<number> {
+    const client = this.o.clients[i] as BlobberClient;
+    try {
+      return provenCounter(this.o.trust, client.blobber, (await client.meta(this.c.meta.path, this.o.timeoutMs)).read_marker);
+    } catch {
+      return 0;
+    }
   }
 
   private verify(i: number, start: number, count: number, bytes: Uint8Array): Uint8Array {

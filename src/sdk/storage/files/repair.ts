@@ -13,6 +13,7 @@ import { shardReader } from "./download.js";
 import { rankByQuorum } from "./quorum.js";
 import { fileConsensus } from "./reader.js";
 import type { Session } from "./session.js";
+import { checkedStamp } from "./versions.js";
 
 /** Every blobber's tree state (content root, latest marker) or why it could not be read. */
 export async function states(s: Session, paths: string[] = ["/"]): Promise<{ i: number; rp?: RefPathReply; error?: string }[]> {
@@ -34,20 +35,29 @@ export async function divergent(
   const st = await states(s);
   const groups = new Map<string, number[]>();
   const unreachable = new Map<number, string>();
-  for (const s of st) {
-    if (!s.rp) {
-      unreachable.set(s.i, s.error ?? "no reply");
+  const stamps = new Map<number, number>();
+  for (const x of st) {
+    if (!x.rp) {
+      unreachable.set(x.i, x.error ?? "no reply");
       continue;
     }
-    const g = groups.get(s.rp.content_root) ?? [];
-    g.push(s.i);
-    groups.set(s.rp.content_root, g);
+    // a blobber showing a state the owner did not sign is faulty: neither a source nor a target of repair
+    const v = checkedStamp(s.trust, (s.clients[x.i] as BlobberClient).blobber, x.rp);
+    if ("error" in v) {
+      unreachable.set(x.i, v.error.message);
+      s.fail(x.i, v.error.message, "repair");
+      continue;
+    }
+    stamps.set(x.i, v.stamp);
+    const g = groups.get(x.rp.content_root) ?? [];
+    g.push(x.i);
+    groups.set(x.rp.content_root, g);
   }
-  const byIndex = new Map(st.map((s) => [s.i, s.rp]));
+  const byIndex = new Map(st.map((x) => [x.i, x.rp]));
   const ranked = rankByQuorum(
     [...groups.values()].map((g) => g.map((i) => ({ i, rp: byIndex.get(i) as RefPathReply }))),
     s.dataShards,
-    (m) => m.rp.latest_write_marker?.timestamp ?? 0,
+    (m) => stamps.get(m.i) ?? 0,
   );
   const inSync = (ranked[0] ?? []).map((m) => m.i);
   const root = ranked[0]?.[0]?.rp.content_root ?? "";
@@ -129,7 +139,7 @@ async function repairOne(s: Session, target: number, healthy: number[]): Promise
 async function rebuildShard(s: Session, target: number, healthy: number[], ref: RefView, conn: string): Promise<void> {
   const shardBytes = ref.shard_size;
   if (shardBytes === 0) return;
-  const consensus = await fileConsensus(s.clients, s.dataShards, ref.path, s.timeoutMs, new Set([target]), s.now);
+  const consensus = await fileConsensus(s.clients, s.trust, s.dataShards, ref.path, s.timeoutMs, new Set([target]), s.now);
   consensus.agreeing = consensus.agreeing.filter((i) => healthy.includes(i));
   const reader = shardReader(s, consensus);
   const dst = s.clients[target] as BlobberClient;

@@ -11,11 +11,15 @@ import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
+import { type MarkerTrust, markerTrust } from "./versions.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
 export interface StorageAllocation {
   id: string;
   owner_id: string;
+  /** The owner's public key: every write marker a blobber shows is checked against it (the signer's when absent and
+   *  the signer is the owner). */
+  owner_public_key?: string;
   data_shards: number;
   parity_shards: number;
   /** Unix seconds. */
@@ -69,6 +73,10 @@ export class Session {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   readonly randomBytes: (n: number) => Uint8Array;
   readonly rs: ErasureCoder;
+  /** What the write markers blobbers show are checked against (`versions.ts`). */
+  readonly trust: MarkerTrust;
+  /** The read counters this session signed, by blobber index (`reader.ts`). */
+  readonly readCounters = new Map<number, number>();
   /** Blobbers known to be behind (missed a write), by index → reason. */
   readonly behind = new Map<number, string>();
   /** The upload progress file's writes, one after another (see `progress.ts`). */
@@ -91,6 +99,7 @@ export class Session {
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
+    this.trust = markerTrust(opts.allocation, opts.signer);
   }
 
   get dataShards(): number {

@@ -548,8 +548,8 @@ describe("blobber file API", () => {
           readRedeem: async () => "t".repeat(64),
         },
       });
-    // the same words under another code are a failure: the marker stays to be retried
-    const other = settle(new CodedError({ code: "commit_connection_failed", op: "x" }, "write marker already redeemed"));
+    // the same words under another code (here a submission failure) are a failure: the marker stays to be retried
+    const other = settle(new CodedError({ code: "submit_failed", op: "x" }, "write marker already redeemed"));
     await other.trigger();
     assert.equal(r.service.ledger.writeMarkers("accepted").length, 1);
     await other.stop();

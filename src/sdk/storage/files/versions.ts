@@ -1,0 +1,122 @@
+/**
+ * Which state a blobber holds, decided only by what the allocation's owner signed. A blobber shows its state as its
+ * latest write marker and its content root; the client believes the marker only when it is the owner's (signature),
+ * for this allocation and this blobber, and its allocation root is that of the content root shown
+ * (`allocationRoot(content_root, timestamp)`). Its timestamp is then a version the owner gave (the owner signs each
+ * new marker later than every verified one it builds on), and versions are ranked by it; an unsigned or inconsistent
+ * state makes the blobber faulty, named in the error, and it takes no part in deciding the allocation's version.
+ * Claimed times that nobody signed (a file's `updated_at`, a marker whose signature fails) never rank anything: a
+ * lying blobber holding an old copy could otherwise have it win over a committed write, and a repair then rolls the
+ * honest blobbers back to it.
+ */
+
+import { CodedError } from "../../../core/errors.js";
+import {
+  allocationRoot,
+  emptyDir,
+  type LatestState,
+  type ReadMarker,
+  verifyReadMarker,
+  verifyWriteMarker,
+} from "../../../storage/index.js";
+import type { SdkErrorCode } from "../../errors.js";
+import type { BlobberRef } from "./blobber-client.js";
+
+/** What a write marker is checked against. */
+export interface MarkerTrust {
+  allocationId: string;
+  ownerId: string;
+  /** The owner's public key (signatures are checked only when it is known). */
+  ownerKey?: string;
+  /** Who reads: the signer (a read counter is believed only with a read marker it signed). */
+  readerId: string;
+  /** Signatures already verified (a marker is shown again by every request of an operation). */
+  readonly verified: Set<string>;
+}
+
+/** The trust of an allocation: its owner's key from the allocation record, else the signer's when it is the owner. */
+export function markerTrust(
+  a: { id: string; owner_id: string; owner_public_key?: string },
+  signer: { clientId: string; publicKey: string },
+): MarkerTrust {
+  const ownerKey = a.owner_public_key || (signer.clientId === a.owner_id ? signer.publicKey : undefined);
+  return {
+    allocationId: a.id,
+    ownerId: a.owner_id,
+    readerId: signer.clientId,
+    ...(ownerKey ? { ownerKey } : {}),
+    verified: new Set(),
+  };
+}
+
+function faulty(b: BlobberRef, why: string): CodedError<SdkErrorCode> {
+  return new CodedError<SdkErrorCode>(
+    { code: "faulty_blobber", op: "check blobber state", node: b.url, detail: { blobber_id: b.id } },
+    `blobber ${b.url} (${b.id.slice(0, 16)}) is faulty: ${why}`,
+  );
+}
+
+const EMPTY_ROOT = emptyDir().hash;
+
+/**
+ * The version of the state `st` that blobber `b` shows: its latest write marker's timestamp once the marker is
+ * checked (0 for a blobber with no marker, which must hold an empty tree).
+ * @throws CodedError `faulty_blobber` naming the blobber and what does not hold
+ */
+export function verifiedStamp(
+  t: MarkerTrust,
+  b: BlobberRef,
+  st: Pick<LatestState, "latest_write_marker" | "content_root">,
+): number {
+  const wm = st.latest_write_marker;
+  if (!wm) {
+    if (st.content_root !== EMPTY_ROOT) throw faulty(b, "it shows files but no write marker signed by the owner");
+    return 0;
+  }
+  if (wm.allocation_id !== t.allocationId) throw faulty(b, "its latest write marker is for another allocation");
+  if (wm.blobber_id !== b.id) throw faulty(b, "its latest write marker is another blobber's");
+  if (wm.client_id !== t.ownerId) throw faulty(b, "its latest write marker is not the allocation owner's");
+  if (!Number.isSafeInteger(wm.timestamp) || wm.timestamp < 1) throw faulty(b, "its latest write marker has no valid time");
+  if (t.ownerKey && !t.verified.has(wm.signature)) {
+    try {
+      verifyWriteMarker(wm, t.ownerKey);
+    } catch {
+      throw faulty(b, "its latest write marker is not signed by the allocation owner");
+    }
+    t.verified.add(wm.signature);
+    if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
+  }
+  if (wm.allocation_root !== allocationRoot(st.content_root, wm.timestamp))
+    throw faulty(b, `its content root ${st.content_root.slice(0, 16)} is not the one its latest write marker signs`);
+  return wm.timestamp;
+}
+
+/** {@link verifiedStamp}, or the error that makes the blobber faulty. */
+export function checkedStamp(
+  t: MarkerTrust,
+  b: BlobberRef,
+  st: Pick<LatestState, "latest_write_marker" | "content_root">,
+): { stamp: number } | { error: CodedError } {
+  try {
+    return { stamp: verifiedStamp(t, b, st) };
+  } catch (err) {
+    return { error: err as CodedError };
+  }
+}
+
+/**
+ * The read counter blobber `b` proves for the reader: the counter of the reader's own read marker it shows (`meta`'s
+ * `read_marker`), once the marker is the reader's, for this allocation and blobber, and its signature verifies; 0
+ * otherwise. A reader continues only from counters it signed, never from one a blobber names.
+ */
+export function provenCounter(t: MarkerTrust, b: BlobberRef, rm: ReadMarker | undefined): number {
+  if (!rm || rm.client_id !== t.readerId || rm.blobber_id !== b.id || rm.allocation_id !== t.allocationId) return 0;
+  const counter = Number(rm.counter);
+  if (!Number.isSafeInteger(counter) || counter < 1) return 0;
+  try {
+    verifyReadMarker(rm);
+  } catch {
+    return 0;
+  }
+  return counter;
+}
