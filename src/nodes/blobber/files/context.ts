@@ -122,6 +122,16 @@ export function requireOwner(a: AllocationView, caller: Caller, op: string): voi
     throw storageError(StorageErrors.notOwner, op, "Operation needs to be performed by the owner of the allocation");
 }
 
+/** @throws CodedError `max_file_size` when a file is larger than the blobber takes (the operator's `max_file_size`) */
+export function checkFileSize(s: FileService, size: number, path: string, op: string): void {
+  if (s.maxFileSize !== undefined && size > s.maxFileSize)
+    throw storageError(
+      StorageErrors.fileTooLarge,
+      op,
+      `${path} is ${size} bytes, more than the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+    );
+}
+
 /** This blobber's index in the allocation's blobbers (the shard it holds), -1 when not one of them. */
 export function indexIn(s: FileService, a: AllocationView): number {
   return a.blobbers.findIndex((b) => (typeof b === "string" ? b : b.id) === s.blobberId);

@@ -36,6 +36,7 @@ import {
   allocState,
   type Caller,
   capacity,
+  checkFileSize,
   chunks,
   connChanges,
   connId,
@@ -428,16 +429,6 @@ export async function change(
   // answered only once the change is on disk (the lock is free meanwhile, so that other changes join the batch)
   await durable;
   return reply;
-}
-
-/** @throws CodedError `max_file_size` when a file is larger than the blobber takes */
-export function checkFileSize(s: FileService, size: number, path: string, op: string): void {
-  if (s.maxFileSize !== undefined && size > s.maxFileSize)
-    throw storageError(
-      StorageErrors.fileTooLarge,
-      op,
-      `${path} is ${size} bytes, more than the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
-    );
 }
 
 /** The shard received for `path` on `conn` is complete and hashes to this blobber's declared root. */
