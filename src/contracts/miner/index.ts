@@ -1,6 +1,7 @@
 /** The miner contract: node registration, stake pools on miners and sharders, block rewards. */
 export { createMinerContract, MINER_FEE_EXEMPT, minerContract } from "./contract.js";
 export { DKG_KEY, type DkgState, Phase, readDkg, type ShareOrSign, shareMessage } from "./dkg.js";
+export { type GenesisState, minerGenesis } from "./genesis.js";
 export { MINER_REST_POINTS, minerRest } from "./rest.js";
 export {
   DEFAULT_MINER_CONFIG,
@@ -9,7 +10,6 @@ export {
   type MinerGlobal,
   type MinerNode,
   type MinerScConfig,
-  minerGenesis,
   minerNodeJson,
   type NodeKind,
   type PoolStatus,
