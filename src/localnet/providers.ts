@@ -81,7 +81,8 @@ ${yamlStringify({
   challenge_completion_time: "2m",
   read_lock_timeout: "1m",
   write_lock_timeout: "1m",
-  max_file_size: 104857600,
+  // 1 GiB shards: the local network takes files of several GiB (the reference default, 100 MiB, is in the blobber's)
+  max_file_size: 1073741824,
   update_allocations_interval: "10s",
   delegate_wallet: p.delegate.client_id,
   min_stake: 1.0,

@@ -57,7 +57,8 @@ export interface FileServiceDeps {
    * usage counters, written with the commit: no drift after a crash).
    */
   onCommit?: (allocationId: string, sizeDelta: number, tx: KVTxn) => void;
-  /** Largest file (original size, bytes) an upload may declare: the operator's `max_file_size`; none when absent. */
+  /** Most bytes of one file's shard this blobber takes (the operator's `max_file_size`, per connection as the
+   * reference counts it: a 2+2 allocation stores files up to twice that size); none when absent. */
   maxFileSize?: number;
   /**
    * What a reader may spend on this blobber for an allocation (the chain's read pools), fetched when needed;
@@ -122,13 +123,13 @@ export function requireOwner(a: AllocationView, caller: Caller, op: string): voi
     throw storageError(StorageErrors.notOwner, op, "Operation needs to be performed by the owner of the allocation");
 }
 
-/** @throws CodedError `max_file_size` when a file is larger than the blobber takes (the operator's `max_file_size`) */
-export function checkFileSize(s: FileService, size: number, path: string, op: string): void {
-  if (s.maxFileSize !== undefined && size > s.maxFileSize)
+/** @throws CodedError `max_file_size` when a file's shard is larger than the blobber takes (the operator's `max_file_size`) */
+export function checkFileSize(s: FileService, size: number, dataShards: number, path: string, op: string): void {
+  if (s.maxFileSize !== undefined && Math.ceil(size / dataShards) > s.maxFileSize)
     throw storageError(
       StorageErrors.fileTooLarge,
       op,
-      `${path} is ${size} bytes, more than the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+      `${path} is ${size} bytes: its shard of ${Math.ceil(size / dataShards)} bytes is more than this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
 }
 

@@ -133,12 +133,12 @@ async function writeChunk(
       op,
       `Max size reached for the allocation with this blobber: a chunk at offset ${offset} of ${body.length} bytes ends beyond its share of ${cap} bytes`,
     );
-  // no shard longer than the largest file's
-  if (s.maxFileSize !== undefined && offset + body.length > Math.ceil(s.maxFileSize / a.data_shards))
+  // no shard longer than max_file_size (the reference's per-connection limit)
+  if (s.maxFileSize !== undefined && offset + body.length > s.maxFileSize)
     throw storageError(
       StorageErrors.fileTooLarge,
       op,
-      `a chunk at offset ${offset} ends beyond the shard of the largest file this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
+      `a chunk at offset ${offset} ends beyond the largest shard this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
   const lens = await lensOf(s, tempKey);
   // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
@@ -262,7 +262,7 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
       if (raw.op !== "upload" && raw.op !== "update")
         throw storageError(StorageErrors.invalidRequest, op, `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`);
       const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
-      checkFileSize(s, change.file.size, change.path, op);
+      checkFileSize(s, change.file.size, a.data_shards, change.path, op);
       const { offset, length } = raw;
       if (offset !== end)
         throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
@@ -399,7 +399,7 @@ export async function change(
   const total = a.data_shards + a.parity_shards;
   const change = checkChange(raw, a.data_shards, total);
   if (change.op === "upload" || change.op === "update") {
-    checkFileSize(s, change.file.size, change.path, op);
+    checkFileSize(s, change.file.size, a.data_shards, change.path, op);
     await checkUploaded(s, a, conn, change.path, change.file, op);
   }
   const { reply, durable } = await withLock(s, a.id, async () => {
