@@ -33,15 +33,7 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
   before(async () => {
     await initCrypto();
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
+    client = net.client();
     await drive(
       registerAndStake(
         client,

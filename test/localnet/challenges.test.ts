@@ -127,15 +127,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     });
     // the test answers challenges itself
     for (const p of net.providers) challengeLoopOf(p.blobber.app)?.pause();
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
+    client = net.client();
     await drive(
       registerAndStake(
         client,
