@@ -12,7 +12,7 @@ import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, serializeWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";

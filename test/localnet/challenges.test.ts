@@ -25,7 +25,7 @@ import { registerAndStake } from "../../src/localnet/providers.js";
 import { buildProof, ChallengeHistory, type OpenChallenge } from "../../src/nodes/blobber/challenges/loop.js";
 import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { stringifyChallengeProof, type ValidationTicket, ValidatorRoutes } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";

@@ -9,9 +9,9 @@
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import { num, readAllocationRecord } from "../../storage/records.js";
-import type { Clock } from "../clock.js";
 import type { NodeErrorCode } from "../errors.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 import type { ProviderChain } from "../provider/chain.js";
 
 /** The fields of an allocation the blobber uses (the chain's record is kept whole in `raw`). */

@@ -14,13 +14,13 @@
 import { durationMs } from "../../core/duration.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeErrorCode } from "../errors.js";
 import { createServer } from "../http.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
+import { Loop } from "../io/loop.js";
 import { type Logger, silentLogger } from "../logger.js";
-import { Loop } from "../loop.js";
 import {
   ActivityLog,
   type ProviderChain,

@@ -10,8 +10,8 @@ import { errorMessage } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import * as sdk from "../../sdk/index.js";
 import type { StakePoolSettings } from "../../storage/records.js";
-import type { Clock } from "../clock.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 
 /** The chain operations a provider needs; `sdk.ChainClient` has them, tests pass fakes. */
 export interface ProviderChain {

@@ -17,9 +17,9 @@ import {
   verifyChallengeProof,
 } from "../../storage/challenge.js";
 import type { Int, StorageAllocation } from "../../storage/records.js";
-import type { Clock } from "../clock.js";
 import type { NodeErrorCode } from "../errors.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 import type { ProviderChain } from "../provider/chain.js";
 
 const TICKETS_KEY = "validator:tickets";

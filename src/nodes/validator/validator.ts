@@ -10,13 +10,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { errorMessage } from "../../core/errors.js";
 import { ValidatorRoutes } from "../../storage/api.js";
-import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
 import { createServer, type NodeApp, sendJson, serve } from "../http.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
+import { Loop } from "../io/loop.js";
 import { type Logger, silentLogger } from "../logger.js";
-import { Loop } from "../loop.js";
 import {
   ActivityLog,
   type ProviderChain,

@@ -25,7 +25,7 @@ import {
   unpackHashes,
 } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
-import type { KVTxn } from "../../kv.js";
+import type { KVTxn } from "../../io/kv.js";
 import {
   type AllocationView,
   allocation,

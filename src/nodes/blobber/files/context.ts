@@ -14,8 +14,8 @@ import {
   StorageErrors,
   storageError,
 } from "../../../storage/index.js";
-import type { Clock } from "../../clock.js";
-import type { KV, KVTxn } from "../../kv.js";
+import type { Clock } from "../../io/clock.js";
+import type { KV, KVTxn } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
 import { type AllocState, type ChunkRecord, CONNECTION_ID, type ConnRecord, jsonOf, KvKey, putFast } from "./keys.js";
 import type { WriteBudgetSource } from "./payment.js";
