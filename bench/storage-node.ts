@@ -7,9 +7,9 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { assembleFileApi, FsShardStore } from "../src/nodes/blobber/files/index.js";
-import { SystemClock } from "../src/nodes/clock.js";
 import { listen } from "../src/nodes/http.js";
-import { LmdbKV } from "../src/nodes/kv-lmdb.js";
+import { SystemClock } from "../src/nodes/io/clock.js";
+import { LmdbKV } from "../src/nodes/io/kv-lmdb.js";
 import { silentLogger } from "../src/nodes/logger.js";
 
 // a clean exit on SIGTERM (so that --cpu-prof writes its profile)

@@ -120,7 +120,7 @@ test("the layer check reports a fixture that violates the map", () => {
  * The only files of nodes, sdk, localnet and cli that may read the wall clock, set a timer or draw ambient
  * randomness: the sdk's ambient module and the nodes' Clock.
  */
-const AMBIENT_FILES = new Set(["nodes/clock.ts", "sdk/ambient.ts"]);
+const AMBIENT_FILES = new Set(["nodes/io/clock.ts", "sdk/ambient.ts"]);
 
 test("nodes, sdk, localnet and cli read time and randomness only through the injected clock and draw", () => {
   const found: string[] = [];

@@ -10,7 +10,11 @@
  */
 import type { BlockSummary, Confirmation, MagicBlock } from "./types.js";
 
-export type ChainHttpMethod = "GET" | "POST";
+/** The HTTP methods of every route, chain and storage (`storage/api.ts`), and of the sdk's transport. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+
+/** The methods chain nodes serve. */
+export type ChainHttpMethod = Extract<HttpMethod, "GET" | "POST">;
 
 /** The chain node roles. */
 export type ChainRole = "miner" | "sharder" | "blockworker";
@@ -200,11 +204,11 @@ export function routesOf(role: ChainRole): ChainRoute[] {
 }
 
 /**
- * The path (and query string) of a route: `:name` segments filled from `params` (URI-encoded), then the query
- * parameters in the order given (values URI-encoded; `undefined` values left out).
+ * The path (and query string) of a route, chain or storage (`storage/api.ts`): `:name` segments filled from `params`
+ * (URI-encoded), then the query parameters in the order given (values URI-encoded; `undefined` values left out).
  */
 export function routePath(
-  r: ChainRoute,
+  r: { path: string },
   params: Record<string, string> = {},
   query: Record<string, string | number | undefined> = {},
 ): string {

@@ -12,14 +12,14 @@ import type { Blobber } from "../nodes/blobber/context.js";
 import { MemoryShardStore } from "../nodes/blobber/files/store-memory.js";
 import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { createBlockWorker } from "../nodes/blockworker/factory.js";
-import type { Clock } from "../nodes/clock.js";
 import type { NodeEdges, Peer } from "../nodes/common/peer.js";
 import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operator.js";
 import type { DkgDriver } from "../nodes/dkg/driver.js";
 import type { NodeApp } from "../nodes/http.js";
-import { MemoryKV } from "../nodes/kv-memory.js";
+import type { Clock } from "../nodes/io/clock.js";
+import { MemoryKV } from "../nodes/io/kv-memory.js";
+import { MemoryTransport } from "../nodes/io/memory-transport.js";
 import { silentLogger } from "../nodes/logger.js";
-import { MemoryTransport } from "../nodes/memory-transport.js";
 import { createMiner } from "../nodes/miner/factory.js";
 import type { MinerNode } from "../nodes/miner/miner.js";
 import { createSharder } from "../nodes/sharder/factory.js";
@@ -79,6 +79,11 @@ export interface InProcessNetwork {
   miners: { id: string; url: string; node: MinerNode; app: NodeApp; up: boolean; dkg?: DkgDriver }[];
   sharders: { id: string; url: string; node: SharderNode; app: NodeApp }[];
   providers: InProcessProvider[];
+  /**
+   * A chain client of the network: on its clock, through its transport (its requests sent from `from`, an address,
+   * when given), polling every 200 ms — what the providers use and what tests act through.
+   */
+  client(from?: string): sdk.ChainClient;
   /**
    * A view change by hand: the next magic block with the miners at `minerIndexes` (into `miners`) and the
    * same sharders, fresh threshold keys, in force from `startingRound`; handed to every miner (with its new
@@ -200,17 +205,18 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   const genesis = minerPeers[0]?.node.opts.genesis as Block;
   const blockWorkerUrl = `http://${BLOCK_WORKER}/dns`;
   const providers: InProcessProvider[] = [];
+  const client = (from?: string): sdk.ChainClient =>
+    new sdk.ChainClient({
+      blockWorker: blockWorkerUrl,
+      chainId,
+      transport: from === undefined ? transport : transport.from(from),
+      scheme: getScheme("bls0chain"),
+      nowMs: () => clock.now(),
+      sleep: (ms) => clock.sleep(ms),
+      pollMs: 200,
+    });
   for (const pr of generated) {
-    const chainFor = (port: number): sdk.ChainClient =>
-      new sdk.ChainClient({
-        blockWorker: blockWorkerUrl,
-        chainId,
-        transport: transport.from(`${HOST}:${port}`),
-        scheme: getScheme("bls0chain"),
-        nowMs: () => clock.now(),
-        sleep: (ms) => clock.sleep(ms),
-        pollMs: 200,
-      });
+    const chainFor = (port: number): sdk.ChainClient => client(`${HOST}:${port}`);
     const bcfg = parseBlobberConfig(blobberYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_blobber.yaml`);
     if (opts.challengeCompletionTimeMs !== undefined)
       bcfg.challenge_completion_time = BigInt(opts.challengeCompletionTimeMs) * 1_000_000n;
@@ -249,6 +255,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   return {
     providers,
     transport,
+    client,
     magicBlock: g.magicBlock,
     genesis,
     blockWorkerUrl,

@@ -13,7 +13,7 @@ import { Agent, fetch } from "undici";
 import { ChainRoutes, routeUrl } from "../chain/api.js";
 import type { MagicBlock } from "../chain/types.js";
 import { getScheme, initCrypto } from "../core/schemes.js";
-import { type Clock, SystemClock } from "../nodes/clock.js";
+import { type Clock, SystemClock } from "../nodes/io/clock.js";
 import * as sdk from "../sdk/index.js";
 import { BlobberPages } from "../storage/api.js";
 import {

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Agent, request } from "undici";
-import { type Clock, SystemClock } from "../nodes/clock.js";
+import { type Clock, SystemClock } from "../nodes/io/clock.js";
 import * as sdk from "../sdk/index.js";
 
 /** One process of the local network. */

@@ -13,11 +13,11 @@
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import Fastify, { type FastifyInstance, type FastifyReply, LogController, type RouteHandlerMethod } from "fastify";
+import type { HttpMethod } from "../chain/api.js";
 import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
 import { CodedError, type ErrorCode, errorMessage } from "../core/errors.js";
 import { isHash } from "../core/hex.js";
 import * as sdk from "../sdk/index.js";
-import type { HttpMethod } from "../storage/api.js";
 import type { NodeErrorCode } from "./errors.js";
 import type { Logger } from "./logger.js";
 

@@ -3,6 +3,7 @@
  * `internal.ts` (transport internals for the in-process transport, fan-out for the block worker).
  */
 
+export type { HttpMethod } from "../chain/api.js";
 export type { Confirmation, MagicBlock, MagicNode, Transaction } from "../chain/types.js";
 export { ScAddress, TxnStatus, TxnType } from "../chain/types.js";
 export {
@@ -81,6 +82,6 @@ export { describeFailures, isNotFound, joinUrl, type NodeResult, replyError } fr
 export * as storageFiles from "./storage/files/index.js";
 export * as storage from "./storage/index.js";
 export * from "./tokens/index.js";
-export type { HttpMethod, Transport, TransportRequest, TransportResponse } from "./transport.js";
+export type { Transport, TransportRequest, TransportResponse } from "./transport.js";
 export { VERSION } from "./version.js";
 export { readWalletFile, walletExists, walletPath, writeWalletFile } from "./walletfile.js";

@@ -1,8 +1,9 @@
 /** Fan-out requests to several nodes and agree on an answer, naming every node that failed and why. */
 
+import type { HttpMethod } from "../chain/api.js";
 import { CodedError, errorMessage, type RemoteError } from "../core/errors.js";
 import type { SdkErrorCode } from "./errors.js";
-import type { HttpMethod, Transport, TransportResponse } from "./transport.js";
+import type { Transport, TransportResponse } from "./transport.js";
 
 export interface NodeResult {
   url: string;

@@ -3,7 +3,7 @@
  * other. Two implementations pass one compliance suite: real HTTP (undici, `HttpTransport`) and an in-process
  * network (nodes' `MemoryTransport`, which routes to fastify apps with `inject`).
  */
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
+import type { HttpMethod } from "../chain/api.js";
 
 /** One request. */
 export interface TransportRequest {

@@ -9,6 +9,7 @@
  * (see {@link encodeDownload}).
  */
 
+import type { HttpMethod } from "../chain/api.js";
 import { CodedError } from "../core/errors.js";
 import type { AuthTicket } from "./authticket.js";
 import type { StorageErrorCode } from "./errors.js";
@@ -16,12 +17,11 @@ import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE";
-
 /** One route of the file API. `Reply` is the type of its reply (phantom: it types clients, nothing at run time). */
 export interface RouteDef<Reply = unknown> {
   method: HttpMethod;
-  /** fastify path pattern with `:allocation` (as `chain/api.ts` routes, `:name` segments are path parameters). */
+  /** fastify path pattern with `:allocation` (as `chain/api.ts` routes, `:name` segments are path parameters;
+   *  `routePath` of `chain/api.ts` fills them). */
   path: string;
   /** Whether only the allocation owner may call it. */
   ownerOnly: boolean;
@@ -132,11 +132,6 @@ export const ValidatorRoutes = {
   /** Body: a challenge request (blobber → validator). */
   challenge: page("POST", "/v1/storage/challenge/new", "json"),
 } as const satisfies Record<string, PageRoute>;
-
-/** The concrete path of a route for an allocation. */
-export function routePath(r: RouteDef, allocationId: string): string {
-  return r.path.replace(":allocation", allocationId);
-}
 
 /** Largest request body: one chunk plus room for JSON. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;

@@ -9,7 +9,7 @@ import { zboxMain } from "../../src/cli/zbox.js";
 import { zwalletMain } from "../../src/cli/zwallet.js";
 import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { type CliMain, runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";

@@ -14,7 +14,7 @@ import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, serializeWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { registerAndStake } from "../../src/localnet/providers.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
@@ -67,15 +67,7 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     bob = createWallet(getScheme("bls0chain"));
     carol = createWallet(getScheme("bls0chain"));
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
+    client = net.client();
     await drive(
       registerAndStake(
         client,

@@ -14,7 +14,7 @@ import { after, before, describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { SystemClock } from "../../src/nodes/clock.js";
+import { SystemClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
 

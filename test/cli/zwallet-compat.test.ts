@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { zwalletMain } from "../../src/cli/zwallet.js";
 import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import type { MagicBlock } from "../../src/chain/types.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 
 describe("a sharder added by a view change (in process)", { timeout: 1_500_000 }, () => {

@@ -25,7 +25,7 @@ import { registerAndStake } from "../../src/localnet/providers.js";
 import { buildProof, ChallengeHistory, type OpenChallenge } from "../../src/nodes/blobber/challenges/loop.js";
 import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { stringifyChallengeProof, type ValidationTicket, ValidatorRoutes } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
@@ -127,15 +127,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     });
     // the test answers challenges itself
     for (const p of net.providers) challengeLoopOf(p.blobber.app)?.pause();
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
+    client = net.client();
     await drive(
       registerAndStake(
         client,

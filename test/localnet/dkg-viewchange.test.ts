@@ -10,7 +10,7 @@ import { sha3 } from "../../src/core/hash.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { publicKeyOfShare, recoverSignature, signShare, verifyGroup } from "../../src/core/threshold.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 
 describe("view change on the in-process network", { timeout: 600_000 }, () => {

@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { virtualTime } from "../support/virtual-time.js";
 

@@ -8,7 +8,7 @@ import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { BLOBBER_STAKE_SAS, registerAndStake } from "../../src/localnet/providers.js";
-import { ManualClock } from "../../src/nodes/clock.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { virtualTime } from "../support/virtual-time.js";
 
@@ -22,15 +22,7 @@ describe("in-process network with blobbers and validators", { timeout: 900_000 }
   before(async () => {
     await initCrypto();
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
+    client = net.client();
   });
 
   after(async () => {

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
 import type { NodeApp } from "../../src/nodes/http.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 /** The value of the series `name` whose labels include every one of `labels`. */

@@ -15,10 +15,10 @@ import {
 } from "../../src/chain/api.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { createBlockWorker } from "../../src/nodes/blockworker/factory.js";
-import { ManualClock } from "../../src/nodes/clock.js";
 import { type NodeApp, registeredRoutes } from "../../src/nodes/http.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
+import { MemoryTransport } from "../../src/nodes/io/memory-transport.js";
 import { silentLogger } from "../../src/nodes/logger.js";
-import { MemoryTransport } from "../../src/nodes/memory-transport.js";
 
 /** The method and path each declared route of a role is served at. */
 function declared(role: ChainRole): string[] {

@@ -8,8 +8,8 @@ import { computeBlockHash } from "../../src/chain/block.js";
 import { Trie } from "../../src/chain/trie.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { sha3 } from "../../src/core/hash.js";
-import { LmdbKV } from "../../src/nodes/kv-lmdb.js";
-import { MemoryKV } from "../../src/nodes/kv-memory.js";
+import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
+import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
 import { ChainStore, FsBlockFiles } from "../../src/nodes/store/chainstore.js";
 
 function block(round: number, prev: string, stateHash?: string, txns: Transaction[] = []): Block {

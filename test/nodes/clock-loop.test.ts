@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
-import { type Clock, isAborted, ManualClock, SystemClock } from "../../src/nodes/clock.js";
+import { type Clock, isAborted, ManualClock, SystemClock } from "../../src/nodes/io/clock.js";
+import { Loop } from "../../src/nodes/io/loop.js";
 import { createLogger } from "../../src/nodes/logger.js";
-import { Loop } from "../../src/nodes/loop.js";
 
 const hasCode = (code: string) => (err: unknown) => err instanceof CodedError && err.code === code;
 

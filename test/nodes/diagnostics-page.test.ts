@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { initCrypto } from "../../src/core/schemes.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { ManualClock } from "../../src/nodes/clock.js";
 import { lfbStateText } from "../../src/nodes/common/diagnostics.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const SPEC_FIELDS = [

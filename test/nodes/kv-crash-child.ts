@@ -3,7 +3,7 @@
 // Each transaction i writes `n/<i>` = i, a 3 KiB filler (so commits span several pages) and `count` = i + 1,
 // so after a crash `count` must equal the number of `n/` entries (atomicity) and cover every acknowledged i.
 import { writeSync } from "node:fs";
-import { LmdbKV } from "../../src/nodes/kv-lmdb.js";
+import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
 
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("usage: kv-crash-child <dir>");

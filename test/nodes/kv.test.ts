@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
-import type { KV } from "../../src/nodes/kv.js";
-import { LmdbKV } from "../../src/nodes/kv-lmdb.js";
-import { MemoryKV } from "../../src/nodes/kv-memory.js";
+import type { KV } from "../../src/nodes/io/kv.js";
+import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
+import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
 
 const tmpRoot = mkdtempSync(join(tmpdir(), "cairn-kv-"));
 after(() => rmSync(tmpRoot, { recursive: true, force: true }));

@@ -7,8 +7,8 @@ import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { BlockWorker } from "../../src/nodes/blockworker/blockworker.js";
-import { ManualClock } from "../../src/nodes/clock.js";
 import { NodeRegistrar } from "../../src/nodes/common/registration.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { virtualTime } from "../support/virtual-time.js";
 

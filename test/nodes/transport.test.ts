@@ -4,10 +4,10 @@ import assert from "node:assert/strict";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { CodedError, errorMessage } from "../../src/core/errors.js";
-import { ManualClock } from "../../src/nodes/clock.js";
 import { createServer, listen, type NodeApp, requireHash } from "../../src/nodes/http.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
+import { MemoryTransport } from "../../src/nodes/io/memory-transport.js";
 import { silentLogger } from "../../src/nodes/logger.js";
-import { MemoryTransport } from "../../src/nodes/memory-transport.js";
 import { HttpTransport, type Transport, type TransportRequest } from "../../src/sdk/index.js";
 
 /** The node every suite talks to; `/slow` waits until the test releases it. */

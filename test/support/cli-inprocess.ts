@@ -3,7 +3,7 @@
  * the network's transport and the manual clock injected, the clock driven until the command ends.
  */
 import type { CliIo } from "../../src/cli/common.js";
-import type { ManualClock } from "../../src/nodes/clock.js";
+import type { ManualClock } from "../../src/nodes/io/clock.js";
 import type * as sdk from "../../src/sdk/index.js";
 import type { CliRun } from "./cli-process.js";
 import type { VirtualTime } from "./virtual-time.js";

@@ -9,10 +9,10 @@ import {
   MemoryShardStore,
   type ShardStore,
 } from "../../src/nodes/blobber/files/index.js";
-import { SystemClock } from "../../src/nodes/clock.js";
 import { createServer, type Listening, listen } from "../../src/nodes/http.js";
-import type { KV } from "../../src/nodes/kv.js";
-import { MemoryKV } from "../../src/nodes/kv-memory.js";
+import { SystemClock } from "../../src/nodes/io/clock.js";
+import type { KV } from "../../src/nodes/io/kv.js";
+import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
 import { silentLogger } from "../../src/nodes/logger.js";
 import { HttpTransport } from "../../src/sdk/http-transport.js";
 import { AllocationFiles, type AllocationFilesOptions, type FilesEvent } from "../../src/sdk/storage/files/index.js";

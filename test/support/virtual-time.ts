@@ -4,7 +4,7 @@
  * every test that runs a network on virtual time.
  */
 import assert from "node:assert/strict";
-import type { ManualClock } from "../../src/nodes/clock.js";
+import type { ManualClock } from "../../src/nodes/io/clock.js";
 
 export interface VirtualTimeOptions {
   /** Virtual ms per step (default 25). */

@@ -240,7 +240,7 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
           for (const c of a.curators) p("  ", c);
         }
         const range = (r: { min: sdk.storage.Int; max: sdk.storage.Int }) => `${bal(r.min)}-${bal(r.max)}`;
-        const st = a.stats as Record<string, unknown>;
+        const st: Partial<sdk.storage.Allocation["stats"]> = a.stats ?? {};
         p("  read_price_range:         ", range(a.read_price_range), "(requested)");
         p("  write_price_range:        ", range(a.write_price_range), "(requested)");
         p("  challenge_completion_time:", dur(a.challenge_completion_time), "(max)");

@@ -11,7 +11,7 @@ import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
-import { downloadShared, listShared, metaShared } from "./share.js";
+import { downloadShared, listShared, metaShared, printMeta } from "./share.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
@@ -285,17 +285,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (given(opts, "authticket")) return metaShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
         const s = await open(ctx, opts);
-        const m = await guarded("", () => s.files.meta(remote));
-        if (opts.json) {
-          ctx.println(JSON.stringify(listJson(m)));
-          return;
-        }
-        ctx.println(
-          renderTable(
-            ["Type", "Name", "Path", "Lookup Hash", "Size", "Mime Type", "Hash"],
-            [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? ""]],
-          ),
-        );
+        printMeta(ctx, await guarded("", () => s.files.meta(remote)), Boolean(opts.json));
       }),
     );
 

@@ -70,8 +70,12 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
   const t = ticketOf(opts, "");
   const s = await open(ctx, opts, false, t);
   const path = await sharedPath(s, t, opts, "");
-  const m = await guarded("", () => s.files.meta(path));
-  if (opts.json) {
+  printMeta(ctx, await guarded("", () => s.files.meta(path)), Boolean(opts.json));
+}
+
+/** What `zbox meta` prints of a file, own or shared: the reference's table, or `listJson` with `--json`. */
+export function printMeta(ctx: CliContext, m: sdk.storageFiles.FileRef, json: boolean): void {
+  if (json) {
     ctx.println(JSON.stringify(listJson(m)));
     return;
   }

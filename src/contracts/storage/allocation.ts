@@ -19,6 +19,14 @@ import { SECOND } from "../../core/duration.js";
 import { sha3 } from "../../core/hash.js";
 import { clientIdOf } from "../../core/schemes.js";
 import { GB } from "../../storage/pricing.js";
+import type {
+  BlobberAllocation,
+  NewAllocationRequest,
+  PriceRange,
+  StorageAllocation,
+  StorageNode,
+  Terms,
+} from "../../storage/records.js";
 import type { ContractContext, ContractState } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { isHealthy } from "./blobbers.js";
@@ -29,7 +37,6 @@ import { freeStake, offerLock, payReward, stakedCapacity } from "./stakepool.js"
 import {
   addToList,
   allBlobbers,
-  type BlobberAllocation,
   challengePoolId,
   getAllocation,
   getBlobber,
@@ -40,33 +47,13 @@ import {
   maxAmount,
   minAmount,
   type NodeReader,
-  type PriceRange,
   putAllocation,
   putBlobber,
   putChallengePool,
   putStakePool,
   putWritePools,
   STORAGE_ADDRESS,
-  type StorageAllocation,
-  type StorageNode,
-  type Terms,
 } from "./state.js";
-
-/** A parsed `new_allocation_request`. */
-export interface NewAllocationRequest {
-  data_shards: number;
-  parity_shards: number;
-  size: bigint;
-  expiration_date: number;
-  owner_id: string;
-  owner_public_key: string;
-  preferred_blobbers: string[];
-  read_price_range: PriceRange;
-  write_price_range: PriceRange;
-  /** ns. */
-  max_challenge_completion_time: bigint;
-  diversify_blobbers: boolean;
-}
 
 function range(i: Input, k: string): PriceRange {
   if (!i.has(k)) return { min: 0n, max: MAX_SAS };

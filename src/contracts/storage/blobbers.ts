@@ -13,6 +13,7 @@
 
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
+import type { StorageNode, Terms, ValidationNode } from "../../storage/records.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
@@ -28,9 +29,6 @@ import {
   putBlobber,
   putStakePool,
   putValidator,
-  type StorageNode,
-  type Terms,
-  type ValidationNode,
 } from "./state.js";
 
 /** Parse and check a blobber's terms (reference `Terms.validate`). */

@@ -32,15 +32,14 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { sha3 } from "../../core/hash.js";
 import { Rng } from "../../core/random.js";
 import { type ValidationTicket, verifyTicket } from "../../storage/challenge.js";
+import type { AllocationStats, BlobberAllocation, StorageAllocation } from "../../storage/records.js";
 import type { BlockHookContext, ContractContext, ContractState } from "../context.js";
 import { type StorageConfig, seconds } from "./config.js";
 import { Input, notFound, refuse } from "./errors.js";
 import { returnToPools } from "./pools.js";
 import { payReward, stakeTotal } from "./stakepool.js";
 import {
-  type AllocationStats,
   allValidators,
-  type BlobberAllocation,
   getAllocation,
   getChallengePool,
   getStakePool,
@@ -52,7 +51,6 @@ import {
   putStakePool,
   putWritePools,
   STORAGE_ADDRESS,
-  type StorageAllocation,
 } from "./state.js";
 
 const SA = STORAGE_ADDRESS;

@@ -41,7 +41,6 @@ export { blobberSize, minLockDemand } from "./allocation.js";
 export { type StorageChallenge, storageGenesis } from "./challenges.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
-export { readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";
 

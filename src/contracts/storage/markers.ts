@@ -25,12 +25,8 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
-import {
-  payerRefusal,
-  readMarkerHash as storageReadMarkerHash,
-  writeMarkerHash as storageWriteMarkerHash,
-  verifyClientSignature,
-} from "../../storage/markers.js";
+import type { ReadMarker, WriteMarker } from "../../storage/markers.js";
+import { payerRefusal, readMarkerHash, verifyClientSignature, writeMarkerHash } from "../../storage/markers.js";
 import { readCost, writeCost } from "../../storage/pricing.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
@@ -53,31 +49,14 @@ import {
   putReadPools,
   putStakePool,
   putWritePools,
-  type ReadMarker,
-  type WriteMarker,
 } from "./state.js";
-
-/** Hash a client signs for a write marker (the storage layer's definition). */
-export function writeMarkerHash(wm: WriteMarker): string {
-  return storageWriteMarkerHash({ ...wm, size: Number(wm.size) });
-}
-
-/** Hash a reader signs for a read marker (the storage layer's definition). */
-export function readMarkerHash(rm: ReadMarker): string {
-  return storageReadMarkerHash(rm);
-}
-
-/** Verify a client signature of either scheme (told apart by the key's length). */
-export function verifySignature(publicKey: string, hash: string, signature: string): boolean {
-  return verifyClientSignature(publicKey, hash, signature);
-}
 
 function readWriteMarker(code: StorageScErrorCode, i: Input): WriteMarker {
   return {
     allocation_root: i.str("allocation_root"),
     prev_allocation_root: i.str("prev_allocation_root", ""),
     allocation_id: i.str("allocation_id"),
-    size: i.int("size"),
+    size: Number(i.int("size")),
     blobber_id: i.str("blobber_id"),
     timestamp: i.num("timestamp"),
     client_id: i.str("client_id"),
@@ -112,23 +91,25 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
       code,
       `previous allocation root mismatch: the marker chains onto "${wm.prev_allocation_root}", the last redeemed is "${d.allocation_root}"`,
     );
-  if (!verifySignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
+  if (!verifyClientSignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
     refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
-  if (d.used + wm.size < 0n) refuse(code, `write marker size ${wm.size} removes more than the ${d.used} bytes stored`);
+  // a marker's size is a number (`storage/markers.ts`); the pools count bytes as bigint
+  const size = BigInt(wm.size);
+  if (d.used + size < 0n) refuse(code, `write marker size ${size} removes more than the ${d.used} bytes stored`);
   const rest = BigInt(a.expiration_date - ctx.now) * SECOND;
   const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };
   const cp = getChallengePool(ctx.state, a.id);
   if (!cp) refuse(code, `can't get challenge pool of allocation ${a.id}`);
   let moved = 0n;
   let unpaid = "";
-  if (wm.size > 0n) {
-    const cost = writeCost(d.terms.write_price, wm.size, rest, a.time_unit);
-    if (d.used + wm.size > d.size)
-      unpaid = `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${wm.size} > ${d.size}`;
+  if (size > 0n) {
+    const cost = writeCost(d.terms.write_price, size, rest, a.time_unit);
+    if (d.used + size > d.size)
+      unpaid = `max allocation size reached on blobber ${d.blobber_id}: ${d.used} + ${size} > ${d.size}`;
     else if (!takeFromPools(wp, a.id, d.blobber_id, cost, ctx.now))
       unpaid = `not enough tokens in write pool of allocation ${a.id} for blobber ${d.blobber_id}: want ${cost}`;
     if (unpaid) {
-      d.unpaid_size = (d.unpaid_size ?? 0n) + wm.size;
+      d.unpaid_size = (d.unpaid_size ?? 0n) + size;
     } else {
       moved = cost;
       cp.balance += moved;
@@ -136,11 +117,11 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
       d.spent += moved;
       a.moved_to_challenge += moved;
     }
-  } else if (wm.size < 0n) {
+  } else if (size < 0n) {
     // deletes free unpaid bytes first: only bytes that were paid for are refunded
-    const freedUnpaid = minAmount(d.unpaid_size ?? 0n, -wm.size);
+    const freedUnpaid = minAmount(d.unpaid_size ?? 0n, -size);
     if (freedUnpaid > 0n) d.unpaid_size = (d.unpaid_size ?? 0n) - freedUnpaid;
-    let back = writeCost(d.terms.write_price, -wm.size - freedUnpaid, rest, a.time_unit);
+    let back = writeCost(d.terms.write_price, -size - freedUnpaid, rest, a.time_unit);
     if (back > d.challenge_pool_integral_value) back = d.challenge_pool_integral_value;
     if (back > cp.balance) back = cp.balance;
     cp.balance -= back;
@@ -151,12 +132,12 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
     returnToPools(wp, a, d.blobber_id, back, ctx.txn.hash, a.expiration_date + Number(a.challenge_completion_time / SECOND));
     moved = -back;
   }
-  d.used += wm.size;
+  d.used += size;
   noteStored(ctx.state, a.id, d.blobber_id, d.used);
   d.allocation_root = wm.allocation_root;
   d.last_write_marker = wm;
-  a.used_size += wm.size;
-  a.stats.used_size += wm.size;
+  a.used_size += size;
+  a.stats.used_size += size;
   a.stats.num_of_writes += 1;
   putWritePools(ctx.state, a.owner_id, wp);
   putChallengePool(ctx.state, cp);
@@ -205,7 +186,7 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
     keyOk = false;
   }
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
-  if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
+  if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
   const notPayer = payerRefusal(rm, a.owner_id);
   if (notPayer) refuse(code, notPayer);

@@ -8,13 +8,12 @@
 
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
+import type { AllocationPool, BlobberPoolShare, StorageAllocation } from "../../storage/records.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
 import {
-  type AllocationPool,
-  type BlobberPoolShare,
   type ClientPools,
   getAllocation,
   getReadPools,
@@ -23,7 +22,6 @@ import {
   putReadPools,
   putWritePools,
   STORAGE_ADDRESS,
-  type StorageAllocation,
 } from "./state.js";
 
 /** Split `value` among blobbers by weight (equally when all weights are 0); rounding remainder to the first. */

@@ -10,6 +10,7 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { GB } from "../../storage/pricing.js";
+import type { StakePoolSettings } from "../../storage/records.js";
 import type { ContractContext, ContractState } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import type { StorageConfig } from "./config.js";
@@ -25,7 +26,6 @@ import {
   putStakePool,
   STORAGE_ADDRESS,
   type StakePool,
-  type StakePoolSettings,
   userStakePools,
 } from "./state.js";
 

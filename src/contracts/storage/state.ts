@@ -15,60 +15,19 @@
  *   and allocation)
  * - `SA:minted` → `{minted}` (stake interests minted so far)
  *
- * Amounts are bigint SAS, sizes bigint bytes, durations bigint nanoseconds, times unix seconds (numbers).
+ * Amounts are bigint SAS, sizes bigint bytes, durations bigint nanoseconds, times unix seconds (numbers). The records
+ * the providers and the sdk read too (`StorageNode`, `StorageAllocation`, pools, …) are declared once in
+ * `storage/records.ts`; a stored write marker's `size` is a number, as `storage/markers.ts` declares it.
  */
 import type { StateView } from "../../chain/state.js";
 import { ScAddress } from "../../chain/types.js";
+import type { AllocationPool, StakePoolSettings, StorageAllocation, StorageNode, ValidationNode } from "../../storage/records.js";
 import type { ContractState } from "../context.js";
 
 export const STORAGE_ADDRESS = ScAddress.storage;
 const SA = STORAGE_ADDRESS;
 
 export type NodeReader = Pick<StateView, "getNode">;
-
-/** A blobber's offer (reference `Terms`). Prices in SAS per GB (write: per GB per time unit). */
-export interface Terms {
-  read_price: bigint;
-  write_price: bigint;
-  /** Fraction in [0, 1] of size × write price the blobber earns without writes. */
-  min_lock_demand: number;
-  /** ns. */
-  max_offer_duration: bigint;
-  /** ns. */
-  challenge_completion_time: bigint;
-}
-
-/** A provider's stake pool settings (reference `stakePoolSettings`). */
-export interface StakePoolSettings {
-  delegate_wallet: string;
-  min_stake: bigint;
-  max_stake: bigint;
-  num_delegates: number;
-  service_charge: number;
-}
-
-/** A registered blobber (reference `StorageNode`). `used` = bytes allocated to allocations. */
-export interface StorageNode {
-  id: string;
-  url: string;
-  geolocation: { latitude: number; longitude: number };
-  terms: Terms;
-  capacity: bigint;
-  used: bigint;
-  /** Unix seconds. */
-  last_health_check: number;
-  public_key: string;
-  stake_pool_settings: StakePoolSettings;
-}
-
-/** A registered validator (reference `ValidationNode`). */
-export interface ValidationNode {
-  id: string;
-  url: string;
-  public_key: string;
-  last_health_check: number;
-  stake_pool_settings: StakePoolSettings;
-}
 
 /** One delegate's stake in a provider's pool. */
 export interface DelegatePool {
@@ -103,115 +62,6 @@ export interface StakePool {
   settings: StakePoolSettings;
 }
 
-/** The latest write marker a blobber redeemed (storage-protocol §2.1). */
-export interface WriteMarker {
-  allocation_root: string;
-  prev_allocation_root: string;
-  allocation_id: string;
-  size: bigint;
-  blobber_id: string;
-  timestamp: number;
-  client_id: string;
-  signature: string;
-}
-
-/** A blobber's part of an allocation (reference `BlobberAllocation`). Amounts SAS. */
-export interface BlobberAllocation {
-  blobber_id: string;
-  allocation_id: string;
-  /** Bytes reserved on this blobber. */
-  size: bigint;
-  /** Bytes written (net of deletes) on this blobber. */
-  used: bigint;
-  allocation_root: string;
-  last_write_marker: WriteMarker | null;
-  terms: Terms;
-  min_lock_demand: bigint;
-  /** Moved to the challenge pool or paid to the blobber for this blobber. */
-  spent: bigint;
-  penalty: bigint;
-  read_reward: bigint;
-  returned: bigint;
-  challenge_reward: bigint;
-  final_reward: bigint;
-  /** Tokens in the challenge pool held for this blobber. */
-  challenge_pool_integral_value: bigint;
-  /** Bytes of redeemed write markers nothing was paid for (write pool short, or beyond `size`); absent = 0. */
-  unpaid_size?: bigint;
-  /** This blobber's challenge counts in the allocation (absent until its first challenge). */
-  stats?: AllocationStats;
-  /** Unix seconds the challenge pool has paid (or returned) this blobber's share up to (absent: the start). */
-  last_challenge_at?: number;
-}
-
-export interface PriceRange {
-  min: bigint;
-  max: bigint;
-}
-
-export interface AllocationStats {
-  used_size: bigint;
-  num_of_writes: number;
-  num_of_reads: number;
-  total_challenges: number;
-  num_open_challenges: number;
-  num_success_challenges: number;
-  num_failed_challenges: number;
-  /** Id of the challenge closed last. */
-  latest_closed_challenge: string;
-}
-
-/** An allocation (reference `StorageAllocation`). */
-export interface StorageAllocation {
-  id: string;
-  /** Latest create/update transaction. */
-  tx: string;
-  data_shards: number;
-  parity_shards: number;
-  size: bigint;
-  expiration_date: number;
-  owner_id: string;
-  owner_public_key: string;
-  payer_id: string;
-  /** Blobbers in shard order (sorted by id): id and URL at creation. */
-  blobbers: { id: string; url: string }[];
-  blobber_details: BlobberAllocation[];
-  preferred_blobbers: string[];
-  read_price_range: PriceRange;
-  write_price_range: PriceRange;
-  /** Largest challenge completion time of the blobbers, ns. */
-  challenge_completion_time: bigint;
-  /** Requested max challenge completion time, ns. */
-  max_challenge_completion_time: bigint;
-  start_time: number;
-  finalized: boolean;
-  canceled: boolean;
-  used_size: bigint;
-  moved_to_challenge: bigint;
-  moved_back: bigint;
-  moved_to_validators: bigint;
-  time_unit: bigint;
-  is_immutable: boolean;
-  curators: string[];
-  stats: AllocationStats;
-}
-
-/** Per-blobber share of an allocation pool. */
-export interface BlobberPoolShare {
-  blobber_id: string;
-  balance: bigint;
-}
-
-/** A read or write pool entry bound to an allocation (reference `allocationPool`). `balance` = Σ blobbers. */
-export interface AllocationPool {
-  id: string;
-  balance: bigint;
-  /** Unix seconds. */
-  expire_at: number;
-  allocation_id: string;
-  blobbers: BlobberPoolShare[];
-}
-
 /** A client's read or write pools. */
 export interface ClientPools {
   pools: AllocationPool[];
@@ -225,20 +75,6 @@ export interface ChallengePool {
   start_time: number;
   expiration: number;
   finalized: boolean;
-}
-
-/** A read marker (storage-protocol §2.5). */
-export interface ReadMarker {
-  client_id: string;
-  client_public_key: string;
-  blobber_id: string;
-  allocation_id: string;
-  owner_id: string;
-  timestamp: number;
-  counter: number;
-  signature: string;
-  /** Whose read pool pays; covered by the signature (the reader when absent from the input). */
-  payer_id: string;
 }
 
 export const keys = {
@@ -299,6 +135,7 @@ function revive(v: unknown, key = ""): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       if (key === "terms" && k === "min_lock_demand") out[k] = Number(x);
+      else if (key === "last_write_marker" && k === "size") out[k] = Number(x);
       else out[k] = revive(x, k);
     }
     return out;

@@ -8,9 +8,10 @@
 
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
+import { num, readAllocationRecord } from "../../storage/records.js";
 import type { NodeErrorCode } from "../errors.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 import type { ProviderChain } from "../provider/chain.js";
 
 /** The fields of an allocation the blobber uses (the chain's record is kept whole in `raw`). */
@@ -37,44 +38,29 @@ export interface CachedAllocation {
 
 const PREFIX = "alloc:";
 
-function num(v: unknown): number {
-  return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : 0;
-}
-
-/** A chain amount or size as JSON gives it (bigint, number or decimal string); anything else is 0. */
-export function big(v: unknown): bigint {
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number" && Number.isFinite(v)) return BigInt(Math.trunc(v));
-  if (typeof v === "string" && /^-?\d+$/.test(v)) return BigInt(v);
-  return 0n;
-}
-
 /** Read the reference `StorageAllocation` JSON; `blobberId` picks this blobber's details. */
 export function parseAllocation(raw: unknown, blobberId: string, fetchedAt: number): CachedAllocation {
-  const a = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-  if (typeof a.id !== "string" || !sdk.isHash(a.id))
+  const id = (raw as { id?: unknown } | null)?.id;
+  if (typeof id !== "string" || !sdk.isHash(id))
     throw new CodedError<NodeErrorCode>(
       { code: "invalid_allocation", op: "read allocation" },
       "the chain's allocation record has no valid id",
     );
-  const details = Array.isArray(a.blobber_details) ? (a.blobber_details as Record<string, unknown>[]) : [];
-  const mine = details.find((d) => d?.blobber_id === blobberId);
-  const nodes = Array.isArray(a.blobbers) ? (a.blobbers as Record<string, unknown>[]) : [];
-  const ids = nodes.length > 0 ? nodes.map((b) => String(b?.id ?? "")) : details.map((d) => String(d?.blobber_id ?? ""));
+  const a = readAllocationRecord(raw);
   return {
     id: a.id,
-    owner_id: typeof a.owner_id === "string" ? a.owner_id : "",
-    owner_public_key: typeof a.owner_public_key === "string" ? a.owner_public_key : "",
-    size: big(a.size),
-    blobber_size: big(mine?.size),
-    expiration_date: num(a.expiration_date),
-    data_shards: num(a.data_shards),
-    parity_shards: num(a.parity_shards),
-    finalized: a.finalized === true,
-    canceled: a.canceled === true,
-    blobbers: ids,
+    owner_id: a.owner_id,
+    owner_public_key: a.owner_public_key,
+    size: a.size,
+    blobber_size: a.details.find((d) => d.blobber_id === blobberId)?.size ?? 0n,
+    expiration_date: a.expiration_date,
+    data_shards: a.data_shards,
+    parity_shards: a.parity_shards,
+    finalized: a.finalized,
+    canceled: a.canceled,
+    blobbers: a.blobbers.length > 0 ? a.blobbers.map((b) => b.id) : a.details.map((d) => d.blobber_id),
     fetched_at: fetchedAt,
-    raw: a,
+    raw: a.raw,
   };
 }
 

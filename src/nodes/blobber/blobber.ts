@@ -14,14 +14,21 @@
 import { durationMs } from "../../core/duration.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeErrorCode } from "../errors.js";
 import { createServer } from "../http.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
+import { Loop } from "../io/loop.js";
 import { type Logger, silentLogger } from "../logger.js";
-import { Loop } from "../loop.js";
-import { ActivityLog, type ProviderChain, sendStorageTxn, type TxnCounters, walletFromKeys } from "../provider/chain.js";
+import {
+  ActivityLog,
+  type ProviderChain,
+  sendStorageTxn,
+  stakePoolSettings,
+  type TxnCounters,
+  walletFromKeys,
+} from "../provider/chain.js";
 import { AllocationCache } from "./allocations.js";
 import { type Blobber, type BlobberContext, type BlobberStatus, type RouteRegistrar, UsageCounters } from "./context.js";
 import type { ShardStore } from "./files/store.js";
@@ -78,13 +85,7 @@ export function storageNodeInput(id: string, url: string, c: BlobberConfig): Rec
       challenge_completion_time: c.challenge_completion_time,
     },
     capacity: c.capacity,
-    stake_pool_settings: {
-      delegate_wallet: c.delegate_wallet === "" ? id : c.delegate_wallet,
-      min_stake: c.min_stake,
-      max_stake: c.max_stake,
-      num_delegates: c.num_delegates,
-      service_charge: c.service_charge,
-    },
+    stake_pool_settings: stakePoolSettings(id, c),
   };
 }
 

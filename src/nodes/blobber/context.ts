@@ -6,12 +6,12 @@
 
 import type { WalletFile } from "../../core/wallet.js";
 import type * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import type { BlobberConfig } from "../config/operator.js";
 import type { NodeApp } from "../http.js";
-import type { KV, KVTxn } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV, KVTxn } from "../io/kv.js";
+import type { Loop } from "../io/loop.js";
 import type { Logger } from "../logger.js";
-import type { Loop } from "../loop.js";
 import type { ActivityLog, ProviderChain, TxnCounters } from "../provider/chain.js";
 import type { AllocationCache } from "./allocations.js";
 import type { FileApi } from "./files/assembly.js";

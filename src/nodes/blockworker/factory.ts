@@ -2,7 +2,7 @@
 import type { MagicBlock } from "../../chain/types.js";
 import { serveBlockWorkerMetrics } from "../common/chain-metrics.js";
 import { logTo, type NodeEdges, type Peer } from "../common/peer.js";
-import { Loop } from "../loop.js";
+import { Loop } from "../io/loop.js";
 import { BlockWorker } from "./blockworker.js";
 import { blockWorkerApp } from "./server.js";
 

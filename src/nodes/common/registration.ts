@@ -9,10 +9,10 @@
 
 import { errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import type { NodeErrorCode } from "../errors.js";
+import type { Clock } from "../io/clock.js";
+import { Loop } from "../io/loop.js";
 import type { Logger } from "../logger.js";
-import { Loop } from "../loop.js";
 
 /** What the node says about itself in `add_miner` / `add_sharder`. */
 export interface SelfDescription {

@@ -14,9 +14,9 @@ import type { MagicBlock } from "../../chain/types.js";
 import type { DkgState } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import type { NodeErrorCode } from "../errors.js";
-import { Loop } from "../loop.js";
+import type { Clock } from "../io/clock.js";
+import { Loop } from "../io/loop.js";
 import { DkgParticipant, type ShareReceipt } from "./participant.js";
 
 export interface DkgDriverOptions {

@@ -9,8 +9,9 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { errorMessage } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
-import type { KV } from "../kv.js";
+import type { StakePoolSettings } from "../../storage/records.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 
 /** The chain operations a provider needs; `sdk.ChainClient` has them, tests pass fakes. */
 export interface ProviderChain {
@@ -113,11 +114,14 @@ export async function sendStorageTxn(
   }
 }
 
-/** Reference `StakePoolSettings` of a provider, amounts in SAS. */
-export interface StakePoolSettings {
-  delegate_wallet: string;
-  min_stake: bigint;
-  max_stake: bigint;
-  num_delegates: number;
-  service_charge: number;
+/** A provider's `stake_pool_settings` (reference `stakePoolSettings`) from its config: its own id is the delegate wallet
+ *  when none is configured. */
+export function stakePoolSettings(id: string, c: StakePoolSettings): StakePoolSettings {
+  return {
+    delegate_wallet: c.delegate_wallet === "" ? id : c.delegate_wallet,
+    min_stake: c.min_stake,
+    max_stake: c.max_stake,
+    num_delegates: c.num_delegates,
+    service_charge: c.service_charge,
+  };
 }

@@ -21,11 +21,11 @@ import type { Block, MagicBlock } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
-import type { Clock } from "../clock.js";
 import { blockHasTxn, verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
+import type { Clock } from "../io/clock.js";
 import type { ChainStore } from "../store/chainstore.js";
 import { RecentBlocks } from "./proofs.js";
 

@@ -11,7 +11,7 @@ import { magicBlockFromValue } from "../../chain/magicblock.js";
 import { type NodeDb, reachableNodes } from "../../chain/trie.js";
 import type { Block, MagicBlock } from "../../chain/types.js";
 import * as sdk from "../../sdk/index.js";
-import type { KV, KVTxn } from "../kv.js";
+import type { KV, KVTxn } from "../io/kv.js";
 
 /** Where block bodies live. */
 export interface BlockFiles {

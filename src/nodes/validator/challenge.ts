@@ -16,9 +16,10 @@ import {
   type ValidationTicket,
   verifyChallengeProof,
 } from "../../storage/challenge.js";
-import type { Clock } from "../clock.js";
+import type { Int, StorageAllocation } from "../../storage/records.js";
 import type { NodeErrorCode } from "../errors.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
 import type { ProviderChain } from "../provider/chain.js";
 
 const TICKETS_KEY = "validator:tickets";
@@ -41,13 +42,6 @@ interface ChainChallenge {
   validators: { id: string }[];
 }
 
-interface ChainAllocation {
-  owner_id: string;
-  owner_public_key: string;
-  blobbers: { id: string }[];
-  blobber_details: { blobber_id: string; allocation_root: string }[];
-}
-
 function refused(msg: string, code: NodeErrorCode = "invalid_request"): CodedError {
   return new CodedError<NodeErrorCode>({ code, op: "verify challenge" }, msg);
 }
@@ -67,10 +61,10 @@ export function challengeVerifier(opts: {
     if (typeof body !== "object" || body === null || typeof proof.challenge_id !== "string")
       throw refused("the body must be a challenge proof with a challenge_id");
     let ch: ChainChallenge;
-    let a: ChainAllocation;
+    let a: StorageAllocation<Int>;
     try {
       ch = await rest<ChainChallenge>("getchallenge", { challenge: proof.challenge_id });
-      a = await rest<ChainAllocation>("allocation", { allocation: ch.allocation_id });
+      a = await rest<StorageAllocation<Int>>("allocation", { allocation: ch.allocation_id });
     } catch (err) {
       throw refused(`cannot read challenge ${proof.challenge_id} from the chain: ${errorMessage(err)}`, "resource_not_found");
     }

@@ -4,10 +4,10 @@
  */
 import { join } from "node:path";
 import * as sdk from "../../sdk/index.js";
-import { SystemClock } from "../clock.js";
 import { loadValidatorConfig } from "../config/operator.js";
 import { listen } from "../http.js";
-import { LmdbKV } from "../kv-lmdb.js";
+import { SystemClock } from "../io/clock.js";
+import { LmdbKV } from "../io/kv-lmdb.js";
 import { loadProviderKeys, providerChainClient, providerLogger } from "../provider/boot.js";
 import type { ProviderFlags } from "../provider/flags.js";
 import { readCa, readTls } from "../tls.js";

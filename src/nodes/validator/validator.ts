@@ -10,14 +10,21 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { errorMessage } from "../../core/errors.js";
 import { ValidatorRoutes } from "../../storage/api.js";
-import type { Clock } from "../clock.js";
 import { processFigures } from "../common/diagnostics.js";
 import type { ValidatorConfig } from "../config/operator.js";
 import { createServer, type NodeApp, sendJson, serve } from "../http.js";
-import type { KV } from "../kv.js";
+import type { Clock } from "../io/clock.js";
+import type { KV } from "../io/kv.js";
+import { Loop } from "../io/loop.js";
 import { type Logger, silentLogger } from "../logger.js";
-import { Loop } from "../loop.js";
-import { ActivityLog, type ProviderChain, sendStorageTxn, type TxnCounters, walletFromKeys } from "../provider/chain.js";
+import {
+  ActivityLog,
+  type ProviderChain,
+  sendStorageTxn,
+  stakePoolSettings,
+  type TxnCounters,
+  walletFromKeys,
+} from "../provider/chain.js";
 import { badge, esc, formatTime, formatZcn, page, table } from "../provider/pages.js";
 import { challengeVerifier } from "./challenge.js";
 
@@ -60,13 +67,7 @@ export function validationNodeInput(id: string, url: string, c: ValidatorConfig)
   return {
     id,
     url,
-    stake_pool_settings: {
-      delegate_wallet: c.delegate_wallet === "" ? id : c.delegate_wallet,
-      min_stake: c.min_stake,
-      max_stake: c.max_stake,
-      num_delegates: c.num_delegates,
-      service_charge: c.service_charge,
-    },
+    stake_pool_settings: stakePoolSettings(id, c),
   };
 }
 

@@ -4,6 +4,8 @@
  */
 import { toBigInt } from "../../chain/json.js";
 import { ScAddress } from "../../chain/types.js";
+import type * as records from "../../storage/records.js";
+import type { Int } from "../../storage/records.js";
 
 export const STORAGE_SC = ScAddress.storage;
 
@@ -13,92 +15,18 @@ export function amount(v: unknown): bigint {
 }
 
 /** An int64 JSON field: number or bigint. */
-export type Int = number | bigint;
+export type { Int } from "../../storage/records.js";
 
-export interface Terms {
-  read_price: Int;
-  write_price: Int;
-  min_lock_demand: number;
-  max_offer_duration: Int;
-  challenge_completion_time: Int;
-}
-
-export interface StakePoolSettings {
-  delegate_wallet: string;
-  min_stake: Int;
-  max_stake: Int;
-  num_delegates: number;
-  service_charge: number;
-}
-
-export interface StorageNode {
-  id: string;
-  url: string;
-  geolocation?: { latitude: number; longitude: number };
-  terms: Terms;
-  capacity: Int;
-  used: Int;
-  last_health_check: number;
-  public_key?: string;
-  stake_pool_settings: StakePoolSettings;
-  healthy?: boolean;
-}
-
-export interface BlobberAllocation {
-  blobber_id: string;
-  allocation_id: string;
-  size: Int;
-  used: Int;
-  allocation_root: string;
-  terms: Terms;
-  min_lock_demand: Int;
-  spent: Int;
-  penalty: Int;
-  read_reward: Int;
-  returned: Int;
-  challenge_reward: Int;
-  final_reward: Int;
-  challenge_pool_integral_value: Int;
-}
-
-export interface Allocation {
-  id: string;
-  tx: string;
-  data_shards: number;
-  parity_shards: number;
-  size: Int;
-  expiration_date: number;
-  owner_id: string;
-  owner_public_key: string;
-  payer_id: string;
-  blobbers: { id: string; url: string }[];
-  blobber_details: BlobberAllocation[];
-  preferred_blobbers: string[];
-  read_price_range: { min: Int; max: Int };
-  write_price_range: { min: Int; max: Int };
-  challenge_completion_time: Int;
-  max_challenge_completion_time: Int;
-  start_time: number;
-  finalized: boolean;
-  canceled: boolean;
-  used_size: Int;
-  moved_to_challenge: Int;
-  moved_back: Int;
-  moved_to_validators: Int;
-  time_unit: Int;
-  is_immutable: boolean;
-  curators: string[];
-  stats: Record<string, unknown>;
-}
-
-export interface AllocationPool {
-  id: string;
-  balance: Int;
-  expire_at: number;
-  allocation_id: string;
-  blobbers: { blobber_id: string; balance: Int }[];
-  locked?: boolean;
-}
+/** The contract's records as its views answer them (`storage/records.ts`), int64 fields as JSON gives them. */
+export type Terms = records.Terms<Int>;
+export type StakePoolSettings = records.StakePoolSettings<Int>;
+/** A blobber as `getblobbers` lists it (with whether its health check is recent) or `getBlobber` gives it. */
+export type StorageNode = records.StorageNode<Int> & { healthy?: boolean };
+export type BlobberAllocation = records.BlobberAllocation<Int>;
+export type Allocation = records.StorageAllocation<Int>;
+/** A read or write pool as the pool views answer it (`locked`: not expired). */
+export type AllocationPool = records.AllocationPool<Int> & { locked?: boolean };
+export type { NewAllocationRequest } from "../../storage/records.js";
 
 export interface PoolsStat {
   pools: AllocationPool[];
@@ -143,19 +71,4 @@ export interface ChallengePoolStat {
   start_time: number;
   expiration: number;
   finalized: boolean;
-}
-
-/** A new allocation request (`new_allocation_request` input). Prices SAS per GB; mcct ns. */
-export interface NewAllocationRequest {
-  data_shards: number;
-  parity_shards: number;
-  size: bigint;
-  expiration_date: number;
-  owner_id: string;
-  owner_public_key: string;
-  preferred_blobbers: string[];
-  read_price_range: { min: bigint; max: bigint };
-  write_price_range: { min: bigint; max: bigint };
-  max_challenge_completion_time: bigint;
-  diversify_blobbers: boolean;
 }

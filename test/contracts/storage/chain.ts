@@ -13,17 +13,14 @@ import type { Transaction } from "../../../src/chain/types.js";
 import { contractAt } from "../../../src/contracts/index.js";
 import {
   createStorageContract,
-  type ReadMarker,
-  readMarkerHash,
   STORAGE_ADDRESS,
   type StorageConfig,
   storageConfig,
-  type WriteMarker,
-  writeMarkerHash,
 } from "../../../src/contracts/storage/index.js";
 import { ed25519 } from "../../../src/core/ed25519.js";
 import { sha3 } from "../../../src/core/hash.js";
 import { clientIdOf } from "../../../src/core/schemes.js";
+import { type ReadMarker, readMarkerHash, type WriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
 
 export const ZCN = 10_000_000_000n;
 export const T0 = 1_700_000_000;
@@ -259,8 +256,11 @@ export function allocInput(owner: Wallet, o: Record<string, unknown> = {}, now =
 }
 
 /** A write marker signed by `owner`. */
-export function signedWriteMarker(owner: Wallet, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
-  const m = { ...wm, client_id: owner.id, signature: "" };
+export function signedWriteMarker(
+  owner: Wallet,
+  wm: Omit<WriteMarker, "signature" | "client_id" | "size"> & { size: number | bigint },
+): WriteMarker {
+  const m = { ...wm, size: Number(wm.size), client_id: owner.id, signature: "" };
   m.signature = ed25519.sign(owner.privateKey, writeMarkerHash(m));
   return m;
 }

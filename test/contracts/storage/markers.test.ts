@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { writeMarkerHash } from "../../../src/contracts/storage/index.js";
 import { bls0chain } from "../../../src/core/bls.js";
 import { ed25519 } from "../../../src/core/ed25519.js";
 import { clientIdOf, initCrypto } from "../../../src/core/schemes.js";
-import { signReadMarker, signWriteMarker } from "../../../src/storage/markers.js";
+import { signReadMarker, signWriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
 import { allocInput, Chain, GiB, setupBlobbers, signedReadMarker, signedWriteMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -201,13 +200,13 @@ describe("storage contract: bls0chain owners", () => {
       allocation_root: "r1",
       prev_allocation_root: "",
       allocation_id: a.id as string,
-      size: 1000n,
+      size: 1000,
       blobber_id: b.id,
       timestamp: T0,
       client_id: owner.id,
     };
-    const wm = { ...body, signature: bls0chain.sign(owner.privateKey, writeMarkerHash({ ...body, signature: "" })) };
-    c.refused(b, "commit_connection", { write_marker: { ...wm, size: 1001n } }, 0n, /invalid signature/);
+    const wm = { ...body, signature: bls0chain.sign(owner.privateKey, writeMarkerHash(body)) };
+    c.refused(b, "commit_connection", { write_marker: { ...wm, size: 1001 } }, 0n, /invalid signature/);
     c.ok(b, "commit_connection", { write_marker: wm });
   });
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CodedError } from "../../../src/core/errors.js";
 import type { NodeApp } from "../../../src/nodes/http.js";
-import { MemoryKV } from "../../../src/nodes/kv-memory.js";
+import { MemoryKV } from "../../../src/nodes/io/kv-memory.js";
 import { allocationRecord } from "./fakes.js";
 import { DELEGATE, START, testBlobber, until } from "./helpers.js";
 

@@ -3,9 +3,9 @@ import { getScheme, initCrypto } from "../../../src/core/schemes.js";
 import { type BlobberOptions, createBlobber } from "../../../src/nodes/blobber/blobber.js";
 import type { Blobber } from "../../../src/nodes/blobber/context.js";
 import { MemoryShardStore } from "../../../src/nodes/blobber/files/store-memory.js";
-import { ManualClock } from "../../../src/nodes/clock.js";
 import { parseBlobberConfig } from "../../../src/nodes/config/operator.js";
-import { MemoryKV } from "../../../src/nodes/kv-memory.js";
+import { ManualClock } from "../../../src/nodes/io/clock.js";
+import { MemoryKV } from "../../../src/nodes/io/kv-memory.js";
 import { FakeChain } from "./fakes.js";
 
 export const START = Date.UTC(2026, 10, 1);

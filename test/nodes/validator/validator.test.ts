@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../../src/core/schemes.js";
-import { ManualClock } from "../../../src/nodes/clock.js";
 import { parseValidatorConfig } from "../../../src/nodes/config/operator.js";
-import { MemoryKV } from "../../../src/nodes/kv-memory.js";
+import { ManualClock } from "../../../src/nodes/io/clock.js";
+import { MemoryKV } from "../../../src/nodes/io/kv-memory.js";
 import { createValidator } from "../../../src/nodes/validator/validator.js";
 import { FakeChain } from "../blobber/fakes.js";
 import { until } from "../blobber/helpers.js";

@@ -19,10 +19,10 @@ import {
   verifyTicket,
   walkTree,
 } from "../../../storage/index.js";
-import type { Clock } from "../../clock.js";
-import type { KV } from "../../kv.js";
+import type { Clock } from "../../io/clock.js";
+import type { KV } from "../../io/kv.js";
+import { Loop } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
-import { Loop } from "../../loop.js";
 import type { ChallengeSource } from "./source.js";
 
 /** An open challenge as the chain serves it. */

@@ -10,7 +10,7 @@ import * as sdk from "../../../sdk/index.js";
 import { type ChallengeProof, stringifyChallengeProof, type ValidationTicket, ValidatorRoutes } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
-import type { Loop } from "../../loop.js";
+import type { Loop } from "../../io/loop.js";
 import type { BlobberContext } from "../context.js";
 import { ChallengeHistory, type ChallengeNetwork, createChallengeLoop, type OpenChallenge } from "./loop.js";
 import { fileServiceSource } from "./source.js";

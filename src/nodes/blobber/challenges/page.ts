@@ -2,7 +2,7 @@
  * The blobber dashboard's challenge section: counts (open, passed, failed), the earnings from passed challenges
  * over time as a small inline SVG chart, and the latest challenges with what happened to them.
  */
-import type { KV } from "../../kv.js";
+import type { KV } from "../../io/kv.js";
 import { badge, esc, formatTime, formatZcn, table } from "../../provider/pages.js";
 import { ChallengeHistory, type ChallengeRecord } from "./loop.js";
 

@@ -6,8 +6,8 @@
  */
 
 import { createServer, type NodeApp } from "../../http.js";
+import { Loop } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
-import { Loop } from "../../loop.js";
 import type { FileServiceDeps } from "./context.js";
 import { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 import { createFileService, type FileService } from "./service.js";

@@ -25,13 +25,14 @@ import {
   unpackHashes,
 } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
-import type { KVTxn } from "../../kv.js";
+import type { KVTxn } from "../../io/kv.js";
 import {
   type AllocationView,
   allocation,
   allocState,
   type Caller,
   capacity,
+  checkConnClient,
   chunks,
   connChanges,
   connId,
@@ -69,8 +70,7 @@ export async function commit(
         op,
         `connection ${conn} has no changes to commit (unknown, empty or already committed)`,
       );
-    if (rec.client_id !== caller.clientId)
-      throw storageError(StorageErrors.invalidConnection, op, `connection ${conn} belongs to another client`);
+    checkConnClient(rec, caller, conn, op);
     const st = allocState(s, a.id);
     const result = checkWriteMarker(
       wm,

@@ -14,8 +14,8 @@ import {
   StorageErrors,
   storageError,
 } from "../../../storage/index.js";
-import type { Clock } from "../../clock.js";
-import type { KV, KVTxn } from "../../kv.js";
+import type { Clock } from "../../io/clock.js";
+import type { KV, KVTxn } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
 import { type AllocState, type ChunkRecord, CONNECTION_ID, type ConnRecord, jsonOf, KvKey, putFast } from "./keys.js";
 import type { WriteBudgetSource } from "./payment.js";
@@ -180,13 +180,18 @@ export function connId(raw: unknown, op: string): string {
   return raw;
 }
 
+/** Refuse a connection another client opened (intake and commit). @throws CodedError `invalid_connection` */
+export function checkConnClient(c: ConnRecord | undefined, caller: Caller, connectionId: string, op: string): void {
+  if (c && c.client_id !== caller.clientId)
+    throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
+}
+
 /** The connection's record, or a new one for the caller. @throws CodedError when another client holds it */
 export function openConn(s: FileService, a: AllocationView, caller: Caller, connectionId: string, op: string): ConnRecord {
   const c =
     (s.staged.get(KvKey.connection(a.id, connectionId)) as ConnRecord | undefined) ??
     s.kv.getJson<ConnRecord>(KvKey.connection(a.id, connectionId));
-  if (c && c.client_id !== caller.clientId)
-    throw storageError(StorageErrors.invalidConnection, op, `connection ${connectionId} belongs to another client`);
+  checkConnClient(c, caller, connectionId, op);
   return c ?? { client_id: caller.clientId, created_at: s.clock.now(), changes: 0, pending: 0 };
 }
 

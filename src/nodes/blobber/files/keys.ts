@@ -5,7 +5,7 @@
  */
 
 import { CHUNK_SIZE, type FileMeta, type ReadMarker, type WriteMarker } from "../../../storage/index.js";
-import type { KVTxn } from "../../kv.js";
+import type { KVTxn } from "../../io/kv.js";
 
 /** The KV key of each record of the file service (`a` an allocation id, `c` a connection id, `p` a path). */
 export const KvKey = {

@@ -7,8 +7,8 @@
  * reader's, and it saves a disk sync per request).
  */
 
-import type { Clock } from "../../clock.js";
-import type { KV } from "../../kv.js";
+import type { Clock } from "../../io/clock.js";
+import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
 import { jsonOf, KvKey, type StoredReadMarker, type StoredWriteMarker } from "./keys.js";
 

@@ -34,8 +34,8 @@ import type {
   StatsReply,
   UploadStatus,
 } from "../../../storage/index.js";
-import type { Clock } from "../../clock.js";
-import type { KV } from "../../kv.js";
+import type { Clock } from "../../io/clock.js";
+import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
 import * as committing from "./commit.js";
 import type { AllocationSource, AllocationView, Caller, FileServiceDeps, ReadBudget, ReadBudgetSource } from "./context.js";

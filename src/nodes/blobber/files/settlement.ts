@@ -14,9 +14,9 @@
  */
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../io/clock.js";
+import { Loop } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
-import { Loop } from "../../loop.js";
 import type { MarkerLedger } from "./ledger.js";
 
 /** What settlement needs from the chain: submit the two storage-contract transactions, answer the txn hash. */

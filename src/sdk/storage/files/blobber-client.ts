@@ -3,6 +3,7 @@
  * bodies as application/octet-stream, replies parsed with exact int64, errors as CodedError naming the blobber.
  */
 
+import { routePath } from "../../../chain/api.js";
 import { parseExactJson, stringifyExactJson } from "../../../chain/codec.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
@@ -24,7 +25,6 @@ import {
   type RefsReply,
   type RevokeReply,
   type RouteDef,
-  routePath,
   type Signer,
   type StatsReply,
   signRequest,
@@ -113,7 +113,7 @@ export class BlobberClient {
     const qs = Object.entries(query)
       .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
       .join("&");
-    const path = routePath(r, this.allocationId) + (qs ? `?${qs}` : "");
+    const path = routePath(r, { allocation: this.allocationId }) + (qs ? `?${qs}` : "");
     const bytes =
       body === undefined ? undefined : body instanceof Uint8Array ? body : Buffer.from(stringifyExactJson(body), "utf8");
     const headers: Record<string, string> = {};

@@ -6,20 +6,10 @@ import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
 import { allocationReadCost, allocationWriteCost, type Signer, stripeCount } from "../../../storage/index.js";
+import { readAllocationRecord } from "../../../storage/records.js";
 import type { ChainClient } from "../../chain.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { StorageAllocation } from "./allocation.js";
-
-function num(v: unknown): number {
-  return typeof v === "number" ? v : typeof v === "bigint" ? Number(v) : typeof v === "string" && v !== "" ? Number(v) : 0;
-}
-
-function big(v: unknown): bigint {
-  if (typeof v === "bigint") return v;
-  if (typeof v === "number" && Number.isFinite(v)) return BigInt(Math.trunc(v));
-  if (typeof v === "string" && /^-?\d+$/.test(v)) return BigInt(v);
-  return 0n;
-}
 
 /** An allocation record as the storage contract's `allocation` view returns it, with the prices the costs need. */
 export interface AllocationRecord extends StorageAllocation {
@@ -30,34 +20,21 @@ export interface AllocationRecord extends StorageAllocation {
   raw: Record<string, unknown>;
 }
 
-/** Parse the contract's allocation JSON. @throws CodedError `invalid_allocation` */
+/** Parse the contract's allocation JSON (`storage/records.ts`). @throws CodedError `invalid_allocation` */
 export function parseAllocationRecord(raw: unknown): AllocationRecord {
-  const a = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
-  if (typeof a.id !== "string")
-    throw new CodedError<SdkErrorCode>({ code: "invalid_allocation", op: "read allocation" }, "allocation record has no id");
-  const nodes = Array.isArray(a.blobbers) ? (a.blobbers as Record<string, unknown>[]) : [];
-  const details = Array.isArray(a.blobber_details) ? (a.blobber_details as Record<string, unknown>[]) : [];
-  const blobbers = nodes.map((b) => ({ id: String(b.id ?? ""), url: String(b.url ?? b.baseurl ?? "") }));
-  const terms = blobbers.map((b) => {
-    const d = details.find((x) => x.blobber_id === b.id);
-    const t = (d?.terms ?? (nodes.find((n) => n.id === b.id) as Record<string, unknown> | undefined)?.terms ?? {}) as Record<
-      string,
-      unknown
-    >;
-    return { read_price: big(t.read_price), write_price: big(t.write_price) };
-  });
+  const a = readAllocationRecord(raw);
   return {
     id: a.id,
-    owner_id: String(a.owner_id ?? ""),
-    ...(typeof a.owner_public_key === "string" && a.owner_public_key ? { owner_public_key: a.owner_public_key } : {}),
-    data_shards: num(a.data_shards),
-    parity_shards: num(a.parity_shards),
-    expiration_date: num(a.expiration_date),
-    size: num(a.size),
-    blobbers,
-    terms,
-    time_unit: big(a.time_unit) || 172_800_000_000_000n,
-    raw: a,
+    owner_id: a.owner_id,
+    ...(a.owner_public_key ? { owner_public_key: a.owner_public_key } : {}),
+    data_shards: a.data_shards,
+    parity_shards: a.parity_shards,
+    expiration_date: a.expiration_date,
+    size: Number(a.size),
+    blobbers: a.blobbers,
+    terms: a.prices,
+    time_unit: a.time_unit,
+    raw: a.raw,
   };
 }
 

@@ -16,11 +16,11 @@ import {
   type ReadBudgetSource,
 } from "../../../../src/nodes/blobber/files/index.js";
 import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
-import { ManualClock } from "../../../../src/nodes/clock.js";
 import type { NodeApp } from "../../../../src/nodes/http.js";
-import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
+import { ManualClock } from "../../../../src/nodes/io/clock.js";
+import { MemoryKV } from "../../../../src/nodes/io/kv-memory.js";
+import { MemoryTransport } from "../../../../src/nodes/io/memory-transport.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
-import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
 import { BlobberClient } from "../../../../src/sdk/storage/files/index.js";
 import {
   allocationRoot,

@@ -5,10 +5,10 @@
 import { writeSync } from "node:fs";
 import { join } from "node:path";
 import { assembleFileApi, FsShardStore } from "../../../../src/nodes/blobber/files/index.js";
-import { SystemClock } from "../../../../src/nodes/clock.js";
 import { listen } from "../../../../src/nodes/http.js";
-import type { KV, KVTxn } from "../../../../src/nodes/kv.js";
-import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
+import { SystemClock } from "../../../../src/nodes/io/clock.js";
+import type { KV, KVTxn } from "../../../../src/nodes/io/kv.js";
+import { LmdbKV } from "../../../../src/nodes/io/kv-lmdb.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
 
 const [dir, allocJson, blobberId, dieAt] = process.argv.slice(2) as [string, string, string, string | undefined];

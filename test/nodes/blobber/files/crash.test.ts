@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, it } from "node:test";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import { FsShardStore } from "../../../../src/nodes/blobber/files/index.js";
-import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
+import { LmdbKV } from "../../../../src/nodes/io/kv-lmdb.js";
 import { HttpTransport } from "../../../../src/sdk/http-transport.js";
 import { AllocationFiles } from "../../../../src/sdk/storage/files/index.js";
 import { BLOCK_SIZE, type DirListing, dirHash, leavesOf, merkleRoot } from "../../../../src/storage/index.js";

@@ -6,11 +6,11 @@ import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
 import { createFileService, MemoryShardStore, registerFileRoutes } from "../../../../src/nodes/blobber/files/index.js";
-import { ManualClock } from "../../../../src/nodes/clock.js";
 import { createServer } from "../../../../src/nodes/http.js";
-import { MemoryKV } from "../../../../src/nodes/kv-memory.js";
+import { ManualClock } from "../../../../src/nodes/io/clock.js";
+import { MemoryKV } from "../../../../src/nodes/io/kv-memory.js";
+import { MemoryTransport } from "../../../../src/nodes/io/memory-transport.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
-import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
 import { BlobberClient } from "../../../../src/sdk/storage/files/index.js";
 import {
   allocationRoot,

@@ -16,10 +16,10 @@ import {
   FsShardStore,
   MemoryShardStore,
 } from "../../../../src/nodes/blobber/files/index.js";
-import { ManualClock } from "../../../../src/nodes/clock.js";
-import { LmdbKV } from "../../../../src/nodes/kv-lmdb.js";
+import { ManualClock } from "../../../../src/nodes/io/clock.js";
+import { LmdbKV } from "../../../../src/nodes/io/kv-lmdb.js";
+import { MemoryTransport } from "../../../../src/nodes/io/memory-transport.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
-import { MemoryTransport } from "../../../../src/nodes/memory-transport.js";
 import { BlobberClient } from "../../../../src/sdk/storage/files/index.js";
 import {
   allocationRoot,

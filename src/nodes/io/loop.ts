@@ -8,11 +8,11 @@
  * can reject a promise the caller did not ask for.
  */
 
-import { CodedError, errorMessage } from "../core/errors.js";
+import { CodedError, errorMessage } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
+import { type Logger, silentLogger } from "../logger.js";
 import type { Clock } from "./clock.js";
 import { isAborted } from "./clock.js";
-import type { NodeErrorCode } from "./errors.js";
-import { type Logger, silentLogger } from "./logger.js";
 
 /** Options of {@link Loop}. */
 export interface LoopOptions {

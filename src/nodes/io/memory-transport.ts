@@ -9,7 +9,7 @@
  * run on the injected `Clock`, so with a `ManualClock` they move only when the test advances time.
  */
 
-import { CodedError } from "../core/errors.js";
+import { CodedError } from "../../core/errors.js";
 import {
   DEFAULT_TIMEOUT_MS,
   type Transport,
@@ -17,11 +17,11 @@ import {
   type TransportRequest,
   type TransportResponse,
   transportError,
-} from "../sdk/index.js";
-import { makeResponse, preflight, transportReason } from "../sdk/internal.js";
+} from "../../sdk/index.js";
+import { makeResponse, preflight, transportReason } from "../../sdk/internal.js";
+import type { NodeErrorCode } from "../errors.js";
+import type { NodeApp } from "../http.js";
 import { type Clock, isAborted, SystemClock } from "./clock.js";
-import type { NodeErrorCode } from "./errors.js";
-import type { NodeApp } from "./http.js";
 
 /** What happens to requests on a faulty link. */
 export interface Fault {

@@ -16,9 +16,9 @@
  *   of the process (kill -9) but not necessarily of the machine.
  */
 
-import { parseExactJson, stringifyExactJson } from "../chain/codec.js";
-import { CodedError } from "../core/errors.js";
-import type { NodeErrorCode } from "./errors.js";
+import { parseExactJson, stringifyExactJson } from "../../chain/codec.js";
+import { CodedError } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
 
 /** Largest key, in UTF-8 bytes (lmdb's limit at the default page size). */
 export const MAX_KEY_BYTES = 1978;

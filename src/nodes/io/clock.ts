@@ -3,8 +3,8 @@
  * tests, where `advance(ms)` fires due timers in a fixed order so a whole network steps deterministically.
  */
 
-import { CodedError } from "../core/errors.js";
-import type { NodeErrorCode } from "./errors.js";
+import { CodedError } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
 
 /** Wall time and timers. */
 export interface Clock {

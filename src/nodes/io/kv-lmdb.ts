@@ -25,8 +25,8 @@
  */
 
 import { open, type RootDatabase } from "lmdb";
-import { CodedError } from "../core/errors.js";
-import type { NodeErrorCode } from "./errors.js";
+import { CodedError } from "../../core/errors.js";
+import type { NodeErrorCode } from "../errors.js";
 import {
   checkRange,
   checkValue,
