@@ -236,11 +236,39 @@ describe("zbox sync, get-diff and commit on the in-process network", { timeout: 
     const sub = join(tmp, "sub");
     mkdirSync(sub);
     writeFileSync(join(sub, "s.txt"), "in a sub directory");
-    const r = await zbox("sync", "--allocation", allocation, "--localpath", sub, "--remotepath", "/docs/");
+    // (its cache kept inside the folder is not synced)
+    const r = await zbox(
+      "sync",
+      "--allocation",
+      allocation,
+      "--localpath",
+      sub,
+      "--remotepath",
+      "/docs/",
+      "--localcache",
+      join(sub, ".cache.json"),
+    );
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(tableRows(r.out), ["Download /big.bin", "Upload /s.txt"]);
     const meta = await zbox("meta", "--allocation", allocation, "--remotepath", "/docs/s.txt", "--json");
     assert.equal(meta.code, 0, meta.err);
+    assert.ok(existsSync(join(sub, ".cache.json")));
+    assert.equal(
+      (
+        await zbox(
+          "sync",
+          "--allocation",
+          allocation,
+          "--localpath",
+          sub,
+          "--remotepath",
+          "/docs/",
+          "--localcache",
+          join(sub, ".cache.json"),
+        )
+      ).out,
+      "Already up to date\nLocal cache saved.\n",
+    );
   });
 
   it("sync and get-diff fail with the reference lines", async () => {

@@ -6,7 +6,7 @@
  * atomically. Any failure stops the sync with its reason and leaves the cache as it was, so the next sync retries.
  */
 import { mkdir, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
@@ -61,8 +61,13 @@ async function planOf(ctx: CliContext, opts: Record<string, unknown>, withBar: b
     throw new CliExit("Error: remotepath should be absolute, and path of directory");
   const st = await stat(local).catch(() => undefined);
   if (!st?.isDirectory()) throw new CliExit(`Error getting diff. ${local}: not a directory`);
-  const exclude = (opts.excludepath as string[] | undefined) ?? [];
   const cache = given(opts, "localcache");
+  // a cache kept inside the synced folder is not one of its files
+  const inside = cache ? relative(resolve(local), resolve(cache)) : "..";
+  const exclude = [
+    ...((opts.excludepath as string[] | undefined) ?? []),
+    ...(inside.startsWith("..") || isAbsolute(inside) ? [] : [`/${inside.split(sep).join("/")}`]),
+  ];
   const s = await open(ctx, opts, withBar);
   return guarded("Error getting diff. ", async () => {
     const prev = cache ? await F.readSyncCache(cache) : new Map();
