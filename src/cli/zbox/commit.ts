@@ -7,6 +7,8 @@
  * rename, copy or move commits, as the reference does); after it succeeded, the transaction (an upload or update
  * commits the new metadata).
  */
+import { stat } from "node:fs/promises";
+import { basename } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
@@ -52,15 +54,19 @@ function newValue(opts: Record<string, unknown>): string {
   return given(opts, "destname") ?? given(opts, "destpath") ?? "";
 }
 
-/** The remote path a file command acts on (`upload` to a directory: the file inside it). */
-function targetOf(name: string, opts: Record<string, unknown>): string | undefined {
+/** The remote path a file command acts on (a file uploaded into `<dir>/`: the file inside it, as `upload` does). */
+async function targetOf(name: string, opts: Record<string, unknown>): Promise<string | undefined> {
   const remote = given(opts, "remotepath");
   if (!remote) return undefined;
-  if ((name === "upload" || name === "update") && remote.endsWith("/")) {
-    const local = given(opts, "localpath") ?? "";
-    return `${remote}${local.split(/[\\/]/).pop() ?? ""}`;
-  }
-  return remote.length > 1 ? remote.replace(/\/+$/, "") : remote;
+  const local = given(opts, "localpath");
+  if (
+    (name === "upload" || name === "update") &&
+    remote.endsWith("/") &&
+    local &&
+    (await stat(local).catch(() => undefined))?.isFile()
+  )
+    return `${remote}${basename(local)}`;
+  return remote.length > 1 ? remote.replace(/\/+$/, "") || "/" : remote;
 }
 
 export function registerCommitCommands(program: Command, io: CliIo): void {
@@ -79,11 +85,11 @@ export function registerCommitCommands(program: Command, io: CliIo): void {
         if (!remote) throw new CliExit("Error: remotepath flag is missing");
         const operation = given(opts, "operation");
         if (!operation) throw new CliExit("Error: operation flag is missing");
-        const given_ = given(opts, "filemeta");
-        if (given_ !== undefined) {
+        const filemeta = given(opts, "filemeta");
+        if (filemeta !== undefined) {
           let meta: sdk.storageFiles.ConsolidatedFileMeta;
           try {
-            meta = JSON.parse(given_) as sdk.storageFiles.ConsolidatedFileMeta;
+            meta = JSON.parse(filemeta) as sdk.storageFiles.ConsolidatedFileMeta;
             if (meta === null || typeof meta !== "object" || Array.isArray(meta)) throw new Error("not a JSON object");
           } catch (err) {
             throw new CliExit(`failed to convert fileMeta. ${sdk.errorMessage(err)}`);
@@ -107,8 +113,9 @@ export function registerCommitCommands(program: Command, io: CliIo): void {
     cmd.hook(
       "preAction",
       action(io, async (ctx, opts) => {
-        const path = targetOf(name, opts);
-        if (!opts.commit || after || !path || !given(opts, "allocation")) return;
+        if (!opts.commit || after || !given(opts, "allocation")) return;
+        const path = await targetOf(name, opts);
+        if (!path) return;
         // a missing object fails the command itself, with its own line
         const ref = await (await open(ctx, opts)).files.meta(path).catch(() => undefined);
         if (ref) before.set(cmd, ref);
@@ -117,8 +124,8 @@ export function registerCommitCommands(program: Command, io: CliIo): void {
     cmd.hook(
       "postAction",
       action(io, async (ctx, opts) => {
-        const path = targetOf(name, opts);
-        if (!opts.commit || !path) return;
+        const path = opts.commit ? await targetOf(name, opts) : undefined;
+        if (!path) return;
         ctx.println("Commiting changes to blockchain ...");
         await commitPath(ctx, opts, operation, path, after ? undefined : before.get(cmd));
       }),

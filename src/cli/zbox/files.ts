@@ -15,10 +15,10 @@ import { downloadShared, listShared, metaShared } from "./share.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
-/** Files per commit when uploading a directory. */
-const BATCH_FILES = 200;
-/** Bytes per commit when uploading a directory. */
-const BATCH_BYTES = 256 * 1024 * 1024;
+/** Files per commit when uploading a directory (and when `sync` uploads). */
+export const BATCH_FILES = 200;
+/** Bytes per commit when uploading a directory (and when `sync` uploads). */
+export const BATCH_BYTES = 256 * 1024 * 1024;
 
 function need(opts: Record<string, unknown>, name: string, message?: string): string {
   const v = given(opts, name);

@@ -10,17 +10,12 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
-import { guarded, open, type Session } from "./files.js";
+import { BATCH_BYTES, BATCH_FILES, guarded, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
 
 const F = sdk.storageFiles;
 type FileDiff = sdk.storageFiles.FileDiff;
 type SyncFileMap = sdk.storageFiles.SyncFileMap;
-
-/** Files per commit when a sync uploads (as `upload` of a directory). */
-const BATCH_FILES = 200;
-/** Bytes per commit when a sync uploads. */
-const BATCH_BYTES = 256 * 1024 * 1024;
 
 interface Planned {
   s: Session;
