@@ -271,6 +271,25 @@ describe("zbox sync, get-diff and commit on the in-process network", { timeout: 
     );
   });
 
+  it("shows progress bars on stderr unless --silent", async () => {
+    const dir = join(tmp, "loud");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "p.bin"), randomBytes(200_000));
+    const r = await runInProcess(
+      zboxMain,
+      ["sync", "--allocation", allocation, "--localpath", dir, "--remotepath", "/loud/", "--configDir", cfg],
+      {
+        transport: net.transport,
+        clock,
+        drive,
+      },
+    );
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(tableRows(r.out), ["Upload /p.bin"]);
+    // the reference's bar: `N / M [=====] 100.00% 3s`
+    assert.match(r.err, /\d+ \/ \d+ \[=+\] 100% /);
+  });
+
   it("sync and get-diff fail with the reference lines", async () => {
     const dir = join(tmp, "work");
     const noAlloc = await zbox("sync", "--localpath", dir);
