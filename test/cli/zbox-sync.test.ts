@@ -360,6 +360,13 @@ describe("zbox sync, get-diff and commit on the in-process network", { timeout: 
     assert.deepEqual(dr.Data, { OpType: "Rename", PreValue: "/reports", CurrValue: "papers" });
     assert.equal((await zwallet("verify", "--hash", dr.TxnID)).code, 0);
 
+    // the same metadata committed twice at once: both commits confirmed (the duplicate goes again a second later)
+    const wallet = JSON.parse(readFileSync(join(cfg, "wallet.json"), "utf8")) as sdk.WalletFile;
+    const twice = await drive(
+      Promise.all([0, 1].map(() => sdk.storageFiles.commitFileMeta(client, wallet, "Update", resp.MetaData as never))),
+    );
+    for (const t of twice) assert.equal((await zwallet("verify", "--hash", t.TxnID)).code, 0);
+
     // --commit on a delete commits the metadata the file had
     const del = await zbox("delete", "--allocation", allocation, "--remotepath", "/reports/report.pdf", "--commit");
     assert.equal(del.code, 0, del.err);

@@ -5,6 +5,7 @@
  */
 
 import { TxnType } from "../../../chain/types.js";
+import { remoteCode } from "../../../core/errors.js";
 import type { WalletFile } from "../../../core/wallet.js";
 import { BLOCK_SIZE, type RefView } from "../../../storage/index.js";
 import type { ChainClient } from "../../chain.js";
@@ -78,8 +79,7 @@ export async function commitFileMeta(
   crudType: string,
   meta: ConsolidatedFileMeta,
 ): Promise<CommitMetaResponse> {
-  const data = JSON.stringify({ CrudType: crudType, MetaData: meta });
-  const r = await chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
+  const r = await executeData(chain, wallet, JSON.stringify({ CrudType: crudType, MetaData: meta }));
   return { TxnID: r.hash, MetaData: meta };
 }
 
@@ -92,6 +92,21 @@ export async function commitFolderChange(
   wallet: WalletFile,
   data: CommitFolderData,
 ): Promise<CommitFolderResponse> {
-  const r = await chain.execute(wallet, { type: TxnType.data, toClientId: "", data: JSON.stringify(data) });
+  const r = await executeData(chain, wallet, JSON.stringify(data));
   return { TxnID: r.hash, Data: data };
+}
+
+/**
+ * A data transaction, confirmed. The same data committed twice in one second is the same transaction (its hash
+ * covers the creation second, not a nonce), which the miners refuse as a duplicate: the second commit is then sent
+ * again in the next second, so every commit gets a transaction of its own.
+ */
+async function executeData(chain: ChainClient, wallet: WalletFile, data: string) {
+  try {
+    return await chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
+  } catch (err) {
+    if (remoteCode(err) !== "duplicate_transaction") throw err;
+    await chain.sleep(1000);
+    return chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
+  }
 }
