@@ -2,11 +2,13 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerCommitCommands } from "./zbox/commit.js";
 import { registerFileCommands } from "./zbox/files.js";
 import { renderTable } from "./zbox/format.js";
 import { registerStorageCommands } from "./zbox/index.js";
 import { registerRepairCommands } from "./zbox/repair.js";
 import { registerShareCommands } from "./zbox/share.js";
+import { registerSyncCommands } from "./zbox/sync.js";
 
 /** The identity zbox acts as: the wallet file, or --wallet_client_id/--wallet_client_key when both are given. */
 function identity(ctx: CliContext): { clientId: string; clientKey: string; wallet?: sdk.WalletFile } {
@@ -87,6 +89,9 @@ export function buildZbox(cliIo: CliIo): Command {
   registerFileCommands(program, io);
   registerShareCommands(program, io);
   registerRepairCommands(program, io);
+  registerSyncCommands(program, io);
+  // after every file command: --commit hooks onto upload, update, delete, rename, copy, move
+  registerCommitCommands(program, io);
   return program;
 }
 

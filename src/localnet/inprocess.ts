@@ -9,6 +9,7 @@ import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { getScheme } from "../core/schemes.js";
 import { createBlobber } from "../nodes/blobber/blobber.js";
 import type { Blobber } from "../nodes/blobber/context.js";
+import type { ShardStore } from "../nodes/blobber/files/store.js";
 import { MemoryShardStore } from "../nodes/blobber/files/store-memory.js";
 import type { BlockWorker } from "../nodes/blockworker/blockworker.js";
 import { createBlockWorker } from "../nodes/blockworker/factory.js";
@@ -17,6 +18,7 @@ import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operat
 import type { DkgDriver } from "../nodes/dkg/driver.js";
 import type { NodeApp } from "../nodes/http.js";
 import type { Clock } from "../nodes/io/clock.js";
+import type { KV } from "../nodes/io/kv.js";
 import { MemoryKV } from "../nodes/io/kv-memory.js";
 import { MemoryTransport } from "../nodes/io/memory-transport.js";
 import { silentLogger } from "../nodes/logger.js";
@@ -57,6 +59,14 @@ export interface InProcessOptions {
   storageSettings?: NonNullable<Parameters<typeof contractGenesis>[2]>["storage"];
   /** The blobbers' `challenge_completion_time` (default: the 2 min of `npm start`'s blobber yaml). */
   challengeCompletionTimeMs?: number;
+  /** Where blobber `n` (1-based) keeps its data (default: a `MemoryKV` and a `MemoryShardStore`; lmdb and files for a test of lost data directories). */
+  blobberStores?: (n: number) => Promise<BlobberStores>;
+}
+
+/** A blobber's data: its KV (metadata, markers) and its shard store (content). */
+export interface BlobberStores {
+  kv: KV;
+  shards: ShardStore;
 }
 
 /** A blobber with its validator and delegate wallet. */
@@ -92,6 +102,12 @@ export interface InProcessNetwork {
   addMagicBlock(minerIndexes: number[], startingRound: number): MagicBlock;
   /** Take a miner off the network (its timers stop and requests to it are refused). */
   stopMiner(i: number): void;
+  /**
+   * Stop blobber `i` (into `providers`) and start it again, same keys and config, over the stores `stores` opens once
+   * it has stopped (default: empty memory stores) — a blobber process restarted, for instance after losing its data
+   * directory.
+   */
+  restartBlobber(i: number, stores?: () => Promise<BlobberStores>): Promise<Blobber>;
   /** Stop everything. */
   close(): Promise<void>;
 }
@@ -215,26 +231,30 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       sleep: (ms) => clock.sleep(ms),
       pollMs: 200,
     });
+  const memoryStores = async (): Promise<BlobberStores> => ({ kv: new MemoryKV(), shards: new MemoryShardStore() });
+  const blobberMakers: ((stores: BlobberStores) => Promise<Blobber>)[] = [];
   for (const pr of generated) {
     const chainFor = (port: number): sdk.ChainClient => client(`${HOST}:${port}`);
     const bcfg = parseBlobberConfig(blobberYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_blobber.yaml`);
     if (opts.challengeCompletionTimeMs !== undefined)
       bcfg.challenge_completion_time = BigInt(opts.challengeCompletionTimeMs) * 1_000_000n;
     const vcfg = parseValidatorConfig(validatorYaml(pr, blockWorkerUrl, chainId), `blobber${pr.n}/0chain_validator.yaml`);
-    const blobber = await createBlobber({
-      config: bcfg,
-      keys: pr.keys,
-      hostname: HOST,
-      port: pr.blobberPort,
-      kv: new MemoryKV(),
-      shards: new MemoryShardStore(),
-      clock,
-      chain: chainFor(pr.blobberPort),
-      transport: transport.from(`${HOST}:${pr.blobberPort}`),
-      logger,
-      intervals: { registerRetryMs: 2_000, healthCheckMs: 60_000, allocationsMs: 5_000 },
-      deploymentMode: 0,
-    });
+    const makeBlobber = (stores: BlobberStores): Promise<Blobber> =>
+      createBlobber({
+        config: bcfg,
+        keys: pr.keys,
+        hostname: HOST,
+        port: pr.blobberPort,
+        ...stores,
+        clock,
+        chain: chainFor(pr.blobberPort),
+        transport: transport.from(`${HOST}:${pr.blobberPort}`),
+        logger,
+        intervals: { registerRetryMs: 2_000, healthCheckMs: 60_000, allocationsMs: 5_000 },
+        deploymentMode: 0,
+      });
+    blobberMakers.push(makeBlobber);
+    const blobber = await makeBlobber(await (opts.blobberStores ?? memoryStores)(pr.n));
     const validator = createValidator({
       config: vcfg,
       keys: pr.validatorKeys,
@@ -280,6 +300,18 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       void minerPeers[i]?.stop();
       m.up = false;
       transport.unregister(new URL(m.url).host);
+    },
+    async restartBlobber(i: number, stores?: () => Promise<BlobberStores>): Promise<Blobber> {
+      const pr = providers[i];
+      const make = blobberMakers[i];
+      if (!pr || !make) throw new RangeError(`no blobber ${i}`);
+      const host = new URL(pr.blobber.url).host;
+      await pr.blobber.stop();
+      transport.unregister(host);
+      pr.blobber = await make(await (stores ?? memoryStores)());
+      transport.register(host, pr.blobber.app);
+      pr.blobber.start();
+      return pr.blobber;
     },
     async close() {
       for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);

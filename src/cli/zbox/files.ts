@@ -15,10 +15,10 @@ import { downloadShared, listShared, metaShared, printMeta } from "./share.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
-/** Files per commit when uploading a directory. */
-const BATCH_FILES = 200;
-/** Bytes per commit when uploading a directory. */
-const BATCH_BYTES = 256 * 1024 * 1024;
+/** Files per commit when uploading a directory (and when `sync` uploads). */
+export const BATCH_FILES = 200;
+/** Bytes per commit when uploading a directory (and when `sync` uploads). */
+export const BATCH_BYTES = 256 * 1024 * 1024;
 
 function need(opts: Record<string, unknown>, name: string, message?: string): string {
   const v = given(opts, name);
@@ -129,7 +129,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
     .option("--remotepath <path>", "remote path to upload the file to")
     .option("--thumbnailpath <path>", "local thumbnail file (not supported)")
     .option("--encrypt", "encrypt the file (not supported)", false)
-    .option("--commit", "commit metadata to the blockchain (not needed: write markers are redeemed by the blobbers)", false)
+    .option("--commit", "commit the file's metadata to the chain as a data transaction (see commit.ts)", false)
     .action(
       action(io, async (ctx, opts) => {
         need(opts, "allocation", "Error: allocation flag is missing");
@@ -304,7 +304,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       .option("--allocation <id>", "allocation id")
       .option("--remotepath <path>", "remote path of the object");
     for (const [flag, help] of extra) cmd.option(flag, help);
-    cmd.option("--commit", "commit metadata to the blockchain (not needed here)", false);
+    cmd.option("--commit", "commit the metadata to the chain as a data transaction (see commit.ts)", false);
     cmd.action(
       action(io, async (ctx, opts) => {
         need(opts, "allocation", "Error: allocation flag is missing");

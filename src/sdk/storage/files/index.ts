@@ -18,10 +18,35 @@ export {
   uploadCost,
   walletSigner,
 } from "./chain.js";
+export {
+  type CommitFolderData,
+  type CommitFolderResponse,
+  type CommitMetaResponse,
+  type ConsolidatedFileMeta,
+  commitFileMeta,
+  commitFolderChange,
+  consolidatedFileMeta,
+} from "./chain-commit.js";
 export type { CommitOutcome } from "./commit.js";
 export type { DownloadOptions, DownloadResult } from "./download.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
 export type { AllocationFilesOptions, FilesEvent, StorageAllocation } from "./session.js";
 export type { ShareOptions } from "./share.js";
+export {
+  type FileDiff,
+  isExcluded,
+  localFileMap,
+  nextSyncCache,
+  planSync,
+  readSyncCache,
+  remoteFileMap,
+  SYNC_FILTERS,
+  type SyncFileInfo,
+  type SyncFileMap,
+  SyncOp,
+  type SyncOpName,
+  uploadsOnly,
+  writeSyncCache,
+} from "./sync.js";
 export type { UploadResult, UploadSource } from "./upload.js";

@@ -1,0 +1,182 @@
+// start-repair after a blobber lost its whole data directory, on the in-process network (3 miners, 1 sharder,
+// 4 blobbers, memory transport, manual clock): blobber 1 keeps its data as the blobber process does — lmdb under
+// `db/` and shard files under `files/.files` —; it is stopped, its data directory deleted, and it starts again on an
+// empty one. `zbox start-repair` (no local copy) rebuilds its shards from the other blobbers', and the files then
+// download byte-exact with blobber 1's shards needed (two of the other three off).
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { zboxMain } from "../../src/cli/zbox.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { type BlobberStores, type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import { registerAndStake } from "../../src/localnet/providers.js";
+import { FsShardStore } from "../../src/nodes/blobber/files/store-fs.js";
+import { MemoryShardStore } from "../../src/nodes/blobber/files/store-memory.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
+import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
+import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
+import * as sdk from "../../src/sdk/index.js";
+import { runInProcess } from "../support/cli-inprocess.js";
+import { virtualTime } from "../support/virtual-time.js";
+
+describe("zbox start-repair after a blobber lost its data directory", { timeout: 600_000 }, () => {
+  const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
+  let net: InProcessNetwork;
+  let cfg: string;
+  let allocation = "";
+  const tmp = mkdtempSync(join(tmpdir(), "cairn-zbox-repair-"));
+  const dataDir = join(tmp, "blobber2-data");
+  let onDisk: BlobberStores | undefined;
+  const { drive } = virtualTime(clock);
+
+  /** Blobber 2's data as the blobber process keeps it: lmdb under `db/`, shards under `files/.files`. */
+  const openDisk = async (): Promise<BlobberStores> => {
+    mkdirSync(join(dataDir, "db"), { recursive: true });
+    onDisk = { kv: new LmdbKV(join(dataDir, "db")), shards: await FsShardStore.open(join(dataDir, "files", ".files")) };
+    return onDisk;
+  };
+  const closeDisk = async () => {
+    await onDisk?.shards.close?.();
+    await onDisk?.kv.close();
+    onDisk = undefined;
+  };
+  const filesUnder = (d: string): string[] =>
+    existsSync(d)
+      ? readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(d, e.name)) : [e.name]))
+      : [];
+
+  const zbox = (...args: string[]) =>
+    runInProcess(zboxMain, [...args, "--configDir", cfg, "--silent"], { transport: net.transport, clock, drive });
+
+  before(async () => {
+    await initCrypto();
+    net = await startInProcessNetwork({
+      clock,
+      miners: 3,
+      sharders: 1,
+      blobbers: 4,
+      blobberStores: async (n) => (n === 2 ? openDisk() : { kv: new MemoryKV(), shards: new MemoryShardStore() }),
+    });
+    const client = new sdk.ChainClient({
+      blockWorker: net.blockWorkerUrl,
+      chainId: sdk.DEFAULT_CHAIN_ID,
+      transport: net.transport,
+      scheme: getScheme("bls0chain"),
+      nowMs: () => clock.now(),
+      sleep: (ms) => clock.sleep(ms),
+      pollMs: 200,
+    });
+    await drive(
+      registerAndStake(
+        client,
+        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
+        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
+      ),
+      240_000,
+    );
+    const alice = createWallet(getScheme("bls0chain"));
+    await drive(client.registerClient(alice));
+    for (let i = 0; i < 2; i++) {
+      await drive(
+        client.execute(alice, {
+          type: sdk.TxnType.smartContract,
+          toClientId: sdk.ScAddress.faucet,
+          value: sdk.SAS_PER_ZCN,
+          data: JSON.stringify({ name: "pour", input: "{}" }),
+        }),
+      );
+      await clock.advance(1000);
+    }
+    const res = await drive(
+      client.execute(alice, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.storage,
+        value: sdk.SAS_PER_ZCN,
+        data: JSON.stringify({
+          name: "new_allocation_request",
+          input: {
+            data_shards: 2,
+            parity_shards: 2,
+            size: 64 * 1024 * 1024,
+            owner_id: alice.client_id,
+            owner_public_key: alice.client_key,
+            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
+            preferred_blobbers: [],
+            max_challenge_completion_time: 3600 * 1e9,
+          },
+        }),
+      }),
+    );
+    allocation = (JSON.parse(res.output) as { id: string }).id;
+    cfg = join(tmp, "zcn");
+    mkdirSync(cfg, { recursive: true });
+    writeFileSync(join(cfg, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
+    writeFileSync(join(cfg, "wallet.json"), serializeWallet(alice));
+  });
+
+  after(async () => {
+    await net?.close();
+    await closeDisk();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("rebuilds the lost shards from the other blobbers; downloads then need them and are byte-exact", async () => {
+    const big = new Uint8Array(randomBytes(400_000)); // several 64 KiB blocks per shard
+    const small = new Uint8Array(randomBytes(1_000));
+    writeFileSync(join(tmp, "big.bin"), big);
+    writeFileSync(join(tmp, "small.txt"), small);
+    for (const [f, r] of [
+      ["big.bin", "/data/big.bin"],
+      ["small.txt", "/data/notes/small.txt"],
+    ] as const) {
+      const up = await zbox("upload", "--allocation", allocation, "--localpath", join(tmp, f), "--remotepath", r);
+      assert.equal(up.code, 0, up.err);
+    }
+    const lock = await zbox("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
+    assert.equal(lock.code, 0, lock.err);
+    const shardsDir = join(dataDir, "files", ".files", "obj");
+    // shard objects are named by their content root
+    const held = filesUnder(shardsDir).sort();
+    assert.ok(held.length > 0, "blobber 2 keeps shard files on disk");
+
+    // blobber 2 stops, its whole data directory is deleted, it starts again on an empty one
+    const lost = net.providers[1] as (typeof net.providers)[number];
+    await net.restartBlobber(1, async () => {
+      await closeDisk();
+      rmSync(dataDir, { recursive: true, force: true });
+      return openDisk();
+    });
+    assert.deepEqual(filesUnder(shardsDir), []);
+    const stats = await zbox("stats", "--allocation", allocation, "--remotepath", "/data/big.bin", "--json");
+    assert.equal(stats.code, 0, stats.err);
+    assert.ok((JSON.parse(stats.out) as Record<string, { error?: string }>)[lost.id]?.error, stats.out);
+
+    // the other blobbers hold the allocation: the repair needs no local copy
+    const rep = await zbox("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(rep.code, 0, rep.err);
+    // /data, /data/notes and the two files
+    assert.equal(rep.out, "Repair file completed, Total files repaired:  4\n");
+    assert.deepEqual(filesUnder(shardsDir).sort(), held, "the same shard objects are back on disk");
+    const again = await zbox("start-repair", "--allocation", allocation, "--repairpath", "/data");
+    assert.equal(again.out, "Repair file completed, Total files repaired:  0\n");
+
+    // two of the three others off: every download needs blobber 2's rebuilt shards
+    for (const i of [0, 2])
+      net.transport.unregister(new URL((net.providers[i] as (typeof net.providers)[number]).blobber.url).host);
+    for (const [r, want] of [
+      ["/data/big.bin", big],
+      ["/data/notes/small.txt", small],
+    ] as const) {
+      const to = join(tmp, `back-${r.split("/").pop()}`);
+      const down = await zbox("download", "--allocation", allocation, "--remotepath", r, "--localpath", to);
+      assert.equal(down.code, 0, down.err);
+      const got = readFileSync(to);
+      assert.equal(createHash("sha256").update(got).digest("hex"), createHash("sha256").update(want).digest("hex"));
+      assert.deepEqual(new Uint8Array(got), want);
+    }
+  });
+});
