@@ -37,7 +37,7 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
   let carol: Wallet;
   const { drive } = virtualTime(clock);
   // 1 byte, exactly one sealed segment (one 64 KiB block of the stream), exactly one stripe of plaintext, many chunks
-  const sizes = { one: 1, segment: SEGMENT_PLAIN, stripe: 2 * 65536, many: 5_000_000 + 17 };
+  const sizes = { one: 1, segment: SEGMENT_PLAIN, stripe: 2 * 65536, many: 2_500_000 + 17 };
   const data = Object.fromEntries(Object.entries(sizes).map(([k, n]) => [k, new Uint8Array(randomBytes(n))]));
 
   const cfgOf = (name: string) => join(tmp, name);
