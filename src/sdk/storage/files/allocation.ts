@@ -18,7 +18,7 @@ import type { BlobberRef } from "./blobber-client.js";
 import { change } from "./change.js";
 import { type CommitOutcome, commit } from "./commit.js";
 import { type DownloadOptions, type DownloadResult, download } from "./download.js";
-import { uploadFiles } from "./encrypt.js";
+import { uploadFiles } from "./encrypted-upload.js";
 import { list, listAll, meta, stats } from "./list.js";
 import { divergent, repair, states } from "./repair.js";
 import { Session } from "./session.js";
