@@ -355,4 +355,35 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     assert.equal(nm.code, 1);
     assert.match(nm.err, /^Upload failed\. the wallet has no mnemonic/);
   });
+
+  it("start-repair rebuilds a blobber's lost encrypted shards without keys; the file still downloads byte-exact", async () => {
+    const lost = (net.providers[1] as (typeof net.providers)[number]).blobber.ctx;
+    const keys = lost.kv
+      .range({ prefix: "sf:" })
+      .map((e) => e.key)
+      .filter((k) => k.includes(allocation));
+    lost.kv.transaction((tx) => {
+      for (const k of keys) tx.delete(k);
+    });
+    for (const o of await lost.shards.listObjects()) if (o.startsWith(allocation)) await lost.shards.deleteObject(o);
+    const rep = await zA("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(rep.code, 0, rep.err);
+    assert.match(rep.out, /^Repair file completed, Total files repaired: {2}[1-9]\d*\n$/);
+    // blobber 0 and 2 gone: the file comes from the repaired blobber's shards and blobber 3's
+    for (const i of [0, 2]) {
+      const b = (net.providers[i] as (typeof net.providers)[number]).blobber.ctx;
+      const ks = b.kv
+        .range({ prefix: "sf:" })
+        .map((e) => e.key)
+        .filter((k) => k.includes(allocation));
+      b.kv.transaction((tx) => {
+        for (const k of ks) tx.delete(k);
+      });
+      for (const o of await b.shards.listObjects()) if (o.startsWith(allocation)) await b.shards.deleteObject(o);
+    }
+    const dst = join(tmp, "repaired.out");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", "/enc/many", "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(data.many as Uint8Array));
+  });
 });
