@@ -289,6 +289,27 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     assert.ok(!existsSync(dst), "no partial plaintext left");
   });
 
+  it("a private encrypted share of a directory: bob downloads a file in it by lookup hash", async () => {
+    const bobKey = encryptionKeys(bob.mnemonics).publicKey;
+    const sh = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc",
+      "--clientid",
+      bob.client_id,
+      "--encryptionpublickey",
+      bobKey,
+    );
+    assert.equal(sh.code, 0, sh.err);
+    const hash = sdk.storageFiles.lookupHash(allocation, "/enc/stripe");
+    const dst = join(tmp, "bob-dir.out");
+    const down = await zB("download", "--authticket", ticketOf(sh.out), "--lookuphash", hash, "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(data.stripe as Uint8Array));
+  });
+
   it("a public ticket of an encrypted file: share refuses it, blobbers refuse a hand-made one", async () => {
     const sh = await zA("share", "--allocation", allocation, "--remotepath", "/enc/stripe");
     assert.equal(sh.code, 1);
