@@ -56,11 +56,14 @@ export function buildZbox(cliIo: CliIo): Command {
       action(io, async (ctx, opts) => {
         await sdk.initCrypto();
         const who = identity(ctx);
+        // the encryption public key comes from the wallet's mnemonic (empty without one, as with client flags)
+        const mnemonic = who.wallet?.mnemonics ?? "";
+        const enc = mnemonic.trim() ? sdk.storageFiles.encryptionKeys(mnemonic).publicKey : "";
         if (opts.json) {
-          ctx.println(JSON.stringify({ client_id: who.clientId, client_public_key: who.clientKey }));
+          ctx.println(JSON.stringify({ client_id: who.clientId, client_public_key: who.clientKey, encryption_public_key: enc }));
           return;
         }
-        ctx.println(renderTable(["Public Key", "ClientID"], [[who.clientKey, who.clientId]]));
+        ctx.println(renderTable(["Public Key", "ClientID", "Encryption Public Key"], [[who.clientKey, who.clientId, enc]]));
       }),
     );
 

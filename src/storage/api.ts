@@ -12,6 +12,7 @@
 import type { HttpMethod } from "../chain/api.js";
 import { CodedError } from "../core/errors.js";
 import type { AuthTicket } from "./authticket.js";
+import type { ReEncryptedKey } from "./encryption.js";
 import type { StorageErrorCode } from "./errors.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
@@ -207,6 +208,13 @@ export interface RefView {
   data_shards?: number;
   created_at?: number;
   updated_at?: number;
+  /** Encrypted files only: the file's encrypted key (base64); `size` is then the sealed stream's. */
+  encrypted_key?: string;
+  /**
+   * Encrypted files read with a private ticket carrying a re-encryption key: the file's key re-encrypted by this
+   * blobber for the ticket's recipient (`storage/encryption.ts reEncryptKey`).
+   */
+  re_encrypted_key?: ReEncryptedKey;
 }
 
 export interface ListReply extends LatestState {

@@ -42,6 +42,12 @@ export interface AuthTicket {
   re_encryption_key: string;
   encrypted: boolean;
   signature: string;
+  /**
+   * Private shares of encrypted files: the recipient's encryption public key, which blobbers re-encrypt the file's key
+   * for (not signed, as the reference keeps it in its share info: a different key only yields a key nobody opens
+   * without the recipient's secret, see `encryption.ts`).
+   */
+  encryption_public_key?: string;
 }
 
 export function authTicketHash(t: Omit<AuthTicket, "signature">): string {
@@ -101,6 +107,9 @@ export function parseAuthTicket(raw: unknown, op: string): AuthTicket {
     re_encryption_key: typeof t.re_encryption_key === "string" ? t.re_encryption_key : "",
     encrypted: t.encrypted === true,
     signature: str("signature"),
+    ...(typeof t.encryption_public_key === "string" && t.encryption_public_key !== ""
+      ? { encryption_public_key: t.encryption_public_key }
+      : {}),
   };
 }
 

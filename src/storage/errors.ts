@@ -57,6 +57,8 @@ export const StorageErrors = {
   notEnoughTokens: "not_enough_tokens",
   /** An auth ticket that is malformed, expired, revoked, for another reader or another path. */
   invalidAuthTicket: "invalid_auth_ticket",
+  /** Encryption keys, sealed segments or re-encryption keys that are malformed or do not open (wrong key, altered). */
+  invalidEncryption: "invalid_encryption",
 } as const;
 
 /** Codes of the storage layer's own algorithms (erasure coding, Merkle trees, layout, reply framing). */

@@ -4,6 +4,7 @@ export * from "./auth.js";
 export * from "./authticket.js";
 export * from "./challenge.js";
 export * from "./contract-api.js";
+export * from "./encryption.js";
 export * from "./errors.js";
 export * from "./layout.js";
 export * from "./markers.js";

@@ -12,6 +12,7 @@
  */
 import { sha3 } from "../core/hash.js";
 import { isHash } from "../core/hex.js";
+import { plainSize } from "./encryption.js";
 import { StorageErrors, storageError } from "./errors.js";
 import { shardSize } from "./layout.js";
 import { ancestorsOf, checkName, depthOf, isWithin, joinPath, nameOf, normalizePath, parentOf } from "./paths.js";
@@ -28,6 +29,12 @@ export interface FileMeta {
   /** Merkle root (hex) of each shard, in the allocation's blobber order. */
   shard_roots: string[];
   data_shards: number;
+  /**
+   * Encrypted files only (`upload --encrypt`, `storage/encryption.ts`): the file's encrypted key, base64. Then the
+   * bytes erasure-coded are the sealed stream: `size` and `actual_hash` are the stream's, the file's own size is
+   * `plainSize(size)`.
+   */
+  encrypted_key?: string;
 }
 
 /** A child entry in a directory listing. */
@@ -78,7 +85,8 @@ export interface ApplyResult {
 
 /** Hash of a file entry. */
 export function fileHash(f: FileMeta): string {
-  return sha3(`f:${f.size}:${f.actual_hash}:${f.shard_size}:${f.mimetype}:${f.data_shards}:${f.shard_roots.join(",")}`);
+  const base = `f:${f.size}:${f.actual_hash}:${f.shard_size}:${f.mimetype}:${f.data_shards}:${f.shard_roots.join(",")}`;
+  return sha3(f.encrypted_key === undefined ? base : `${base}:${f.encrypted_key}`);
 }
 
 /** Hash of a directory from its children. */
@@ -128,6 +136,15 @@ export function checkFileMeta(raw: unknown, dataShards: number, totalShards: num
     !m.shard_roots.every((r) => typeof r === "string" && isHash(r))
   )
     throw bad(`shard_roots must be ${totalShards} hex hashes, one per blobber`);
+  if (m.encrypted_key !== undefined) {
+    if (typeof m.encrypted_key !== "string" || !/^[A-Za-z0-9+/]{43}=$/.test(m.encrypted_key))
+      throw bad("encrypted_key must be base64 of a 32-byte point");
+    try {
+      plainSize(size);
+    } catch {
+      throw bad(`size ${size} is not the size of a sealed stream (an encrypted file)`);
+    }
+  }
   return {
     size,
     actual_hash: m.actual_hash,
@@ -135,6 +152,7 @@ export function checkFileMeta(raw: unknown, dataShards: number, totalShards: num
     shard_size: expect,
     shard_roots: m.shard_roots as string[],
     data_shards: dataShards,
+    ...(typeof m.encrypted_key === "string" ? { encrypted_key: m.encrypted_key } : {}),
   };
 }
 

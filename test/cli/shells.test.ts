@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { before, describe, it } from "node:test";
 import { sha3 } from "../../src/core/hash.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { encryptionKeys } from "../../src/storage/encryption.js";
 
 const BIN = resolve(import.meta.dirname, "../../src/bin");
 const V = JSON.parse(readFileSync(resolve(import.meta.dirname, "../../../test/vectors/keys.json"), "utf8")) as {
@@ -113,12 +114,15 @@ describe("zwallet and zbox shells", () => {
     const id = sha3(Buffer.from(VEC.public_key, "hex"));
     const j = run("zbox", ["getwallet", "--json", "--configDir", dir]);
     assert.equal(j.code, 0, j.err);
-    assert.deepEqual(JSON.parse(j.out), { client_id: id, client_public_key: VEC.public_key });
+    const enc = encryptionKeys(VEC.mnemonic).publicKey;
+    assert.deepEqual(JSON.parse(j.out), { client_id: id, client_public_key: VEC.public_key, encryption_public_key: enc });
     const t = run("zbox", ["getwallet", "--configDir", dir]);
     assert.equal(t.code, 0);
     assert.match(t.out, /PUBLIC KEY/);
     assert.match(t.out, /CLIENTID/);
+    assert.match(t.out, /ENCRYPTION PUBLIC KEY/);
     assert.ok(t.out.includes(id));
+    assert.ok(t.out.includes(enc), "the encryption public key, from the mnemonic");
     assert.ok(!ANSI.test(t.out));
     const flags = run("zbox", ["getwallet", "--json", "--wallet_client_id", id, "--wallet_client_key", VEC.public_key]);
     assert.equal(flags.code, 0, flags.err);

@@ -83,6 +83,7 @@ export async function open(
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
     ...(authTicket ? { authTicket } : {}),
+    ...(wallet.mnemonics ? { encryption: sdk.storageFiles.walletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {
       onEvent?.(e);
       if (e.kind === "progress" && bar) {
@@ -128,17 +129,18 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
     .option("--localpath <path>", "local path of the file (or directory) to upload")
     .option("--remotepath <path>", "remote path to upload the file to")
     .option("--thumbnailpath <path>", "local thumbnail file (not supported)")
-    .option("--encrypt", "encrypt the file (not supported)", false)
+    .option("--encrypt", "encrypt the file client-side with the wallet's keys (see docs/sharing.md)", false)
     .option("--commit", "commit the file's metadata to the chain as a data transaction (see commit.ts)", false)
     .action(
       action(io, async (ctx, opts) => {
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const local = need(opts, "localpath", "Error: localpath flag is missing");
-        if (opts.encrypt) throw new CliExit("Upload failed. encryption is not supported yet");
         const st = await stat(local).catch(() => undefined);
         if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
         const s = await open(ctx, opts, true);
+        if (opts.encrypt && !s.files.options.encryption)
+          throw new CliExit(`${update ? "Update" : "Upload"} failed. ${sdk.storageFiles.NO_MNEMONIC}`);
         if (st.isDirectory()) {
           const all = await walk(local);
           const base = remote.endsWith("/") ? remote.slice(0, -1) : remote;
@@ -153,7 +155,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
           };
           for (const f of all) {
             const rel = relative(local, f).split(sep).join("/");
-            batch.push({ localPath: f, remotePath: `${base}/${rel}`, update });
+            batch.push({ localPath: f, remotePath: `${base}/${rel}`, update, encrypt: !!opts.encrypt });
             bytes += (await stat(f)).size;
             if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) await flush();
           }
@@ -163,7 +165,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         const remotePath = remote.endsWith("/") ? `${remote}${basename(local)}` : remote;
         const [r] = await guarded(
           `${update ? "Update" : "Upload"} failed. `,
-          () => s.files.upload([{ localPath: local, remotePath, update }]),
+          () => s.files.upload([{ localPath: local, remotePath, update, encrypt: !!opts.encrypt }]),
           s.bar,
         );
         ctx.println(`Status completed callback. Type = ${r?.mimetype}. Name = ${basename(remotePath)}`);
@@ -250,7 +252,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           String(r.size),
           String(r.num_blocks),
           r.lookup_hash,
-          "NO",
+          r.encrypted_key ? "YES" : "NO",
           "owner",
         ]);
         ctx.println(
@@ -460,8 +462,8 @@ export function registerFileCommands(program: Command, io: CliIo): void {
 
 /**
  * A file or directory as `list --json` and `meta --json` print it: the reference's fields (gosdk `ListResult`:
- * `actual_size` the original size, `actual_num_blocks` its 64 KiB blocks, `mimetype`, `encryption_key` (empty:
- * files are not encrypted), `created_at`/`updated_at` in unix seconds), then this network's own.
+ * `actual_size` the original size, `actual_num_blocks` its 64 KiB blocks, `mimetype`, `encryption_key` (an encrypted
+ * file's encrypted key, else empty), `created_at`/`updated_at` in unix seconds), then this network's own.
  */
 export function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
   const file = r.type === "f";
@@ -474,11 +476,11 @@ export function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
     lookup_hash: r.lookup_hash,
     hash: r.hash,
     mimetype: file ? (r.mimetype ?? "") : "",
-    encryption_key: "",
-    actual_size: r.size,
+    encryption_key: r.encrypted_key ?? "",
+    actual_size: r.encrypted_key ? sdk.storageFiles.plainSize(r.size) : r.size,
     actual_num_blocks: file ? Math.ceil(r.size / 65536) : 0,
     created_at: r.created_at ?? 0,
     updated_at: r.updated_at ?? 0,
-    ...(file ? { actual_file_hash: r.actual_hash, encrypted_key: "" } : {}),
+    ...(file ? { actual_file_hash: r.actual_hash, encrypted_key: r.encrypted_key ?? "", encrypted: !!r.encrypted_key } : {}),
   };
 }

@@ -61,7 +61,15 @@ export async function listShared(ctx: CliContext, opts: Record<string, unknown>)
   ctx.println(
     renderTable(
       ["Type", "Name", "Size", "Num Blocks", "Lookup Hash", "Is Encrypted", "Downloads Payer"],
-      refs.map((r) => [r.type, r.name, String(r.size), String(r.num_blocks), r.lookup_hash, "NO", "3rd_party"]),
+      refs.map((r) => [
+        r.type,
+        r.name,
+        String(r.size),
+        String(r.num_blocks),
+        r.lookup_hash,
+        r.encrypted_key ? "YES" : "NO",
+        "3rd_party",
+      ]),
     ),
   );
 }
@@ -94,7 +102,7 @@ export function registerShareCommands(program: Command, io: CliIo): void {
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file or directory to share")
     .option("--clientid <id>", "the recipient's client id (absent: a public ticket anyone holding it may use)")
-    .option("--encryptionpublickey <key>", "the recipient's encryption public key (encrypted shares: not supported yet)")
+    .option("--encryptionpublickey <key>", "the recipient's encryption public key (zbox getwallet): share an encrypted file")
     .option("--expiration-seconds <n>", "lifetime of the ticket in seconds (default 90 days)")
     .option("--revoke", "revoke the tickets of the path for --clientid (or the public ones) on every blobber", false)
     .action(
@@ -102,10 +110,18 @@ export function registerShareCommands(program: Command, io: CliIo): void {
         if (!given(opts, "allocation")) throw new CliExit("Error: allocation flag is missing");
         const remote = given(opts, "remotepath");
         if (!remote) throw new CliExit("Error: remotepath flag is missing");
-        if (given(opts, "encryptionpublickey")) throw new CliExit("Error: encrypted shares are not supported yet");
         const clientId = given(opts, "clientid") ?? "";
         if (clientId !== "" && !sdk.isHash(clientId))
           throw new CliExit(`Error: --clientid must be a 64-character hex client id, found "${clientId}"`);
+        const encryptionPublicKey = given(opts, "encryptionpublickey");
+        if (encryptionPublicKey !== undefined && !opts.revoke) {
+          if (!clientId) throw new CliExit("Error: --encryptionpublickey needs --clientid (an encrypted share is private)");
+          try {
+            sdk.storageFiles.checkEncryptionPublicKey(encryptionPublicKey);
+          } catch (err) {
+            throw new CliExit(`Error: invalid --encryptionpublickey: ${sdk.errorMessage(err)}`);
+          }
+        }
         const s = await open(ctx, opts);
         if (opts.revoke) {
           await guarded("Error revoking the share. ", () => s.files.revokeShare(remote, clientId));
@@ -124,6 +140,7 @@ export function registerShareCommands(program: Command, io: CliIo): void {
             remotePath: remote,
             ...(clientId ? { clientId } : {}),
             ...(expirationSeconds ? { expirationSeconds } : {}),
+            ...(encryptionPublicKey ? { encryptionPublicKey } : {}),
           }),
         );
         ctx.println(`Auth token :${sdk.storageFiles.encodeAuthTicket(t)}`);

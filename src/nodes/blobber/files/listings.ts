@@ -26,7 +26,7 @@ import {
 import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
-import { requireReadAccess } from "./sharing.js";
+import { forReader, requireReadAccess } from "./sharing.js";
 
 /** The query of a page of refs. */
 export interface RefsQuery {
@@ -78,6 +78,7 @@ function fileView(a: AllocationView, path: string, f: StoredFile, hash: string):
     data_shards: f.data_shards,
     created_at: f.created_at,
     updated_at: f.updated_at,
+    ...(f.encrypted_key === undefined ? {} : { encrypted_key: f.encrypted_key }),
   };
 }
 
@@ -90,16 +91,17 @@ export async function list(
   const op = "list";
   const a = await allocation(s, allocId, op, false);
   const path = normalizePath(q.path ?? "/", op);
-  requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
-  const meta = refView(s, a, path);
-  if (!meta) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+  const t = requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
+  const found = refView(s, a, path);
+  if (!found) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+  const meta = forReader(s, t, found, op);
   const list: RefView[] = [];
   if (meta.type === "d") {
     const l = s.kv.getJson<DirListing>(KvKey.dir(a.id, path)) ?? emptyDir();
     for (const name of Object.keys(l.children).sort()) {
       const child = path === "/" ? `/${name}` : `${path}/${name}`;
       const v = refView(s, a, child);
-      if (v) list.push(v);
+      if (v) list.push(forReader(s, t, v, op));
     }
   }
   return { ...latest(s, a), meta_data: meta, list };
@@ -114,9 +116,10 @@ export async function meta(
   const op = "file meta";
   const a = await allocation(s, allocId, op, false);
   const path = normalizePath(q.path, op);
-  requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
-  const v = refView(s, a, path);
-  if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+  const t = requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
+  const found = refView(s, a, path);
+  if (!found) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+  const v = forReader(s, t, found, op);
   const rm = s.ledger.latestReadMarker(a.id, caller.clientId);
   return { ...v, read_counter: rm?.marker.counter ?? 0, ...(rm ? { read_marker: rm.marker } : {}) };
 }

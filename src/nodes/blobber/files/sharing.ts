@@ -5,12 +5,16 @@
  * signed owner requests sent to every blobber of the allocation (`FileRoutes.revokeShare`).
  */
 
+import { createHash } from "node:crypto";
 import {
   type AuthTicket,
   lookupHash,
   normalizePath,
   parseAuthTicket,
+  parseReKey,
+  type RefView,
   type RevokeReply,
+  reEncryptKey,
   StorageErrors,
   storageError,
   ticketRefusal,
@@ -60,7 +64,40 @@ export function requireReadAccess(
     ...(actualFileHash === undefined ? {} : { actualFileHash }),
   });
   if (why) throw storageError(StorageErrors.invalidAuthTicket, op, `Invalid auth ticket. ${why}`);
+  // an encrypted file opens only for a private share with a re-encryption key (the reference refuses as well)
+  if (t.re_encryption_key === "") {
+    let f: StoredFile | undefined;
+    try {
+      f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
+    } catch {
+      f = undefined;
+    }
+    if (f?.encrypted_key !== undefined)
+      throw storageError(
+        StorageErrors.invalidAuthTicket,
+        op,
+        `auth ticket is required to download encrypted file: ${path} is encrypted and this ticket carries no re-encryption key (share it with --clientid and --encryptionpublickey)`,
+      );
+  }
   return t;
+}
+
+/**
+ * A ref as a ticket holder sees it: an encrypted file's key re-encrypted by this blobber for the ticket's recipient
+ * (the owner's re-encryption key and the recipient's encryption public key travel with the ticket). The proxy's
+ * randomness is derived from this blobber, the file's key and the share: nothing secret depends on it.
+ */
+export function forReader(s: FileService, t: AuthTicket | undefined, v: RefView, op: string): RefView {
+  if (!t || v.encrypted_key === undefined || t.re_encryption_key === "" || !t.encryption_public_key) return v;
+  const rk = parseReKey(t.re_encryption_key);
+  const seed = createHash("sha512")
+    .update(`cairn/pre/proxy:${s.blobberId}:${v.encrypted_key}:${t.re_encryption_key}:${t.encryption_public_key}`)
+    .digest();
+  try {
+    return { ...v, re_encrypted_key: reEncryptKey(v.encrypted_key, rk, t.encryption_public_key, seed) };
+  } catch (err) {
+    throw storageError(StorageErrors.invalidAuthTicket, op, `Invalid auth ticket. ${(err as Error).message}`);
+  }
 }
 
 /** Revoke the owner's tickets of `path` for `refereeClientID` ("" the public ones) issued until now. */

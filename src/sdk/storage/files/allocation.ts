@@ -18,11 +18,12 @@ import type { BlobberRef } from "./blobber-client.js";
 import { change } from "./change.js";
 import { type CommitOutcome, commit } from "./commit.js";
 import { type DownloadOptions, type DownloadResult, download } from "./download.js";
+import { uploadFiles } from "./encrypted-upload.js";
 import { list, listAll, meta, stats } from "./list.js";
 import { divergent, repair, states } from "./repair.js";
 import { Session } from "./session.js";
 import { resolveLookupHash, revokeShare, type ShareOptions, share } from "./share.js";
-import { type UploadResult, type UploadSource, upload } from "./upload.js";
+import type { UploadResult, UploadSource } from "./upload.js";
 
 /** (`chain.ts` reads the allocation record into this.) */
 export type { StorageAllocation } from "./session.js";
@@ -62,7 +63,7 @@ export class AllocationFiles extends Session {
 
   /** Upload files in one connection and one commit (see `upload.ts`). */
   upload(sources: UploadSource[], opts: { progressKey?: string } = {}): Promise<UploadResult[]> {
-    return upload(this, sources, opts);
+    return uploadFiles(this, sources, opts);
   }
 
   /** Download a file (or a block range of it) to `localPath`, verified and resumable (see `download.ts`). */

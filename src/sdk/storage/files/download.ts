@@ -7,8 +7,9 @@ import { createHash } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { BufferPool } from "../../../core/buffer-pool.js";
-import { BLOCK_SIZE, fragmentSize, normalizePath, stripeBytes, stripeCount } from "../../../storage/index.js";
+import { BLOCK_SIZE, fragmentSize, normalizePath, type RefView, stripeBytes, stripeCount } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
+import { openSealedFile } from "./encrypt.js";
 import { type FileConsensus, fileConsensus, ShardReader } from "./reader.js";
 import type { Session } from "./session.js";
 
@@ -21,6 +22,8 @@ export interface DownloadOptions {
   endBlock?: number;
   /** Blocks per request (default 64 = 4 MiB per shard). */
   blocksPerRequest?: number;
+  /** Write an encrypted file's sealed stream as stored, not its decryption (what `encrypt.ts` reads). */
+  sealed?: boolean;
 }
 
 export interface DownloadResult {
@@ -65,6 +68,7 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   for (const [i, why] of consensus.left) s.fail(i, why, op);
   const meta = consensus.meta;
   if (meta.type !== "f") throw sdkError("is_a_directory", op, `${remote} is a directory`);
+  if (meta.encrypted_key !== undefined && !opts.sealed) return downloadEncrypted(s, meta, opts);
   // 64 blocks (4 MiB per shard) per request, two in flight per blobber: the same bytes in flight as 32 × 4, with
   // half the requests, markers and proofs (1 GiB on 2+2: 286 MB/s against 253 MB/s, mean of five alternating runs)
   const per = Math.max(1, Math.min(64, opts.blocksPerRequest ?? 64));
@@ -199,6 +203,24 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   }
   await rm(progressFile, { force: true });
   return { path: remote, localPath: opts.localPath, size: outSize, mimetype: meta.mimetype ?? "", failed: reader.failed };
+}
+
+/**
+ * An encrypted file: its sealed stream downloaded next to `localPath` (verified as any file), then opened into
+ * `localPath` with this reader's key (`encrypt.ts`). Downloads whole: its blocks are ciphertext.
+ */
+async function downloadEncrypted(s: Session, meta: RefView, opts: DownloadOptions): Promise<DownloadResult> {
+  const op = "download";
+  if (opts.startBlock !== undefined || opts.endBlock !== undefined)
+    throw sdkError("invalid_range", op, `${meta.path} is encrypted: it downloads whole (no --startblock/--endblock)`);
+  const sealedPath = `${opts.localPath}.cairn-sealed`;
+  try {
+    const r = await download(s, { ...opts, localPath: sealedPath, sealed: true });
+    const size = await openSealedFile(s, meta, sealedPath, opts.localPath, op);
+    return { ...r, localPath: opts.localPath, size };
+  } finally {
+    await rm(sealedPath, { force: true });
+  }
 }
 
 /** Download writes in flight at once (see download). */

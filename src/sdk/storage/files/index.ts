@@ -3,10 +3,14 @@
 export type { Change as FileChange, RefView as FileRef } from "../../../storage/index.js";
 export {
   type AuthTicket,
+  checkEncryptionPublicKey,
   DEFAULT_TICKET_SECONDS,
+  type EncryptionKeys,
   encodeAuthTicket,
+  encryptionKeys,
   lookupHash,
   parseAuthTicket,
+  plainSize,
 } from "../../../storage/index.js";
 export { AllocationFiles } from "./allocation.js";
 export { BlobberClient, type BlobberClientOptions, type BlobberRef } from "./blobber-client.js";
@@ -29,6 +33,7 @@ export {
 } from "./chain-commit.js";
 export type { CommitOutcome } from "./commit.js";
 export type { DownloadOptions, DownloadResult } from "./download.js";
+export { NO_MNEMONIC, walletEncryptionKeys } from "./encrypt.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
 export type { AllocationFilesOptions, FilesEvent, StorageAllocation } from "./session.js";

@@ -5,7 +5,7 @@
  * them as the methods of `AllocationFiles`.
  */
 
-import type { AuthTicket, ErasureCoder, Signer } from "../../../storage/index.js";
+import type { AuthTicket, EncryptionKeys, ErasureCoder, Signer } from "../../../storage/index.js";
 import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
 import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
@@ -61,6 +61,8 @@ export interface AllocationFilesOptions {
   onEvent?: (e: FilesEvent) => void;
   /** Read another wallet's allocation with its owner's auth ticket (list, meta, download; see `share.ts`). */
   authTicket?: AuthTicket;
+  /** The wallet's encryption keys (`encrypt.ts walletEncryptionKeys`): upload with `encrypt`, read encrypted files. */
+  encryption?: EncryptionKeys;
 }
 
 /** The shared state of one allocation's file operations. */

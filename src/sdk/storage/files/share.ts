@@ -4,8 +4,18 @@
  * inside a shared directory by its lookup hash.
  */
 
-import { type AuthTicket, DEFAULT_TICKET_SECONDS, lookupHash, normalizePath, signAuthTicket } from "../../../storage/index.js";
+import {
+  type AuthTicket,
+  checkEncryptionPublicKey,
+  DEFAULT_TICKET_SECONDS,
+  encodeReKey,
+  lookupHash,
+  normalizePath,
+  reEncryptionKey,
+  signAuthTicket,
+} from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
+import { sessionKeys } from "./encrypt.js";
 import { each, list, meta } from "./list.js";
 import type { Session } from "./session.js";
 
@@ -15,6 +25,11 @@ export interface ShareOptions {
   clientId?: string;
   /** Lifetime in seconds (default 90 days). */
   expirationSeconds?: number;
+  /**
+   * The recipient's encryption public key (their `zbox getwallet`): the ticket then carries the owner's
+   * re-encryption key for it, and blobbers re-encrypt encrypted files' keys for that recipient. Needs `clientId`.
+   */
+  encryptionPublicKey?: string;
 }
 
 /** An auth ticket for the file or directory at `remotePath`, signed by the owner (the session's signer). */
@@ -28,6 +43,17 @@ export async function share(s: Session, opts: ShareOptions): Promise<AuthTicket>
   if (!Number.isSafeInteger(seconds) || seconds <= 0)
     throw sdkError("invalid_request", op, "expiration-seconds must be a positive integer");
   const now = Math.floor(s.now() / 1000);
+  const pk = opts.encryptionPublicKey;
+  if (pk !== undefined && !opts.clientId)
+    throw sdkError("invalid_request", op, "an encrypted share is private: it needs the recipient's client id too");
+  if (pk === undefined && m.type === "f" && m.encrypted_key !== undefined)
+    throw sdkError(
+      "invalid_encryption",
+      op,
+      `${path} is encrypted: share it with the recipient's client id and encryption public key (a public ticket cannot read it)`,
+    );
+  const reKey =
+    pk === undefined ? "" : encodeReKey(reEncryptionKey(sessionKeys(s, op), checkEncryptionPublicKey(pk), s.randomBytes(64)));
   return signAuthTicket(s.options.signer, {
     client_id: opts.clientId ?? "",
     allocation_id: s.allocation.id,
@@ -38,8 +64,9 @@ export async function share(s: Session, opts: ShareOptions): Promise<AuthTicket>
     reference_type: m.type === "f" ? "f" : "d",
     expiration: now + seconds,
     timestamp: now,
-    re_encryption_key: "",
-    encrypted: false,
+    re_encryption_key: reKey,
+    encrypted: pk !== undefined,
+    ...(pk === undefined ? {} : { encryption_public_key: pk }),
   });
 }
 

@@ -38,6 +38,10 @@ export interface UploadSource {
   /** Replace an existing file (zbox update). */
   update?: boolean;
   mimetype?: string;
+  /** Encrypt the file client-side with the wallet's keys (`encrypt.ts uploadFiles`; the session needs `encryption`). */
+  encrypt?: boolean;
+  /** Set by `encrypt.ts` for an encrypted file: `localPath` is then its sealed stream, this its encrypted key. */
+  encryptedKey?: string;
 }
 
 export interface UploadResult {
@@ -316,6 +320,7 @@ async function uploadOne(
     shard_size: shardSize(size, d),
     shard_roots: leaves.map((l) => merkleRoot(l)),
     data_shards: d,
+    ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
   };
   return { meta, mimetype };
 }
@@ -445,6 +450,7 @@ async function encodeSmall(s: Session, src: UploadSource, remote: string, op: st
     shard_size: shardSize(size, d),
     shard_roots: shards.map((sh) => merkleRoot(leavesOf(sh))),
     data_shards: d,
+    ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
   };
   return { path: remote, op: src.update ? "update" : "upload", file, mimetype, shards };
 }

@@ -1,0 +1,410 @@
+// zbox encryption end to end, in process, on the in-process network (3 miners, 1 sharder, 4 blobbers, memory
+// transport, manual clock), wallets side by side: alice uploads and updates files with --encrypt and downloads
+// them byte-exact (1 byte, one block, many chunks) while the blobbers hold only ciphertext; she shares one with bob
+// through his encryption public key (getwallet), bob reads it, carol with bob's ticket is refused, a share made for
+// another key gives bob nothing readable, a public ticket of an encrypted file is refused, and --revoke stops bob
+// on every blobber. A wallet without a mnemonic gets a clear error.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { zboxMain } from "../../src/cli/zbox.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import { registerAndStake } from "../../src/localnet/providers.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
+import * as sdk from "../../src/sdk/index.js";
+import { encryptionKeys, SEGMENT_PLAIN, sealedSize } from "../../src/storage/encryption.js";
+import { signAuthTicket } from "../../src/storage/index.js";
+import { runInProcess } from "../support/cli-inprocess.js";
+import { virtualTime } from "../support/virtual-time.js";
+
+type Wallet = ReturnType<typeof createWallet>;
+
+const count = (text: string, re: RegExp) => (text.match(new RegExp(re.source, "g")) ?? []).length;
+
+describe("zbox --encrypt and encrypted shares on the in-process network", { timeout: 600_000 }, () => {
+  const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
+  let net: InProcessNetwork;
+  let client: sdk.ChainClient;
+  let allocation = "";
+  const tmp = mkdtempSync(join(tmpdir(), "cairn-zbox-encrypt-"));
+  let alice: Wallet;
+  let bob: Wallet;
+  let carol: Wallet;
+  const { drive } = virtualTime(clock);
+  // 1 byte, exactly one sealed segment (one 64 KiB block of the stream), exactly one stripe of plaintext, many chunks
+  const sizes = { one: 1, segment: SEGMENT_PLAIN, stripe: 2 * 65536, many: 2_500_000 + 17 };
+  const data = Object.fromEntries(Object.entries(sizes).map(([k, n]) => [k, new Uint8Array(randomBytes(n))]));
+
+  const cfgOf = (name: string) => join(tmp, name);
+  const as =
+    (dir: string) =>
+    (...args: string[]) =>
+      runInProcess(zboxMain, [...args, "--configDir", cfgOf(dir), "--silent"], { transport: net.transport, clock, drive });
+  const zA = (...args: string[]) => as("alice")(...args);
+  const zB = (...args: string[]) => as("bob")(...args);
+  const zC = (...args: string[]) => as("carol")(...args);
+  const ticketOf = (out: string) => {
+    const m = /^Auth token :([A-Za-z0-9+/=]+)\n$/.exec(out);
+    assert.ok(m, `no auth token in ${JSON.stringify(out)}`);
+    return m[1] as string;
+  };
+  const local = (name: string, bytes: Uint8Array) => {
+    const p = join(tmp, name);
+    writeFileSync(p, bytes);
+    return p;
+  };
+
+  before(async () => {
+    await initCrypto();
+    alice = createWallet(getScheme("bls0chain"));
+    bob = createWallet(getScheme("bls0chain"));
+    carol = createWallet(getScheme("bls0chain"));
+    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
+    client = new sdk.ChainClient({
+      blockWorker: net.blockWorkerUrl,
+      chainId: sdk.DEFAULT_CHAIN_ID,
+      transport: net.transport,
+      scheme: getScheme("bls0chain"),
+      nowMs: () => clock.now(),
+      sleep: (ms) => clock.sleep(ms),
+      pollMs: 200,
+    });
+    await drive(
+      registerAndStake(
+        client,
+        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
+        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
+      ),
+      240_000,
+    );
+    const dirs: [string, Wallet][] = [
+      ["alice", alice],
+      ["bob", bob],
+      ["carol", carol],
+      ["alice-nomnemonic", { ...alice, mnemonics: "" }],
+    ];
+    for (const w of [alice, bob, carol]) await drive(client.registerClient(w));
+    for (const [name, w] of dirs) {
+      mkdirSync(cfgOf(name), { recursive: true });
+      writeFileSync(join(cfgOf(name), "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
+      writeFileSync(join(cfgOf(name), "wallet.json"), serializeWallet(w));
+    }
+    for (const w of [alice, alice, bob]) {
+      await drive(
+        client.execute(w, {
+          type: sdk.TxnType.smartContract,
+          toClientId: sdk.ScAddress.faucet,
+          value: sdk.SAS_PER_ZCN,
+          data: JSON.stringify({ name: "pour", input: "{}" }),
+        }),
+      );
+      await clock.advance(1000);
+    }
+    const res = await drive(
+      client.execute(alice, {
+        type: sdk.TxnType.smartContract,
+        toClientId: sdk.ScAddress.storage,
+        value: sdk.SAS_PER_ZCN,
+        data: JSON.stringify({
+          name: "new_allocation_request",
+          input: {
+            data_shards: 2,
+            parity_shards: 2,
+            size: 64 * 1024 * 1024,
+            owner_id: alice.client_id,
+            owner_public_key: alice.client_key,
+            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
+            preferred_blobbers: [],
+            max_challenge_completion_time: 3600 * 1e9,
+          },
+        }),
+      }),
+    );
+    allocation = (JSON.parse(res.output) as { id: string }).id;
+    for (const z of [zA, zB]) {
+      const lock = await z("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
+      assert.equal(lock.code, 0, lock.err);
+    }
+  });
+
+  after(async () => {
+    await net?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it("getwallet shows the encryption public key derived from the mnemonic (table and --json)", async () => {
+    const want = encryptionKeys(bob.mnemonics).publicKey;
+    const t = await zB("getwallet");
+    assert.equal(t.code, 0, t.err);
+    assert.match(t.out, /ENCRYPTION PUBLIC KEY/);
+    assert.ok(t.out.includes(want), t.out);
+    const j = await zB("getwallet", "--json");
+    assert.equal((JSON.parse(j.out) as { encryption_public_key: string }).encryption_public_key, want);
+  });
+
+  it("uploads with --encrypt and downloads byte-exact: 1 byte, one block, one stripe, many chunks", async () => {
+    for (const [name, bytes] of Object.entries(data)) {
+      const up = await zA(
+        "upload",
+        "--allocation",
+        allocation,
+        "--localpath",
+        local(name, bytes),
+        "--remotepath",
+        `/enc/${name}`,
+        "--encrypt",
+      );
+      assert.equal(up.code, 0, up.err);
+      assert.match(up.out, new RegExp(`^Status completed callback\\. Type = .*\\. Name = ${name}\\n$`));
+      const dst = join(tmp, `${name}.out`);
+      const down = await zA("download", "--allocation", allocation, "--remotepath", `/enc/${name}`, "--localpath", dst);
+      assert.equal(down.code, 0, down.err);
+      assert.deepEqual(readFileSync(dst), Buffer.from(bytes), `${name} comes back byte-exact`);
+      assert.ok(!existsSync(`${dst}.cairn-sealed`), "the sealed stream is removed");
+    }
+  });
+
+  it("the blobbers hold ciphertext only: the stored stream is sealed and does not contain the file", async () => {
+    const record = await drive(sdk.storageFiles.fetchStorageAllocation(client, allocation));
+    const files = new sdk.storageFiles.AllocationFiles({
+      allocation: record,
+      transport: net.transport,
+      signer: sdk.storageFiles.walletSigner(alice, getScheme("bls0chain")),
+      now: () => clock.now(),
+      sleep: (ms) => clock.sleep(ms),
+    });
+    const dst = join(tmp, "stream.raw");
+    const r = await drive(files.download({ remotePath: "/enc/many", localPath: dst, sealed: true }));
+    const raw = readFileSync(dst);
+    assert.equal(r.size, sealedSize(sizes.many));
+    assert.equal(raw.length, sealedSize(sizes.many));
+    const probe = Buffer.from((data.many as Uint8Array).subarray(100_000, 100_064));
+    assert.equal(raw.indexOf(probe), -1, "no 64-byte run of the file appears in what the blobbers store");
+  });
+
+  it("list and meta report the encryption and the encrypted key", async () => {
+    const l = await zA("list", "--allocation", allocation, "--remotepath", "/enc");
+    assert.equal(l.code, 0, l.err);
+    assert.match(l.out, /IS ENCRYPTED/);
+    assert.equal(count(l.out, /\| YES +\|/), Object.keys(sizes).length, l.out);
+    const m = await zA("meta", "--allocation", allocation, "--remotepath", "/enc/many", "--json");
+    const j = JSON.parse(m.out) as { encrypted_key: string; encryption_key: string; actual_size: number; encrypted: boolean };
+    assert.match(j.encrypted_key, /^[A-Za-z0-9+/]{43}=$/);
+    assert.equal(j.encryption_key, j.encrypted_key);
+    assert.equal(j.actual_size, sizes.many);
+    assert.equal(j.encrypted, true);
+  });
+
+  it("update --encrypt replaces the file; the new content downloads byte-exact", async () => {
+    const next = new Uint8Array(randomBytes(300_000));
+    const up = await zA(
+      "update",
+      "--allocation",
+      allocation,
+      "--localpath",
+      local("next", next),
+      "--remotepath",
+      "/enc/one",
+      "--encrypt",
+    );
+    assert.equal(up.code, 0, up.err);
+    const dst = join(tmp, "next.out");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", "/enc/one", "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(next));
+  });
+
+  it("a private share with bob's encryption public key: bob reads plaintext, carol is refused, revoke stops bob", async () => {
+    const bobKey = encryptionKeys(bob.mnemonics).publicKey;
+    const sh = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc/many",
+      "--clientid",
+      bob.client_id,
+      "--encryptionpublickey",
+      bobKey,
+    );
+    assert.equal(sh.code, 0, sh.err);
+    const token = ticketOf(sh.out);
+    const t = sdk.storageFiles.parseAuthTicket(token, "test");
+    assert.equal(t.encrypted, true);
+    assert.match(t.re_encryption_key, /"r1":/);
+    const dst = join(tmp, "bob.out");
+    const down = await zB("download", "--authticket", token, "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(data.many as Uint8Array));
+    const list = await zB("list", "--authticket", token);
+    assert.equal(list.code, 0, list.err);
+    assert.match(list.out, /\| YES +\|/);
+    // carol holds bob's ticket: every blobber refuses her
+    const carolTry = await zC("download", "--authticket", token, "--localpath", join(tmp, "carol.out"));
+    assert.equal(carolTry.code, 1);
+    assert.match(carolTry.err, /^Download failed\. /);
+    assert.ok(!existsSync(join(tmp, "carol.out")));
+    // revoked: refused on every blobber
+    const rv = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc/many",
+      "--clientid",
+      bob.client_id,
+      "--revoke",
+    );
+    assert.equal(rv.out, `Share revoked for client ${bob.client_id}\n`);
+    await clock.advance(2000);
+    const after = await zB("meta", "--authticket", token);
+    assert.equal(after.code, 1);
+    assert.equal(count(after.err, /the share was revoked by the owner/), 4, after.err);
+  });
+
+  it("a share made for another encryption key gives bob nothing readable, and leaves no file", async () => {
+    await clock.advance(2000); // after the revocation above
+    const carolKey = encryptionKeys(carol.mnemonics).publicKey;
+    const sh = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc/stripe",
+      "--clientid",
+      bob.client_id,
+      "--encryptionpublickey",
+      carolKey,
+    );
+    assert.equal(sh.code, 0, sh.err);
+    const dst = join(tmp, "bob-wrong.out");
+    const down = await zB("download", "--authticket", ticketOf(sh.out), "--localpath", dst);
+    assert.equal(down.code, 1);
+    assert.match(down.err, /^Download failed\. cannot decrypt \/enc\/stripe: .*does not decrypt/);
+    assert.ok(!existsSync(dst), "no partial plaintext left");
+  });
+
+  it("a private encrypted share of a directory: bob downloads a file in it by lookup hash", async () => {
+    const bobKey = encryptionKeys(bob.mnemonics).publicKey;
+    const sh = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc",
+      "--clientid",
+      bob.client_id,
+      "--encryptionpublickey",
+      bobKey,
+    );
+    assert.equal(sh.code, 0, sh.err);
+    const hash = sdk.storageFiles.lookupHash(allocation, "/enc/stripe");
+    const dst = join(tmp, "bob-dir.out");
+    const down = await zB("download", "--authticket", ticketOf(sh.out), "--lookuphash", hash, "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(data.stripe as Uint8Array));
+  });
+
+  it("a public ticket of an encrypted file: share refuses it, blobbers refuse a hand-made one", async () => {
+    const sh = await zA("share", "--allocation", allocation, "--remotepath", "/enc/stripe");
+    assert.equal(sh.code, 1);
+    assert.match(
+      sh.err,
+      /^Error creating the auth ticket\. .*is encrypted: share it with the recipient's client id and encryption public key/,
+    );
+    const scheme = getScheme("bls0chain");
+    const signer = sdk.storageFiles.walletSigner(alice, scheme);
+    const meta = await zA("meta", "--allocation", allocation, "--remotepath", "/enc/stripe", "--json");
+    const now = Math.floor(clock.now() / 1000);
+    const ticket = signAuthTicket(signer, {
+      client_id: "",
+      allocation_id: allocation,
+      file_path_hash: sdk.storageFiles.lookupHash(allocation, "/enc/stripe"),
+      file_path: "/enc/stripe",
+      actual_file_hash: (JSON.parse(meta.out) as { actual_file_hash: string }).actual_file_hash,
+      file_name: "stripe",
+      reference_type: "f",
+      expiration: now + 3600,
+      timestamp: now,
+      re_encryption_key: "",
+      encrypted: false,
+    });
+    const down = await zB(
+      "download",
+      "--authticket",
+      sdk.storageFiles.encodeAuthTicket(ticket),
+      "--localpath",
+      join(tmp, "pub.out"),
+    );
+    assert.equal(down.code, 1);
+    assert.equal(count(down.err, /auth ticket is required to download encrypted file/), 4, down.err);
+  });
+
+  it("CLI failures: --encryptionpublickey without --clientid or malformed; --encrypt with a wallet without mnemonic", async () => {
+    const bobKey = encryptionKeys(bob.mnemonics).publicKey;
+    const noClient = await zA("share", "--allocation", allocation, "--remotepath", "/enc/many", "--encryptionpublickey", bobKey);
+    assert.equal(noClient.code, 1);
+    assert.match(noClient.err, /^Error: --encryptionpublickey needs --clientid/);
+    const bad = await zA(
+      "share",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc/many",
+      "--clientid",
+      bob.client_id,
+      "--encryptionpublickey",
+      "nope",
+    );
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /^Error: invalid --encryptionpublickey: /);
+    const nm = await as("alice-nomnemonic")(
+      "upload",
+      "--allocation",
+      allocation,
+      "--localpath",
+      local("x", new Uint8Array(10)),
+      "--remotepath",
+      "/enc/x",
+      "--encrypt",
+    );
+    assert.equal(nm.code, 1);
+    assert.match(nm.err, /^Upload failed\. the wallet has no mnemonic/);
+  });
+
+  it("start-repair rebuilds a blobber's lost encrypted shards without keys; the file still downloads byte-exact", async () => {
+    const lost = (net.providers[1] as (typeof net.providers)[number]).blobber.ctx;
+    const keys = lost.kv
+      .range({ prefix: "sf:" })
+      .map((e) => e.key)
+      .filter((k) => k.includes(allocation));
+    lost.kv.transaction((tx) => {
+      for (const k of keys) tx.delete(k);
+    });
+    for (const o of await lost.shards.listObjects()) if (o.startsWith(allocation)) await lost.shards.deleteObject(o);
+    const rep = await zA("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(rep.code, 0, rep.err);
+    assert.match(rep.out, /^Repair file completed, Total files repaired: {2}[1-9]\d*\n$/);
+    // blobber 0 and 2 gone: the file comes from the repaired blobber's shards and blobber 3's
+    for (const i of [0, 2]) {
+      const b = (net.providers[i] as (typeof net.providers)[number]).blobber.ctx;
+      const ks = b.kv
+        .range({ prefix: "sf:" })
+        .map((e) => e.key)
+        .filter((k) => k.includes(allocation));
+      b.kv.transaction((tx) => {
+        for (const k of ks) tx.delete(k);
+      });
+      for (const o of await b.shards.listObjects()) if (o.startsWith(allocation)) await b.shards.deleteObject(o);
+    }
+    const dst = join(tmp, "repaired.out");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", "/enc/many", "--localpath", dst);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(data.many as Uint8Array));
+  });
+});
