@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo } from "../common.js";
+import { usdToSas } from "../price.js";
 import {
   bal,
   dur,
@@ -99,9 +100,13 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
         const parity = Number(integer(opts.parity, "parity"));
         const bytes = integer(opts.size, "size");
         if (!cost && given(opts, "lock") === undefined) throw new CliExit("missing required 'lock' argument");
-        if (opts.usd === true)
-          throw new CliExit("error: failed to convert to USD : no USD price source on this network; give --lock in tokens");
-        const lock = given(opts, "lock") === undefined ? 0n : tokens(opts.lock, "lock");
+        // --usd: --lock is in US dollars, converted at config.yaml's zcn_price_usd (refused without a price)
+        const lock =
+          given(opts, "lock") === undefined
+            ? 0n
+            : opts.usd === true
+              ? usdToSas(ctx, opts.lock, "lock", "Error creating allocation: ")
+              : tokens(opts.lock, "lock");
         const read = given(opts, "read_price") ? priceRange(String(opts.read_price), "read_price") : { min: 0n, max: MAX_INT64 };
         const write = given(opts, "write_price")
           ? priceRange(String(opts.write_price), "write_price")

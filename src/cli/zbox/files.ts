@@ -10,6 +10,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { chunkNumber, UPLOAD_CHUNKNUMBER, uploadWindow } from "./flags.js";
 import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
 import { downloadShared, listShared, metaShared } from "./share.js";
 
@@ -78,6 +79,7 @@ export async function open(
   }
   const files = new sdk.storageFiles.AllocationFiles({
     allocation: record,
+    ...uploadWindow(opts),
     transport: ctx.io.transport ?? new sdk.HttpTransport(),
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
@@ -128,6 +130,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
     .option("--localpath <path>", "local path of the file (or directory) to upload")
     .option("--remotepath <path>", "remote path to upload the file to")
     .option("--thumbnailpath <path>", "local thumbnail file (not supported)")
+    .option("--chunknumber <n>", UPLOAD_CHUNKNUMBER)
     .option("--encrypt", "encrypt the file (not supported)", false)
     .option("--commit", "commit metadata to the blockchain (not needed: write markers are redeemed by the blobbers)", false)
     .action(
@@ -136,6 +139,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const local = need(opts, "localpath", "Error: localpath flag is missing");
         if (opts.encrypt) throw new CliExit("Upload failed. encryption is not supported yet");
+        chunkNumber(opts, `${update ? "Update" : "Upload"} failed. `);
         const st = await stat(local).catch(() => undefined);
         if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
         const s = await open(ctx, opts, true);
@@ -187,12 +191,14 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       "--blockspermarker <n>",
       "blocks per read marker / request, at most 64 (default 64 here; the reference's 10 works too)",
     )
+    .option("--chunknumber <n>", "blocks per request (the same as --blockspermarker; at most 64 are read per request)")
     .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to download a shared file")
     .option("--lookuphash <hash>", "lookup hash of the file inside a shared directory (with --authticket)")
     .option("--thumbnail", "download the thumbnail (not supported)", false)
     .action(
       action(io, async (ctx, opts) => {
         if (given(opts, "authticket")) return downloadShared(ctx, opts);
+        const perRequest = chunkNumber(opts, "Download failed. ");
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const localArg = need(opts, "localpath", "Error: localpath flag is missing");
@@ -208,7 +214,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         const s = await open(ctx, opts, true);
         const startBlock = int("startblock");
         const endBlock = int("endblock");
-        const per = int("blockspermarker");
+        const per = perRequest ?? int("blockspermarker");
         const r = await guarded(
           "Download failed. ",
           () =>

@@ -11,18 +11,20 @@ import type { StorageScFunction } from "../../storage/contract-api.js";
 import type { ChainClient, TxnResult } from "../chain.js";
 import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
 
-/** Run storage function `name` with `input`, carrying `value` SAS. */
+/** Run storage function `name` with `input`, carrying `value` SAS and paying `fee` SAS to the block's miner. */
 export function storageCall(
   chain: ChainClient,
   wallet: WalletFile,
   name: StorageScFunction,
   input: unknown = {},
   value = 0n,
+  fee = 0n,
 ): Promise<TxnResult> {
   return chain.execute(wallet, {
     type: TxnType.smartContract,
     toClientId: STORAGE_SC,
     value,
+    ...(fee > 0n ? { fee } : {}),
     data: stringifyExactJson({ name, input }),
   });
 }
@@ -77,20 +79,33 @@ export function poolLock(
   durationNs: bigint,
   value: bigint,
   blobberId = "",
+  fee = 0n,
 ): Promise<TxnResult> {
   const input: Record<string, unknown> = { allocation_id: allocationId, duration: durationNs };
   if (blobberId) input.blobber_id = blobberId;
-  return storageCall(chain, wallet, `${kind}_pool_lock`, input, value);
+  return storageCall(chain, wallet, `${kind}_pool_lock`, input, value, fee);
 }
 
-/** Unlock an expired read or write pool entry. */
-export function poolUnlock(chain: ChainClient, wallet: WalletFile, kind: "read" | "write", poolId: string): Promise<TxnResult> {
-  return storageCall(chain, wallet, `${kind}_pool_unlock`, { pool_id: poolId });
+/** Unlock an expired read or write pool entry (`fee` SAS to the block's miner). */
+export function poolUnlock(
+  chain: ChainClient,
+  wallet: WalletFile,
+  kind: "read" | "write",
+  poolId: string,
+  fee = 0n,
+): Promise<TxnResult> {
+  return storageCall(chain, wallet, `${kind}_pool_unlock`, { pool_id: poolId }, 0n, fee);
 }
 
 /** Stake `value` SAS on a blobber (or validator); returns the delegate pool id (the transaction hash). */
-export async function stakePoolLock(chain: ChainClient, wallet: WalletFile, providerId: string, value: bigint): Promise<string> {
-  return (await storageCall(chain, wallet, "stake_pool_lock", { blobber_id: providerId }, value)).hash;
+export async function stakePoolLock(
+  chain: ChainClient,
+  wallet: WalletFile,
+  providerId: string,
+  value: bigint,
+  fee = 0n,
+): Promise<string> {
+  return (await storageCall(chain, wallet, "stake_pool_lock", { blobber_id: providerId }, value, fee)).hash;
 }
 
 /** Unlock a delegate pool: 0 when unlocked, else the unix time until which open offers hold it. */
@@ -99,8 +114,9 @@ export async function stakePoolUnlock(
   wallet: WalletFile,
   providerId: string,
   poolId: string,
+  fee = 0n,
 ): Promise<number> {
-  const res = await storageCall(chain, wallet, "stake_pool_unlock", { blobber_id: providerId, pool_id: poolId });
+  const res = await storageCall(chain, wallet, "stake_pool_unlock", { blobber_id: providerId, pool_id: poolId }, 0n, fee);
   try {
     const j = JSON.parse(res.output) as { unstake?: number };
     return typeof j.unstake === "number" ? j.unstake : 0;
