@@ -19,7 +19,7 @@ import { stringifyExactJson } from "../../chain/codec.js";
 import { ScAddress } from "../../chain/types.js";
 import { zcnNumberToSas } from "../../core/amount.js";
 import { SECOND } from "../../core/duration.js";
-import { toHex } from "../../core/hex.js";
+import { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { newAllocationRequest, updateAllocationRequest } from "./allocation.js";
@@ -73,16 +73,6 @@ export interface FreeStorageAssigner {
   redeemed: string[];
 }
 
-export interface FreeStorageMarker {
-  assigner: string;
-  recipient: string;
-  /** Tokens, as the reference's float. */
-  free_tokens: number;
-  /** Unix seconds. */
-  timestamp: number;
-  signature: string;
-}
-
 /**
  * An allocation request paid by a free storage marker: `value` SAS the contract already holds (the assigner's fund)
  * go to the write pool instead of the sender's tokens; refusals carry `code`.
@@ -96,12 +86,6 @@ export const freeStorageAssignerKey = (name: string): string => `${STORAGE_ADDRE
 
 function conf(c: StorageConfig): FreeStorageConfig {
   return c.free_storage ?? DEFAULT_FREE_STORAGE;
-}
-
-/** The text an assigner signs (hex of the reference's JSON `{recipient, free_tokens, timestamp}`). */
-export function freeStorageMarkerMessage(m: Pick<FreeStorageMarker, "recipient" | "free_tokens" | "timestamp">): string {
-  const json = JSON.stringify({ recipient: m.recipient, free_tokens: m.free_tokens, timestamp: m.timestamp });
-  return toHex(new TextEncoder().encode(json));
 }
 
 export function getFreeStorageAssigner(state: Parameters<typeof getTyped>[0], name: string): FreeStorageAssigner | undefined {

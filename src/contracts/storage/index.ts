@@ -49,10 +49,9 @@ export {
   DEFAULT_FREE_STORAGE,
   type FreeStorageAssigner,
   type FreeStorageConfig,
-  type FreeStorageMarker,
-  freeStorageMarkerMessage,
   getFreeStorageAssigner,
 } from "./freestorage.js";
+export { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 export { readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";

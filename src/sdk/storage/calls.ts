@@ -6,9 +6,13 @@
 
 import { stringifyExactJson } from "../../chain/codec.js";
 import { TxnType } from "../../chain/types.js";
+import { CodedError } from "../../core/errors.js";
+import type { SignatureScheme } from "../../core/scheme.js";
 import type { WalletFile } from "../../core/wallet.js";
+import { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 import type { StorageScFunction } from "../../storage/contract-api.js";
 import type { ChainClient, TxnResult } from "../chain.js";
+import type { SdkErrorCode } from "../errors.js";
 import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
 
 /** Run storage function `name` with `input`, carrying `value` SAS and paying `fee` SAS to the block's miner. */
@@ -132,4 +136,53 @@ export function stakePoolPayInterests(chain: ChainClient, wallet: WalletFile, pr
 /** Send a full blobber record to `update_blobber_settings` (the delegate wallet's transaction). */
 export function updateBlobberSettings(chain: ChainClient, wallet: WalletFile, blobber: unknown): Promise<TxnResult> {
   return storageCall(chain, wallet, "update_blobber_settings", blobber);
+}
+
+/**
+ * A free storage marker signed by an assigner's wallet for `recipient` (`freeTokens` tokens, dated `timestamp`
+ * unix seconds), as the JSON a `--free_storage` file holds.
+ */
+export function signFreeStorageMarker(
+  assignerWallet: WalletFile,
+  scheme: SignatureScheme,
+  m: Omit<FreeStorageMarker, "signature">,
+): FreeStorageMarker {
+  const key = assignerWallet.keys[0];
+  if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign free storage marker" }, "the wallet has no keys");
+  return { ...m, signature: scheme.sign(key.private_key, freeStorageMarkerMessage(m)) };
+}
+
+/** The shape of a free allocation (`zbox newallocation` flags); the contract's defaults fill what is absent. */
+export interface FreeAllocationShape {
+  data_shards?: number;
+  parity_shards?: number;
+  size?: bigint;
+  expiration_date?: number;
+  blobbers?: string[];
+  /** ns. */
+  max_challenge_completion_time?: bigint;
+}
+
+/** Redeem a free storage marker for a new allocation; returns its id (the transaction hash). */
+export async function newFreeAllocation(
+  chain: ChainClient,
+  wallet: WalletFile,
+  marker: FreeStorageMarker,
+  shape: FreeAllocationShape = {},
+): Promise<string> {
+  const input = { recipient_public_key: wallet.client_key, marker: JSON.stringify(marker), ...shape };
+  return (await storageCall(chain, wallet, "free_allocation_request", input)).hash;
+}
+
+/** Redeem a free storage marker for more tokens (and optionally size and time) on an allocation the wallet owns. */
+export function freeUpdateAllocation(
+  chain: ChainClient,
+  wallet: WalletFile,
+  allocationId: string,
+  marker: FreeStorageMarker,
+  size = 0n,
+  expiration = 0,
+): Promise<TxnResult> {
+  const input = { allocation_id: allocationId, marker: JSON.stringify(marker), size, expiration_date: expiration };
+  return storageCall(chain, wallet, "free_update_allocation", input);
 }

@@ -2,3 +2,4 @@
 export * from "./calls.js";
 export * from "./queries.js";
 export * from "./types.js";
+export type { FreeStorageMarker } from "../../storage/freestorage.js";
