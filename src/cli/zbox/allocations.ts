@@ -7,7 +7,6 @@ import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo } from "../common.js";
 import { usdToSas } from "../price.js";
-import { freeAllocation, readMarker } from "./freestorage.js";
 import {
   bal,
   dur,
@@ -24,6 +23,7 @@ import {
   tokens,
   walletAndChain,
 } from "./format.js";
+import { freeAllocation, readMarker } from "./freestorage.js";
 
 const MAX_INT64 = (1n << 63n) - 1n;
 

@@ -38,8 +38,7 @@ export async function readMarker(file: string, clientId: string, prefix: string)
     throw new CliExit(
       `${prefix}the free storage marker ${file} lacks ${missing.join(", ")} (a marker holds assigner, recipient, free_tokens, timestamp and signature)`,
     );
-  if (marker.recipient !== clientId)
-    throw new CliExit(`${prefix}free storage for ${marker.recipient} but you are ${clientId}`);
+  if (marker.recipient !== clientId) throw new CliExit(`${prefix}free storage for ${marker.recipient} but you are ${clientId}`);
   return marker as sdk.storage.FreeStorageMarker;
 }
 

@@ -40,6 +40,7 @@ import { STORAGE_REST_POINTS, storageRest } from "./rest.js";
 import { stakePoolLock, stakePoolPayInterests, stakePoolUnlock } from "./stakepool.js";
 import { STORAGE_ADDRESS } from "./state.js";
 
+export { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 export { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../storage/pricing.js";
 export { blobberSize, minLockDemand } from "./allocation.js";
 export { type StorageChallenge, storageGenesis } from "./challenges.js";
@@ -51,7 +52,6 @@ export {
   type FreeStorageConfig,
   getFreeStorageAssigner,
 } from "./freestorage.js";
-export { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 export { readMarkerHash, verifySignature, writeMarkerHash } from "./markers.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";

@@ -9,8 +9,8 @@ import { TxnType } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import type { WalletFile } from "../../core/wallet.js";
-import { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 import type { StorageScFunction } from "../../storage/contract-api.js";
+import { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 import type { ChainClient, TxnResult } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
 import { type NewAllocationRequest, STORAGE_SC } from "./types.js";
@@ -148,7 +148,8 @@ export function signFreeStorageMarker(
   m: Omit<FreeStorageMarker, "signature">,
 ): FreeStorageMarker {
   const key = assignerWallet.keys[0];
-  if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign free storage marker" }, "the wallet has no keys");
+  if (!key)
+    throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign free storage marker" }, "the wallet has no keys");
   return { ...m, signature: scheme.sign(key.private_key, freeStorageMarkerMessage(m)) };
 }
 
