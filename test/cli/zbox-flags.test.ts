@@ -2,7 +2,7 @@
 // transport, manual clock): getbalance's fiat value and newallocation --usd from config.yaml's zcn_price_usd,
 // --fee on pool and stake transactions, --chunknumber on upload and download, and --free_storage marker files.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -234,6 +234,63 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     assert.equal(await reads("64"), 2);
     assert.equal(await reads("1"), 10);
     assert.equal(await reads("2"), 6);
+  });
+
+  it("--thumbnailpath stores a thumbnail with the file; download --thumbnail fetches it byte-exact; meta shows it", async () => {
+    const pic = new Uint8Array(randomBytes(150_000));
+    const thumb = new Uint8Array(randomBytes(9_000));
+    const thumb2 = new Uint8Array(randomBytes(7_000));
+    const [lp, lt, lt2] = ["pic.jpg", "thumb.png", "thumb2.png"].map((n) => join(tmp, n)) as [string, string, string];
+    writeFileSync(lp, pic);
+    writeFileSync(lt, thumb);
+    writeFileSync(lt2, thumb2);
+    const a = ["--allocation", allocation];
+    const missing = await zbox(
+      "upload",
+      ...a,
+      "--localpath",
+      lp,
+      "--remotepath",
+      "/t/pic.jpg",
+      "--thumbnailpath",
+      join(tmp, "no.png"),
+    );
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /^Upload failed\. open .*no\.png: no such file/);
+    const up = await zbox("upload", ...a, "--localpath", lp, "--remotepath", "/t/pic.jpg", "--thumbnailpath", lt);
+    assert.equal(up.code, 0, up.err);
+    assert.equal(up.out, "Status completed callback. Type = image/jpeg. Name = pic.jpg\n");
+    const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+    const meta = await zbox("meta", ...a, "--remotepath", "/t/pic.jpg");
+    assert.equal(meta.code, 0, meta.err);
+    assert.match(meta.out, /THUMBNAIL HASH\s+\| THUMBNAIL SIZE/);
+    assert.ok(meta.out.includes(`| ${sha(thumb)} | 9000 `), meta.out);
+    const json = JSON.parse((await zbox("meta", ...a, "--remotepath", "/t/pic.jpg", "--json")).out) as Record<string, unknown>;
+    assert.equal(json.actual_thumbnail_hash, sha(thumb));
+    assert.equal(json.actual_thumbnail_size, 9000);
+    const fetch = async (remote: string, thumbnail: boolean) => {
+      const dst = join(tmp, `got-${Math.random().toString(36).slice(2)}`);
+      const r = await zbox("download", ...a, "--remotepath", remote, "--localpath", dst, ...(thumbnail ? ["--thumbnail"] : []));
+      return { r, bytes: r.code === 0 ? new Uint8Array(readFileSync(dst)) : undefined };
+    };
+    assert.deepEqual((await fetch("/t/pic.jpg", true)).bytes, thumb, "the thumbnail, byte-exact");
+    assert.deepEqual((await fetch("/t/pic.jpg", false)).bytes, pic, "the file itself");
+    // update --thumbnailpath replaces it
+    const upd = await zbox("update", ...a, "--localpath", lp, "--remotepath", "/t/pic.jpg", "--thumbnailpath", lt2);
+    assert.equal(upd.code, 0, upd.err);
+    assert.deepEqual((await fetch("/t/pic.jpg", true)).bytes, thumb2);
+    // rename carries it along; delete removes it
+    assert.equal((await zbox("rename", ...a, "--remotepath", "/t/pic.jpg", "--destname", "pic2.jpg")).code, 0);
+    assert.deepEqual((await fetch("/t/pic2.jpg", true)).bytes, thumb2);
+    assert.equal((await zbox("meta", ...a, "--remotepath", "/t/pic.jpg.thumb")).code, 1, "no thumbnail left behind");
+    assert.equal((await zbox("delete", ...a, "--remotepath", "/t/pic2.jpg")).code, 0);
+    assert.equal((await zbox("meta", ...a, "--remotepath", "/t/pic2.jpg.thumb")).code, 1);
+    // a file without a thumbnail: download --thumbnail fails naming the path; meta has no thumbnail columns
+    assert.equal((await zbox("upload", ...a, "--localpath", lp, "--remotepath", "/t/plain.jpg")).code, 0);
+    const none = await fetch("/t/plain.jpg", true);
+    assert.equal(none.r.code, 1);
+    assert.match(none.r.err, /^Download failed\. .*\/t\/plain\.jpg\.thumb/);
+    assert.doesNotMatch((await zbox("meta", ...a, "--remotepath", "/t/plain.jpg")).out, /THUMBNAIL/);
   });
 
   it("--free_storage reads the marker file: missing, malformed, another's and unknown-assigner markers are refused", async () => {
