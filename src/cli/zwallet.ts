@@ -3,6 +3,7 @@ import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, CliExit, type CliIo, positiveTokens, runProgram } from "./common.js";
 import { registerGetBlobbersCommand } from "./getblobbers.js";
+import { PRICE_UNKNOWN, tokenPriceUsd, usdOf } from "./price.js";
 import { registerInterestCommands } from "./zwallet/interest.js";
 import { registerMinerCommands } from "./zwallet/miner.js";
 import { registerMultisigCommands } from "./zwallet/multisig.js";
@@ -107,7 +108,10 @@ export function buildZwallet(io: CliIo): Command {
             `\nGet balance failed. value not present: client ${wallet.client_id} has no tokens on chain yet (try: zwallet faucet --methodName pour --input "{}")\n`,
           );
         }
-        ctx.println(`\nBalance: ${sdk.autoFormatBalance(bal.balance)} (0.00 USD)`);
+        // the fiat value at config.yaml's zcn_price_usd; without one, say so rather than print a made-up 0.00
+        const price = tokenPriceUsd(ctx);
+        const fiat = price === undefined ? PRICE_UNKNOWN : usdOf(bal.balance, price);
+        ctx.println(`\nBalance: ${sdk.autoFormatBalance(bal.balance)} (${fiat})`);
       }),
     );
 

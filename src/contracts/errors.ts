@@ -93,6 +93,9 @@ export const STORAGE_SC_ERROR_CODES = [
   "stake_pool_lock_failed",
   "stake_pool_pay_interests_failed",
   "stake_pool_unlock_failed",
+  "add_free_storage_assigner",
+  "free_allocation_failed",
+  "update_free_storage_request",
 ] as const;
 
 export type CommonContractErrorCode = (typeof COMMON_CONTRACT_ERROR_CODES)[number] | CoreErrorCode;

@@ -29,6 +29,11 @@ export interface ClientConfig {
   query_sleep_time: number;
   preferred_blobbers: string[];
   chain_id: string;
+  /**
+   * Price of one token in US dollars (`zcn_price_usd`), for `--usd` amounts and getbalance's fiat value; absent
+   * when config.yaml does not set one (the CLIs then say the price is unknown rather than print a made-up value).
+   */
+  zcn_price_usd?: number;
 }
 
 /** network.yaml: explicit miner and sharder URLs. */
@@ -62,7 +67,10 @@ export function parseClientConfig(text: string, file: string): ClientConfig {
     pattern: /^(bls0chain|ed25519)$/,
     expected: '"bls0chain" or "ed25519"',
   });
+  const price = r.has("zcn_price_usd") ? r.num("zcn_price_usd", { min: 0 }) : undefined;
+  if (price === 0) r.fail("zcn_price_usd", "a price greater than 0 (or no zcn_price_usd: price unknown)", price);
   return {
+    ...(price !== undefined ? { zcn_price_usd: price } : {}),
     block_worker: r.url("block_worker"),
     signature_scheme: scheme as ClientConfig["signature_scheme"],
     min_submit: r.int("min_submit", { default: 50, min: 1, max: 100 }),

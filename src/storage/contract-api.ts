@@ -26,6 +26,9 @@ export const STORAGE_SC_FUNCTIONS = [
   "commit_connection",
   "read_redeem",
   "challenge_response",
+  "add_free_storage_assigner",
+  "free_allocation_request",
+  "free_update_allocation",
 ] as const;
 
 export type StorageScFunction = (typeof STORAGE_SC_FUNCTIONS)[number];

@@ -78,7 +78,7 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     assert.ok(m, f.out);
     const b = await zwallet(cfg, ["getbalance"]);
     assert.equal(b.code, 0, b.err);
-    assert.equal(b.out, "\nBalance: 2.000 ZCN (0.00 USD)\n");
+    assert.equal(b.out, "\nBalance: 2.000 ZCN (price unknown: set zcn_price_usd in config.yaml)\n");
     const v = await zwallet(cfg, ["verify", "--hash", m[1] as string]);
     assert.equal(v.code, 0, v.err);
     assert.equal(v.out, "\nTransaction verification success\n");
@@ -91,8 +91,14 @@ describe("local network on loopback", { timeout: 300_000 }, () => {
     const s = await zwallet(cfg, ["send", "--to_client_id", bob.client_id, "--tokens", "0.5", "--desc", "lunch"]);
     assert.equal(s.code, 0, s.err);
     assert.equal(s.out, "Send tokens success\n");
-    assert.equal((await zwallet(cfg, ["getbalance"], "bob.json")).out, "\nBalance: 500.000 mZCN (0.00 USD)\n");
-    assert.equal((await zwallet(cfg, ["getbalance"])).out, "\nBalance: 1.500 ZCN (0.00 USD)\n");
+    assert.equal(
+      (await zwallet(cfg, ["getbalance"], "bob.json")).out,
+      "\nBalance: 500.000 mZCN (price unknown: set zcn_price_usd in config.yaml)\n",
+    );
+    assert.equal(
+      (await zwallet(cfg, ["getbalance"])).out,
+      "\nBalance: 1.500 ZCN (price unknown: set zcn_price_usd in config.yaml)\n",
+    );
   });
 
   it("failures name the cause and exit non-zero", async () => {

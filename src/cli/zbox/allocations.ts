@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo } from "../common.js";
+import { usdToSas } from "../price.js";
 import {
   bal,
   dur,
@@ -22,6 +23,7 @@ import {
   tokens,
   walletAndChain,
 } from "./format.js";
+import { freeAllocation, readMarker } from "./freestorage.js";
 
 const MAX_INT64 = (1n << 63n) - 1n;
 
@@ -86,22 +88,22 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const cost = opts.cost === true;
-        if (given(opts, "free_storage")) {
-          if (cost) {
-            ctx.println("Cost for the given allocation: 0");
-            return;
-          }
-          throw new CliExit(
-            "Error creating free allocation: free storage markers are not supported by this network's storage contract",
-          );
+        if (given(opts, "free_storage") && cost) {
+          ctx.println("Cost for the given allocation: 0");
+          return;
         }
         const data = Number(integer(opts.data, "data"));
         const parity = Number(integer(opts.parity, "parity"));
         const bytes = integer(opts.size, "size");
-        if (!cost && given(opts, "lock") === undefined) throw new CliExit("missing required 'lock' argument");
-        if (opts.usd === true)
-          throw new CliExit("error: failed to convert to USD : no USD price source on this network; give --lock in tokens");
-        const lock = given(opts, "lock") === undefined ? 0n : tokens(opts.lock, "lock");
+        const free = given(opts, "free_storage");
+        if (!cost && !free && given(opts, "lock") === undefined) throw new CliExit("missing required 'lock' argument");
+        // --usd: --lock is in US dollars, converted at config.yaml's zcn_price_usd (refused without a price)
+        const lock =
+          given(opts, "lock") === undefined
+            ? 0n
+            : opts.usd === true
+              ? usdToSas(ctx, opts.lock, "lock", "Error creating allocation: ")
+              : tokens(opts.lock, "lock");
         const read = given(opts, "read_price") ? priceRange(String(opts.read_price), "read_price") : { min: 0n, max: MAX_INT64 };
         const write = given(opts, "write_price")
           ? priceRange(String(opts.write_price), "write_price")
@@ -141,7 +143,9 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
           );
           return;
         }
-        const id = await orFail("Error creating allocation: ", () => sdk.storage.newAllocation(chain, wallet, req, lock));
+        const id = free
+          ? await freeAllocation(wallet, chain, free, req)
+          : await orFail("Error creating allocation: ", () => sdk.storage.newAllocation(chain, wallet, req, lock));
         ctx.println(`Allocation created: ${id}`);
         const file = String(opts.allocationFileName);
         sdk.writeFileAtomic(file.startsWith("/") ? file : join(ctx.configDir, file), id);
@@ -286,10 +290,18 @@ export function registerAllocationCommands(program: Command, io: CliIo): void {
     .action(
       action(io, async (ctx, opts) => {
         const id = allocationFlag(opts);
-        if (given(opts, "free_storage"))
-          throw new CliExit(
-            "Error free update allocation: free storage markers are not supported by this network's storage contract",
+        const free = given(opts, "free_storage");
+        if (free) {
+          const { wallet, chain } = await walletAndChain(ctx);
+          const marker = await readMarker(free, wallet.client_id, "Error free update allocation: ");
+          const size = integer(opts.size, "size");
+          const expiry = sdk.durationSeconds(duration(opts.expiry, "expiry"));
+          const res = await orFail("Error free update allocation: ", () =>
+            sdk.storage.freeUpdateAllocation(chain, wallet, id, marker, size, expiry),
           );
+          ctx.println(`Allocation updated with txId : ${res.hash}`);
+          return;
+        }
         const lock = tokens(opts.lock, "lock");
         const bytes = integer(opts.size, "size");
         const expiry = duration(opts.expiry, "expiry");

@@ -10,8 +10,11 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
-import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
+import { registerCostCommands } from "./costs.js";
+import { chunkNumber, UPLOAD_CHUNKNUMBER, uploadWindow } from "./flags.js";
+import { given, renderTable, walletAndChain } from "./format.js";
 import { downloadShared, listShared, metaShared, printMeta } from "./share.js";
+import { thumbnailFields, thumbnailLocal, thumbnailOf, thumbnailSource, thumbPath, withThumbnail } from "./thumbnail.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
@@ -78,6 +81,7 @@ export async function open(
   }
   const files = new sdk.storageFiles.AllocationFiles({
     allocation: record,
+    ...uploadWindow(opts),
     transport: ctx.io.transport ?? new sdk.HttpTransport(),
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
@@ -128,7 +132,8 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
     .option("--allocation <id>", "allocation id")
     .option("--localpath <path>", "local path of the file (or directory) to upload")
     .option("--remotepath <path>", "remote path to upload the file to")
-    .option("--thumbnailpath <path>", "local thumbnail file (not supported)")
+    .option("--thumbnailpath <path>", "local thumbnail file, stored with the file as <remotepath>.thumb")
+    .option("--chunknumber <n>", UPLOAD_CHUNKNUMBER)
     .option("--encrypt", "encrypt the file client-side with the wallet's keys (see docs/sharing.md)", false)
     .option("--commit", "commit the file's metadata to the chain as a data transaction (see commit.ts)", false)
     .action(
@@ -136,8 +141,11 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const local = need(opts, "localpath", "Error: localpath flag is missing");
+        chunkNumber(opts, `${update ? "Update" : "Upload"} failed. `);
         const st = await stat(local).catch(() => undefined);
         if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
+        const thumb = given(opts, "thumbnailpath");
+        if (thumb && st.isDirectory()) throw new CliExit("Upload failed. --thumbnailpath goes with one file, not a directory");
         const s = await open(ctx, opts, true);
         if (opts.encrypt && !s.files.options.encryption)
           throw new CliExit(`${update ? "Update" : "Upload"} failed. ${sdk.storageFiles.NO_MNEMONIC}`);
@@ -163,11 +171,10 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
           return;
         }
         const remotePath = remote.endsWith("/") ? `${remote}${basename(local)}` : remote;
-        const [r] = await guarded(
-          `${update ? "Update" : "Upload"} failed. `,
-          () => s.files.upload([{ localPath: local, remotePath, update, encrypt: !!opts.encrypt }]),
-          s.bar,
-        );
+        const prefix = `${update ? "Update" : "Upload"} failed. `;
+        const sources: sdk.storageFiles.UploadSource[] = [{ localPath: local, remotePath, update, encrypt: !!opts.encrypt }];
+        if (thumb) sources.push(await guarded(prefix, () => thumbnailSource(s.files, thumb, remotePath, prefix)));
+        const [r] = await guarded(prefix, () => s.files.upload(sources), s.bar);
         ctx.println(`Status completed callback. Type = ${r?.mimetype}. Name = ${basename(remotePath)}`);
       }),
     );
@@ -189,12 +196,14 @@ export function registerFileCommands(program: Command, io: CliIo): void {
       "--blockspermarker <n>",
       "blocks per read marker / request, at most 64 (default 64 here; the reference's 10 works too)",
     )
+    .option("--chunknumber <n>", "blocks per request (the same as --blockspermarker; at most 64 are read per request)")
     .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to download a shared file")
     .option("--lookuphash <hash>", "lookup hash of the file inside a shared directory (with --authticket)")
-    .option("--thumbnail", "download the thumbnail (not supported)", false)
+    .option("--thumbnail", "download the file's thumbnail (stored by upload --thumbnailpath)", false)
     .action(
       action(io, async (ctx, opts) => {
         if (given(opts, "authticket")) return downloadShared(ctx, opts);
+        const perRequest = chunkNumber(opts, "Download failed. ");
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const localArg = need(opts, "localpath", "Error: localpath flag is missing");
@@ -206,16 +215,20 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           return Number(v);
         };
         const st = await stat(localArg).catch(() => undefined);
-        const local = st?.isDirectory() ? join(localArg, basename(remote)) : localArg;
+        const local = opts.thumbnail
+          ? thumbnailLocal(localArg, st?.isDirectory() === true, remote)
+          : st?.isDirectory()
+            ? join(localArg, basename(remote))
+            : localArg;
         const s = await open(ctx, opts, true);
         const startBlock = int("startblock");
         const endBlock = int("endblock");
-        const per = int("blockspermarker");
+        const per = perRequest ?? int("blockspermarker");
         const r = await guarded(
           "Download failed. ",
           () =>
             s.files.download({
-              remotePath: remote,
+              remotePath: opts.thumbnail ? thumbPath(remote) : remote,
               localPath: local,
               ...(startBlock ? { startBlock } : {}),
               ...(endBlock ? { endBlock } : {}),
@@ -287,7 +300,9 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (given(opts, "authticket")) return metaShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
         const s = await open(ctx, opts);
-        printMeta(ctx, await guarded("", () => s.files.meta(remote)), Boolean(opts.json));
+        const m = await guarded("", () => s.files.meta(remote));
+        const t = thumbnailFields(m.type === "f" ? await guarded("", () => thumbnailOf(s.files, remote)) : undefined);
+        printMeta(ctx, m, Boolean(opts.json), t);
       }),
     );
 
@@ -317,7 +332,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         const s = await open(ctx, opts);
         // a change that leaves the object as it is (rename to its own name) succeeds once the object is found
         if (unchanged?.(path, opts)) await guarded(failPrefix, () => s.files.meta(path));
-        else await guarded(failPrefix, () => s.files.change([c as never], name));
+        else await guarded(failPrefix, async () => s.files.change((await withThumbnail(s.files, c)) as never[], name));
         ctx.println(`${remote} ${done}`);
       }),
     );
@@ -404,60 +419,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         );
       }),
     );
-
-  program
-    .command("get-upload-cost")
-    .description("Get uploading cost")
-    .option("--allocation <id>", "allocation ID, required")
-    .option("--localpath <path>", "local file path, required")
-    .option("--duration <d>", "expected duration keep uploaded file")
-    .option("--end", "use the duration until allocation ends", false)
-    .action(
-      action(io, async (ctx, opts) => {
-        if (!given(opts, "allocation")) throw new CliExit("missing required 'allocation' flag");
-        const local = given(opts, "localpath");
-        if (!local) throw new CliExit("missing requried 'localpath' flag");
-        const st = await stat(local).catch((err) => {
-          throw new CliExit(`stat ${local}: ${sdk.errorMessage(err)}`);
-        });
-        if (!st.isFile()) throw new CliExit("not a regular file");
-        let ns = opts.duration !== undefined ? duration(opts.duration, "duration") : 0n;
-        if (ns < 0n) throw new CliExit(`negative duration not allowed: ${opts.duration}`);
-        const s = await open(ctx, opts);
-        if (opts.end) {
-          ns = BigInt(s.record.expiration_date * 1000 - s.files.now()) * 1_000_000n;
-          if (ns < 0n) {
-            ctx.println("allocation expired, 'end' flag can't be used");
-            return;
-          }
-        }
-        const c = sdk.storageFiles.uploadCost(s.record, st.size, ns > 0n ? ns : undefined);
-        ctx.println(`${bal(c.cost)} tokens / ${c.period} for ${size(st.size)} of ${local}`);
-      }),
-    );
-
-  program
-    .command("get-download-cost")
-    .description("Get downloading cost")
-    .option("--allocation <id>", "allocation ID, required")
-    .option("--remotepath <path>", "remote path of file")
-    .option("--blocks-per-marker <n>", "blocks signed per Read Marker", "10")
-    .action(
-      action(io, async (ctx, opts) => {
-        if (!given(opts, "allocation")) throw new CliExit("missing required 'allocation' flag");
-        const remote = given(opts, "remotepath");
-        if (!remote) throw new CliExit("'remotepath' or 'authticket' flag required");
-        const per = Number(opts["blocks-per-marker"] ?? opts.blocksPerMarker ?? 10);
-        if (!Number.isInteger(per) || per <= 0) throw new CliExit("blocks-per-marker value cannot be <= 0");
-        const s = await open(ctx, opts);
-        const m = await guarded("can't get file meta: ", () => s.files.meta(remote));
-        if (m.type !== "f") throw new CliExit("not a file");
-        const c = sdk.storageFiles.downloadCost(s.record, m.size, per);
-        ctx.println(
-          `${bal(c.cost)} tokens for ${c.blocks} 64KB blocks (${size(m.shard_size * (s.record.data_shards + s.record.parity_shards))}) of ${m.path}`,
-        );
-      }),
-    );
+  registerCostCommands(program, io);
 }
 
 /**

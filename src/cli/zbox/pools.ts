@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
+import { feeFlag } from "./flags.js";
 import { bal, duration, given, goTime, line, orFail, prettyJson, renderTable, walletAndChain } from "./format.js";
 
 function printPools(p: (...x: unknown[]) => void, pools: sdk.storage.AllocationPool[]): void {
@@ -73,11 +74,12 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
           negative: "invalid token amount: negative",
           syntax: "invalid 'tokens' flag: ",
         });
+        const fee = feeFlag(opts, `Failed to lock tokens in ${kind} pool: `);
         const { wallet, chain } = await walletAndChain(ctx);
         // a reader's first lock creates the read pool it goes into (the reference needs rp-create first)
         if (kind === "read") await ctx.ensureReadPool(chain, wallet);
         await orFail(`Failed to lock tokens in ${kind} pool: `, () =>
-          sdk.storage.poolLock(chain, wallet, kind, String(opts.allocation), d, value, given(opts, "blobber") ?? ""),
+          sdk.storage.poolLock(chain, wallet, kind, String(opts.allocation), d, value, given(opts, "blobber") ?? "", fee),
         );
         ctx.println("locked");
       }),
@@ -93,8 +95,9 @@ function poolCommands(program: Command, io: CliIo, kind: "read" | "write"): void
         const pool = given(opts, "pool_id");
         if (pool === undefined) throw new CliExit("missing required 'pool_id' flag");
         nonEmptyId(pool, "pool_id", `Failed to unlock tokens in ${kind} pool: `);
+        const fee = feeFlag(opts, `Failed to unlock tokens in ${kind} pool: `);
         const { wallet, chain } = await walletAndChain(ctx);
-        await orFail(`Failed to unlock tokens in ${kind} pool: `, () => sdk.storage.poolUnlock(chain, wallet, kind, pool));
+        await orFail(`Failed to unlock tokens in ${kind} pool: `, () => sdk.storage.poolUnlock(chain, wallet, kind, pool, fee));
         ctx.println("unlocked");
       }),
     );

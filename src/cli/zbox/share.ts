@@ -82,15 +82,20 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
 }
 
 /** What `zbox meta` prints of a file, own or shared: the reference's table, or `listJson` with `--json`. */
-export function printMeta(ctx: CliContext, m: sdk.storageFiles.FileRef, json: boolean): void {
+export function printMeta(
+  ctx: CliContext,
+  m: sdk.storageFiles.FileRef,
+  json: boolean,
+  extra: { header: string[]; row: string[]; json: Record<string, unknown> } = { header: [], row: [], json: {} },
+): void {
   if (json) {
-    ctx.println(JSON.stringify(listJson(m)));
+    ctx.println(JSON.stringify({ ...listJson(m), ...extra.json }));
     return;
   }
   ctx.println(
     renderTable(
-      ["Type", "Name", "Path", "Lookup Hash", "Size", "Mime Type", "Hash"],
-      [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? ""]],
+      ["Type", "Name", "Path", "Lookup Hash", "Size", "Mime Type", "Hash", ...extra.header],
+      [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? "", ...extra.row]],
     ),
   );
 }

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, CliExit, type CliIo, nonEmptyId, positiveTokens } from "../common.js";
+import { feeFlag } from "./flags.js";
 import { bal, given, goTime, line, orFail, prettyJson, size, walletAndChain } from "./format.js";
 
 function delegateLines(
@@ -117,9 +118,10 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
           negative: "invalid token amount: negative",
           syntax: "invalid 'tokens' flag: ",
         });
+        const fee = feeFlag(opts, "Failed to lock tokens in stake pool: ");
         const { wallet, chain } = await walletAndChain(ctx);
         const pool = await orFail("Failed to lock tokens in stake pool: ", () =>
-          sdk.storage.stakePoolLock(chain, wallet, id, value),
+          sdk.storage.stakePoolLock(chain, wallet, id, value, fee),
         );
         ctx.println(`tokens locked, pool id: ${pool}`);
       }),
@@ -136,10 +138,11 @@ export function registerStakePoolCommands(program: Command, io: CliIo): void {
         const pool = given(opts, "pool_id");
         if (pool === undefined) throw new CliExit("missing required 'pool_id' flag");
         nonEmptyId(pool, "pool_id", "Failed to unlock tokens in stake pool: ");
+        const fee = feeFlag(opts, "Failed to unlock tokens in stake pool: ");
         const { wallet, chain } = await walletAndChain(ctx);
         const id = given(opts, "blobber_id") ?? wallet.client_id;
         const unstake = await orFail("Failed to unlock tokens in stake pool: ", () =>
-          sdk.storage.stakePoolUnlock(chain, wallet, id, pool),
+          sdk.storage.stakePoolUnlock(chain, wallet, id, pool, fee),
         );
         if (unstake > 0) {
           ctx.println("tokens can't be unlocked due to opened offers");

@@ -32,6 +32,7 @@ import type { StorageScErrorCode } from "../errors.js";
 import { isHealthy } from "./blobbers.js";
 import { type StorageConfig, seconds } from "./config.js";
 import { Input, refuse } from "./errors.js";
+import type { Funded } from "./freestorage.js";
 import { addPool, allocPoolBalance, returnToPools, takeFromPools, writeWeights } from "./pools.js";
 import { freeStake, offerLock, payReward, stakedCapacity } from "./stakepool.js";
 import {
@@ -194,9 +195,9 @@ export function until(a: Pick<StorageAllocation, "expiration_date" | "challenge_
   return a.expiration_date + seconds(a.challenge_completion_time);
 }
 
-/** `new_allocation_request` (storage-protocol §5.3 input), value = the write pool's first lock. */
-export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, input: unknown): string {
-  const code = "allocation_creation_failed";
+/** `new_allocation_request` (storage-protocol §5.3 input), value = the write pool's first lock (`free`: see Funded). */
+export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, input: unknown, free?: Funded): string {
+  const code = free?.code ?? "allocation_creation_failed";
   const now = ctx.now;
   const r = readAllocationRequest(code, input, conf, now, ctx.txn.client_id, ctx.txn.public_key ?? "");
   const keyOwner = keyOwnerRefusal(r.owner_id, r.owner_public_key);
@@ -206,12 +207,12 @@ export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, 
   const bSize = blobberSize(r.size, need);
   const rest = BigInt(r.expiration_date - now) * SECOND;
   const mld = totalMinLock(conf, r, chosen, now);
-  const v = ctx.txn.transaction_value;
+  const v = free?.value ?? ctx.txn.transaction_value;
   if (v < mld) refuse(code, `not enough tokens to honor the min lock demand (${v} < ${mld})`);
   if (v < conf.writepool.min_lock)
     refuse(code, `not enough tokens to create allocation: ${v} < write pool min_lock ${conf.writepool.min_lock}`);
   const have = ctx.state.balance(ctx.txn.client_id);
-  if (have < v) refuse(code, `lock amount is greater than balance: ${v} > ${have}`);
+  if (!free && have < v) refuse(code, `lock amount is greater than balance: ${v} > ${have}`);
   const id = ctx.txn.hash;
   if (getAllocation(ctx.state, id)) refuse(code, `allocation ${id} already exists`);
   const cct = chosen.reduce((m, b) => maxAmount(m, b.terms.challenge_completion_time), 0n);
@@ -281,7 +282,7 @@ export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, 
   }
   // the write pool is the owner's (it pays for the writes); the payer funds it
   const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };
-  ctx.state.transfer(ctx.txn.client_id, STORAGE_ADDRESS, v);
+  if (!free) ctx.state.transfer(ctx.txn.client_id, STORAGE_ADDRESS, v);
   addPool(wp, id, id, end, v, writeWeights(a));
   putWritePools(ctx.state, a.owner_id, wp);
   putChallengePool(ctx.state, {
@@ -301,8 +302,8 @@ export function newAllocationRequest(ctx: ContractContext, conf: StorageConfig, 
  * `update_allocation_request {id, owner_id?, size, expiration_date, set_immutable?}`: `size` (bytes) and
  * `expiration_date` (seconds) are changes, positive or negative; value = more tokens for the write pool.
  */
-export function updateAllocationRequest(ctx: ContractContext, conf: StorageConfig, input: unknown): string {
-  const code = "allocation_updating_failed";
+export function updateAllocationRequest(ctx: ContractContext, conf: StorageConfig, input: unknown, free?: Funded): string {
+  const code = free?.code ?? "allocation_updating_failed";
   const i = Input.of(input, code);
   const id = i.str("id", "");
   if (id === "") refuse(code, "missing id: the allocation to update");
@@ -315,7 +316,7 @@ export function updateAllocationRequest(ctx: ContractContext, conf: StorageConfi
   const dSize = i.int("size", 0n);
   const dExp = i.num("expiration_date", 0);
   const immutable = i.has("set_immutable") ? i.bool("set_immutable") : a.is_immutable;
-  const v = ctx.txn.transaction_value;
+  const v = free?.value ?? ctx.txn.transaction_value;
   if (dSize === 0n && dExp === 0 && v === 0n && immutable === a.is_immutable) refuse(code, "update allocation changes nothing");
   const newSize = a.size + dSize;
   if (newSize < conf.min_alloc_size)
@@ -357,8 +358,8 @@ export function updateAllocationRequest(ctx: ContractContext, conf: StorageConfi
   const wp = getWritePools(state, a.owner_id) ?? { pools: [] };
   if (v > 0n) {
     const have = state.balance(ctx.txn.client_id);
-    if (have < v) refuse(code, `lock amount is greater than balance: ${v} > ${have}`);
-    state.transfer(ctx.txn.client_id, STORAGE_ADDRESS, v);
+    if (!free && have < v) refuse(code, `lock amount is greater than balance: ${v} > ${have}`);
+    if (!free) state.transfer(ctx.txn.client_id, STORAGE_ADDRESS, v);
     a.size = newSize;
     addPool(wp, ctx.txn.hash, a.id, newUntil, v, writeWeights(a));
   }

@@ -3,6 +3,7 @@
  * units the contract computes with: amounts in SAS, durations in Go nanoseconds, rates as floats.
  */
 import { HOUR, MINUTE, SECOND } from "../../core/duration.js";
+import type { FreeStorageConfig } from "./freestorage.js";
 
 const ZCN = 10_000_000_000n;
 
@@ -74,6 +75,8 @@ export interface StorageConfig {
   max_delegates: number;
   /** Largest service charge a provider may take. */
   max_charge: number;
+  /** Free storage: who adds assigners, their limits, a free allocation's shape (`freestorage.ts` defaults when absent). */
+  free_storage?: FreeStorageConfig;
 }
 
 /** Reference defaults. */

@@ -20,6 +20,9 @@
  * - `read_redeem {read_marker}` — sender = the blobber
  * - `challenge_response {challenge_id, validation_tickets}` — sender = the challenged blobber (`challenges.ts`,
  *   which also generates and closes challenges in the `afterBlock` hook)
+ * - `add_free_storage_assigner {name, public_key, individual_limit, total_limit}` (the owner; value funds it),
+ *   `free_allocation_request {recipient_public_key, marker, blobbers?, …}`, `free_update_allocation
+ *   {allocation_id, marker, …}` — free storage markers (`freestorage.ts`)
  */
 
 import { CodedError } from "../../core/errors.js";
@@ -30,17 +33,25 @@ import { cancelAllocation, finalizeAllocation, newAllocationRequest, updateAlloc
 import { addBlobber, addValidator, blobberHealthCheck, updateBlobberSettings } from "./blobbers.js";
 import { CHALLENGE_REST_POINTS, challengeResponse, challengeRest, challengesAfterBlock, effectiveConfig } from "./challenges.js";
 import { DEFAULT_STORAGE_CONFIG, type StorageConfig } from "./config.js";
+import { addFreeStorageAssigner, freeAllocationRequest, freeUpdateAllocation } from "./freestorage.js";
 import { commitConnection, readRedeem } from "./markers.js";
 import { newReadPool, readPoolLock, readPoolUnlock, writePoolLock, writePoolUnlock } from "./pools.js";
 import { STORAGE_REST_POINTS, storageRest } from "./rest.js";
 import { stakePoolLock, stakePoolPayInterests, stakePoolUnlock } from "./stakepool.js";
 import { STORAGE_ADDRESS } from "./state.js";
 
+export { type FreeStorageMarker, freeStorageMarkerMessage } from "../../storage/freestorage.js";
 export { READ_REDEEM_MARGIN_S, redeemableBalance } from "../../storage/pricing.js";
 export { blobberSize, minLockDemand } from "./allocation.js";
 export { type StorageChallenge, storageGenesis } from "./challenges.js";
 export type { StorageConfig } from "./config.js";
 export { DEFAULT_STORAGE_CONFIG, storageConfig } from "./config.js";
+export {
+  DEFAULT_FREE_STORAGE,
+  type FreeStorageAssigner,
+  type FreeStorageConfig,
+  getFreeStorageAssigner,
+} from "./freestorage.js";
 export { STORAGE_REST_POINTS } from "./rest.js";
 export * from "./state.js";
 
@@ -67,6 +78,9 @@ const FUNCTIONS: Record<StorageScFunction, Fn> = {
   commit_connection: commitConnection,
   read_redeem: readRedeem,
   challenge_response: challengeResponse,
+  add_free_storage_assigner: addFreeStorageAssigner,
+  free_allocation_request: freeAllocationRequest,
+  free_update_allocation: freeUpdateAllocation,
 };
 
 /** The names of the storage contract's functions. */

@@ -60,6 +60,8 @@ export function poolsTotal(v: StateView): bigint {
       }
     } else if (kind === "challengepool") {
       total += BigInt(node.balance as number);
+    } else if (kind === "freestorageassigner") {
+      total += BigInt(node.fund as number); // free storage the owner funded and no marker took yet
     }
   }
   return total;

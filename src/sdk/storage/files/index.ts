@@ -3,6 +3,7 @@
 export type { Change as FileChange, RefView as FileRef } from "../../../storage/index.js";
 export {
   type AuthTicket,
+  CHUNK_BLOCKS,
   checkEncryptionPublicKey,
   DEFAULT_TICKET_SECONDS,
   type EncryptionKeys,
