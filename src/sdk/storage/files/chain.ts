@@ -46,6 +46,16 @@ export function parseAllocationRecord(raw: unknown): AllocationRecord {
     >;
     return { read_price: big(t.read_price), write_price: big(t.write_price) };
   });
+  // the latest write marker the chain redeemed for each blobber (none before its first write)
+  const redeemed: Record<string, { allocation_root: string; timestamp: number }> = {};
+  for (const d of details) {
+    const wm = (typeof d.last_write_marker === "object" && d.last_write_marker !== null ? d.last_write_marker : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof d.blobber_id === "string" && typeof d.allocation_root === "string" && d.allocation_root !== "")
+      redeemed[d.blobber_id] = { allocation_root: d.allocation_root, timestamp: num(wm.timestamp) };
+  }
   return {
     id: a.id,
     owner_id: String(a.owner_id ?? ""),
@@ -55,6 +65,7 @@ export function parseAllocationRecord(raw: unknown): AllocationRecord {
     expiration_date: num(a.expiration_date),
     size: num(a.size),
     blobbers,
+    ...(Object.keys(redeemed).length > 0 ? { redeemed } : {}),
     terms,
     time_unit: big(a.time_unit) || 172_800_000_000_000n,
     raw: a,

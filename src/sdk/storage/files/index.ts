@@ -22,6 +22,6 @@ export type { CommitOutcome } from "./commit.js";
 export type { DownloadOptions, DownloadResult } from "./download.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
-export type { AllocationFilesOptions, FilesEvent, StorageAllocation } from "./session.js";
+export type { AllocationFilesOptions, FilesEvent, RedeemedMarker, StorageAllocation } from "./session.js";
 export type { ShareOptions } from "./share.js";
 export type { UploadResult, UploadSource } from "./upload.js";
