@@ -6,7 +6,9 @@
 // finalization resumes within a bound once faults heal. A failure names its seed and a one-line replay
 // command. SIM_SEEDS=n changes the number of random seeds (default 300). View changes: VC_SEEDS (default 200)
 // random schedules over a changing miner set (miners joining and leaving at two switches, new members booting
-// late, crashes of old and new members, drops, delays and partitions around the switches).
+// late, crashes of old and new members, drops, delays and partitions around the switches). Storage: STORAGE_SEEDS
+// (default 10) random schedules whose blocks run the storage contract (sim/storage.ts): challenges generated,
+// answered with real proofs and validator tickets, passed, failed and settled, the books checked every block.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type Block, type Transaction, TxnType } from "../../src/chain/types.js";
@@ -27,6 +29,7 @@ import {
 
 const SEEDS = Number(process.env.SIM_SEEDS ?? 300);
 const VC_SEEDS = Number(process.env.VC_SEEDS ?? 200);
+const STORAGE_SEEDS = Number(process.env.STORAGE_SEEDS ?? 10);
 
 /** Run scenarios; collect every failure as "seed: reason + replay" so one assertion lists them all. */
 function runAll(scenarios: Scenario[]): { failures: string[]; results: SimResult[] } {
@@ -139,6 +142,45 @@ describe("consensus simulation", () => {
     // The same attack with f = 1 double voter is harmless.
     const safe = runAll(caught.map((f) => (SCENARIOS["byzantine-1-of-4"] as (s: number) => Scenario)(f.scenario.seed)));
     assert.deepEqual(safe.failures, []);
+  });
+
+  it(`${STORAGE_SEEDS} random seeds with storage: challenges generated, answered, passed or failed and settled in blocks, money conserved`, () => {
+    const { failures, results } = runAll(seeds(1, STORAGE_SEEDS).map((seed) => ({ ...randomScenario(seed), storage: true })));
+    // the checker re-ran every finalized block on the storage contract: state root, pools and supply held each time
+    assert.deepEqual(failures, []);
+    let lossyFailed = 0;
+    let passed = 0;
+    for (const r of results) {
+      const o = r.storage;
+      assert.ok(o, "a storage outcome");
+      const seed = r.scenario.seed;
+      passed += o.passed;
+      for (const [i, b] of o.blobbers.entries()) {
+        if (!b.lossy) {
+          assert.equal(b.failed, 0, `seed ${seed}: honest blobber ${i} never fails`);
+          assert.equal(b.penalty, 0n, `seed ${seed}: honest blobber ${i} is never slashed`);
+        } else {
+          lossyFailed += b.failed;
+          assert.equal(b.penalty > 0n, b.failed > 0, `seed ${seed}: the lossy blobber is slashed exactly when it failed`);
+        }
+        assert.equal(b.rewards > 0n, b.passed > 0, `seed ${seed}: blobber ${i} is paid exactly when it passed`);
+      }
+      assert.equal(
+        o.passed + o.failed,
+        o.blobbers.reduce((t, b) => t + b.passed + b.failed, 0),
+      );
+    }
+    assert.ok(passed > STORAGE_SEEDS, `challenges pass (${passed})`);
+    assert.ok(lossyFailed > 0, "the blobber that lost data fails challenges");
+  });
+
+  it("a storage run replays identically from its seed", () => {
+    const a = runScenario({ ...randomScenario(4), storage: true });
+    const b = runScenario({ ...randomScenario(4), storage: true });
+    assert.equal(a.digest, b.digest);
+    assert.deepEqual(a.finalized, b.finalized);
+    assert.deepEqual(a.storage, b.storage);
+    assert.ok((a.storage?.failed ?? 0) > 0 && (a.storage?.passed ?? 0) > 0);
   });
 
   it("the same seed replays to the same trace digest and finalized chain", () => {

@@ -8,6 +8,9 @@
 // - a blobber that deleted the shard cannot build a proof, one that answers only after the deadline is too late:
 //   both challenges are closed as failed by the chain and both blobbers are slashed (the late one's passing tickets,
 //   sent after the deadline, change nothing); the honest one passes.
+// - after a second file, a blobber answering with its old marker, one sending a valid proof of the other file, and
+//   one with a valid proof but only one of its challenge's two validators' tickets (fewer honest validators than a
+//   pass needs) each fail and are slashed; the honest one passes and is not.
 // Idle rounds are 2 s apart (a round with transactions follows at once) and the blobbers' challenge_completion_time
 // is 20 s, so waiting out a deadline costs ~10 rounds. (Forged proofs of every kind fail in test/storage/challenge.test.ts; settlement in
 // test/contracts/storage/challenges.test.ts.)
@@ -27,7 +30,13 @@ import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
-import { stringifyChallengeProof, type ValidationTicket, ValidatorRoutes } from "../../src/storage/index.js";
+import {
+  type ChallengeProof,
+  stringifyChallengeProof,
+  type ValidationTicket,
+  ValidatorRoutes,
+  walkTree,
+} from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { virtualTime } from "../support/virtual-time.js";
 
@@ -61,6 +70,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
   let client: sdk.ChainClient;
   let allocId = "";
   let alice: ReturnType<typeof createWallet>;
+  let files: sdk.storageFiles.AllocationFiles;
   const { drive, until } = virtualTime(clock, { stepMs: 100 });
   const rest = <T>(endpoint: string, params: Record<string, string>) =>
     drive(client.scRest<T>(sdk.ScAddress.storage, endpoint, params));
@@ -172,7 +182,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
       net.providers.every((p) => p.blobber.ctx.allocations.get(allocId) !== undefined),
     );
     const record = await alloc();
-    const files = new sdk.storageFiles.AllocationFiles({
+    files = new sdk.storageFiles.AllocationFiles({
       allocation: { ...(record as unknown as sdk.storageFiles.AllocationFilesOptions["allocation"]), size: Number(record.size) },
       transport: net.transport,
       signer: sdk.storageFiles.walletSigner(alice, getScheme("bls0chain")),
@@ -363,6 +373,108 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
       if (p === gone) assert.equal(history(p).get(id)?.status, "failed");
       else assert.notEqual(history(p).get(id)?.status, "passed");
     }
+    assert.equal(BigInt((await stake(honest)).penalty), BigInt(before[2]?.penalty ?? 0), "the honest blobber was not slashed");
+  });
+  it("a blobber answering with an old marker, with another file's proof, or with fewer honest validators than needed fails and is slashed; the others are not", async () => {
+    const [oldMarker, , otherFile, honest] = net.providers as [
+      InProcessProvider,
+      InProcessProvider,
+      InProcessProvider,
+      InProcessProvider,
+    ];
+    // the honest blobber's loop answers on its own schedule (resumed above)
+    const sourceOf = (p: InProcessProvider) => {
+      assert.ok(p.blobber.ctx.files);
+      return fileServiceSource(p.blobber.ctx.files.service);
+    };
+    // the marker blobber 0 holds now, before a second file makes it old
+    const stale = sourceOf(oldMarker).latest(allocId).marker;
+    assert.ok(stale);
+    const local = join(tmp, "other.bin");
+    writeFileSync(local, randomBytes(5 * BLOCK + 3));
+    await drive(files.upload([{ localPath: local, remotePath: "/docs/other.bin" }]));
+    await drive(Promise.all(net.providers.map((p) => p.blobber.ctx.files?.settlement?.trigger())));
+    const tickets = async (ch: OpenChallenge, proof: ChallengeProof, only?: number) => {
+      const out: ValidationTicket[] = [];
+      for (const v of only === undefined ? ch.validators : ch.validators.slice(0, only)) {
+        const r = await drive(
+          net.transport.request({
+            method: "POST",
+            url: `${v.url}${ValidatorRoutes.challenge.path}`,
+            headers: { "content-type": "application/json" },
+            body: stringifyChallengeProof(proof),
+          }),
+        );
+        assert.equal(r.status, 200, r.text());
+        out.push(r.json<ValidationTicket>());
+      }
+      return out;
+    };
+    const respond = (p: InProcessProvider, ch: OpenChallenge, t: ValidationTicket[]) =>
+      drive(
+        p.blobber.ctx.sendTxn("challenge_response", { challenge_id: ch.id, validation_tickets: t }).then(
+          (r) => r.output,
+          (err: unknown) => sdk.errorMessage(err),
+        ),
+      );
+    const before = await stakes([oldMarker, otherFile, honest]);
+    const open = await openChallenges([oldMarker, otherFile, honest]);
+
+    // 1. the latest redeemed marker is the new one: a proof with the old one fails every validator
+    const c0 = open.get(oldMarker) as OpenChallenge;
+    const p0 = await drive(buildProof(sourceOf(oldMarker), c0));
+    const t0 = await tickets(c0, { ...p0, write_marker: stale });
+    assert.ok(
+      t0.every((t) => !t.result && /not the latest redeemed/.test(t.message)),
+      JSON.stringify(t0),
+    );
+    await respond(oldMarker, c0, t0);
+    // 2. a valid proof of the file another seed's walk reaches, sent for this challenge
+    const c1 = open.get(otherFile) as OpenChallenge;
+    const src1 = sourceOf(otherFile);
+    const real = walkTree(c1.seed, (d) => src1.listing(allocId, d)).path;
+    let seed = 1;
+    while (walkTree(String(seed), (d) => src1.listing(allocId, d)).path === real) seed++;
+    const p1 = await drive(buildProof(src1, { ...c1, seed: String(seed) }));
+    assert.notEqual(p1.path, real);
+    const t1 = await tickets(c1, p1);
+    assert.ok(
+      t1.every((t) => !t.result && /the challenged file is/.test(t.message)),
+      JSON.stringify(t1),
+    );
+    await respond(otherFile, c1, t1);
+    // the honest blobber answers as its loop does
+    await answer(honest);
+    for (const [p, ch] of [
+      [oldMarker, c0],
+      [otherFile, c1],
+    ] as const) {
+      const got = await challenge(ch.id);
+      assert.equal(got.status, "failed", `blobber ${p.n}: ${JSON.stringify(got)}`);
+      assert.ok(BigInt(got.slashed ?? 0) > 0n, `blobber ${p.n} was slashed`);
+    }
+    assert.equal((await challenge(open.get(honest)?.id ?? "")).status, "passed");
+    const mid = await stakes([oldMarker, otherFile, honest]);
+    assert.ok(BigInt(mid[0]?.penalty ?? 0) > BigInt(before[0]?.penalty ?? 0));
+    assert.ok(BigInt(mid[1]?.penalty ?? 0) > BigInt(before[1]?.penalty ?? 0));
+    assert.equal(BigInt(mid[2]?.penalty ?? 0), BigInt(before[2]?.penalty ?? 0), "the honest blobber was not slashed");
+
+    // 3. a valid proof, but only one of the challenge's two validators answers (the other is down or dishonest):
+    //    one passing ticket is not more than half; the challenge fails at its deadline and the blobber is slashed
+    const next = (await openChallenges([oldMarker])).get(oldMarker) as OpenChallenge;
+    assert.equal(next.validators.length, 2);
+    const t2 = await tickets(next, await drive(buildProof(sourceOf(oldMarker), next)), 1);
+    assert.ok(t2.length === 1 && t2[0]?.result === true, JSON.stringify(t2));
+    const refused = await respond(oldMarker, next, t2);
+    assert.match(refused, /not enough|more than half|passing/i);
+    assert.equal((await challenge(next.id)).status, "open");
+    await until("the deadline passes", () => clock.now() > next.deadline * 1000 + 2_000);
+    const end = clock.now() + 30_000;
+    while ((await challenge(next.id)).status === "open" && clock.now() < end) await drive(clock.sleep(1_000));
+    const closed = await challenge(next.id);
+    assert.equal(closed.status, "failed", JSON.stringify(closed));
+    assert.ok(BigInt(closed.slashed ?? 0) > 0n);
+    assert.ok(BigInt((await stake(oldMarker)).penalty) > BigInt(mid[0]?.penalty ?? 0));
     assert.equal(BigInt((await stake(honest)).penalty), BigInt(before[2]?.penalty ?? 0), "the honest blobber was not slashed");
   });
 });

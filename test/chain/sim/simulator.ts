@@ -14,6 +14,7 @@ import { ConsensusEngine } from "../../../src/chain/consensus/engine.js";
 import { quorum } from "../../../src/chain/consensus/rules.js";
 import type {
   Action,
+  BlockLogic,
   ConsensusConfig,
   ConsensusMessage,
   ConsensusStatus,
@@ -28,6 +29,14 @@ import { SafetyChecker, SafetyViolation, short } from "./checker.js";
 import { SimCrypto, type SimKeySet } from "./crypto.js";
 import { SimFollower } from "./follower.js";
 import { simGenesis, ToyLedger } from "./ledger.js";
+import {
+  StorageBooks,
+  StorageLedger,
+  type StorageOutcome,
+  type StorageWorld,
+  storageGenesisBlock,
+  storageWorld,
+} from "./storage.js";
 
 /** Network behaviour of a phase. */
 export interface NetworkPhase {
@@ -111,6 +120,11 @@ export interface Scenario {
   viewChanges?: SimViewChange[];
   /** Boot time (virtual ms) of miners that join later (by index; default: at the start with the others). */
   joinAt?: Record<number, number>;
+  /**
+   * Blocks run the storage contract (`storage.ts`: an allocation, blobbers answering challenges, one losing data)
+   * instead of the toy ledger; the checker then re-runs every finalized block and checks the contract's books.
+   */
+  storage?: boolean;
 }
 
 /** A view change of the simulation: `members` (miner indexes) are the miner set from `round` on. */
@@ -143,6 +157,8 @@ export interface SimResult {
   finalizedGenerators: number[];
   miners: { id: string; up: boolean; status: ConsensusStatus | undefined }[];
   trace: string[];
+  /** What the finalized chain shows of the challenges (storage runs). */
+  storage?: StorageOutcome;
 }
 
 /** A failed run: the seed, the reason, the trace tail and the replay command. */
@@ -340,7 +356,7 @@ interface SimMiner {
   crypto: SimCrypto;
   up: boolean;
   engine: ConsensusEngine | undefined;
-  ledger: ToyLedger | undefined;
+  ledger: (BlockLogic & { restore(finalized: readonly Block[]): void }) | undefined;
   disk: Disk;
   /** Incremented on every crash: invalidates pending timer events. */
   epoch: number;
@@ -452,6 +468,9 @@ class Simulation {
   private readonly indexOf = new Map<string, number>();
   private readonly queue = new EventQueue();
   private readonly checker: SafetyChecker;
+  /** The storage contract's genesis and the finalized chain's books (storage runs). */
+  private readonly world: StorageWorld | undefined;
+  private readonly books: StorageBooks | undefined;
   /** The sharder's path: finality followed from the notarized blocks the miners report. */
   private readonly follower: SimFollower;
   /** Heights below this agree between the follower and the miners. */
@@ -483,7 +502,9 @@ class Simulation {
     this.rng = root.fork();
     this.netRng = root.fork();
     this.chainId = sha3(`sim-chain-${s.seed}`);
-    this.genesis = simGenesis(this.chainId);
+    this.world = s.storage ? storageWorld(s.seed) : undefined;
+    this.books = this.world ? new StorageBooks(this.world) : undefined;
+    this.genesis = this.world ? storageGenesisBlock(this.chainId, this.world) : simGenesis(this.chainId);
     deepFreeze(this.genesis);
     this.infos = Array.from({ length: s.n }, (_, i) => {
       const id = sha3(`sim-miner-${s.seed}-${i}`);
@@ -525,6 +546,7 @@ class Simulation {
       this.genesis,
       (round) => this.setAt(round).Q,
       (v, h, sig, round) => this.setAt(round).ids.has(v) && verifier.verifyBlockSig(v, h, sig),
+      this.books,
     );
     this.follower = new SimFollower(
       this.genesis,
@@ -631,6 +653,7 @@ class Simulation {
       },
       miners: this.miners.map((m) => ({ id: m.info.id, up: m.up, status: m.engine?.status() ?? m.lastStatus })),
       trace: this.traceLines(),
+      ...(this.books ? { storage: this.books.outcome() } : {}),
     };
   }
 
@@ -846,7 +869,9 @@ class Simulation {
   private boot(m: SimMiner): void {
     if (m.up) return;
     const fin = m.disk.finalized;
-    const ledger = new ToyLedger(m.info.id, this.chainId, this.genesis, this.rng.fork());
+    const ledger = this.world
+      ? new StorageLedger(m.info.id, this.chainId, this.genesis, this.world, this.rng.fork())
+      : new ToyLedger(m.info.id, this.chainId, this.genesis, this.rng.fork());
     ledger.restore(fin);
     let finalized = fin;
     let firstHeight = 1;

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { BlobberClient } from "../../../src/sdk/storage/files/index.js";
 import { startNet, type TestBlobber } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-lying-"));
@@ -138,6 +139,78 @@ describe("the client never signs a counter a blobber dictates (24.6)", () => {
         assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
       }
       assert.equal(net.events.filter((e) => e.kind === "blobber_failed").length, 0);
+    } finally {
+      await net.close();
+    }
+  });
+});
+
+describe("the chain's record of redeemed write markers decides versions too (24.1)", () => {
+  it("a blobber showing an owner-signed state older than the marker the chain redeemed for it is named faulty", async () => {
+    const net = await startNet({ data: 2, parity: 2 });
+    try {
+      const v1 = new Uint8Array(randomBytes(90_000));
+      await net.files().upload([{ localPath: localFile(v1), remotePath: "/a.bin" }]);
+      const liar = net.blobbers[1] as TestBlobber;
+      const ref = net.allocation.blobbers[1] as { id: string; url: string };
+      const stateOf = async () => {
+        const c = new BlobberClient(ref, net.allocation.id, { transport: net.transport, signer: net.owner });
+        const rp = await c.referencePath(["/"]);
+        assert.ok(rp.latest_write_marker);
+        return { wm: rp.latest_write_marker, root: rp.content_root };
+      };
+      const old = await stateOf();
+      await net.files().upload([{ localPath: localFile(new Uint8Array(randomBytes(5000))), remotePath: "/b.bin" }]);
+      const now = await stateOf();
+      assert.ok(now.wm.timestamp >= old.wm.timestamp && now.wm.allocation_root !== old.wm.allocation_root);
+      // the blobber was paid for its second marker, then lost it: it shows its first state (owner-signed, consistent)
+      liar.rewrite = (_url, reply) => {
+        if (reply.latest_write_marker) {
+          reply.latest_write_marker = old.wm;
+          reply.content_root = old.root;
+        }
+      };
+      // the next write: every blobber's state is checked before the commit
+      const write = async (redeemed?: Record<string, { allocation_root: string; timestamp: number }>) => {
+        net.events.length = 0;
+        const files = net.files({
+          allocation: { ...net.allocation, size: Number(net.allocation.size), ...(redeemed ? { redeemed } : {}) },
+        });
+        await files.upload([{ localPath: localFile(new Uint8Array(randomBytes(3000))), remotePath: `/c${n++}.bin` }]);
+        return net.events
+          .filter((e) => e.kind === "blobber_failed" && e.index === 1)
+          .map((e) => (e.kind === "blobber_failed" ? e.reason : ""));
+      };
+      // without the chain's record it only looks behind (a blobber that missed a write), not faulty
+      const plain = await write();
+      assert.ok(
+        plain.every((r) => !/faulty/.test(r)),
+        plain.join("\n"),
+      );
+      // with it, it is faulty and named
+      const reasons = await write({ [ref.id]: { allocation_root: now.wm.allocation_root, timestamp: now.wm.timestamp } });
+      assert.ok(
+        reasons.some((r) => /faulty: .*older than the marker the chain redeemed for it/.test(r) && r.includes(ref.url)),
+        reasons.join("\n"),
+      );
+      // an honest blobber at (or past) the redeemed state is not
+      delete liar.rewrite;
+      const honest = net.allocation.blobbers[0] as { id: string; url: string };
+      const hs = (
+        await new BlobberClient(honest, net.allocation.id, { transport: net.transport, signer: net.owner }).referencePath(["/"])
+      ).latest_write_marker;
+      assert.ok(hs);
+      net.events.length = 0;
+      await net
+        .files({
+          allocation: {
+            ...net.allocation,
+            size: Number(net.allocation.size),
+            redeemed: { [honest.id]: { allocation_root: hs.allocation_root, timestamp: hs.timestamp } },
+          },
+        })
+        .upload([{ localPath: localFile(new Uint8Array(randomBytes(3000))), remotePath: "/d.bin" }]);
+      assert.ok(!net.events.some((e) => e.kind === "blobber_failed" && e.index === 0), JSON.stringify(net.events));
     } finally {
       await net.close();
     }

@@ -23,6 +23,17 @@ export interface AllocationRecord extends StorageAllocation {
 /** Parse the contract's allocation JSON (`storage/records.ts`). @throws CodedError `invalid_allocation` */
 export function parseAllocationRecord(raw: unknown): AllocationRecord {
   const a = readAllocationRecord(raw);
+  // the latest write marker the chain redeemed for each blobber (none before its first write)
+  const redeemed: Record<string, { allocation_root: string; timestamp: number }> = {};
+  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
+  for (const d of details) {
+    const wm = (typeof d.last_write_marker === "object" && d.last_write_marker !== null ? d.last_write_marker : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof d.blobber_id === "string" && typeof d.allocation_root === "string" && d.allocation_root !== "")
+      redeemed[d.blobber_id] = { allocation_root: d.allocation_root, timestamp: Number(wm.timestamp ?? 0) || 0 };
+  }
   return {
     id: a.id,
     owner_id: a.owner_id,
@@ -32,6 +43,7 @@ export function parseAllocationRecord(raw: unknown): AllocationRecord {
     expiration_date: a.expiration_date,
     size: Number(a.size),
     blobbers: a.blobbers,
+    ...(Object.keys(redeemed).length > 0 ? { redeemed } : {}),
     terms: a.prices,
     time_unit: a.time_unit,
     raw: a.raw,

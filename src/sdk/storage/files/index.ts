@@ -37,7 +37,7 @@ export type { DownloadOptions, DownloadResult } from "./download.js";
 export { NO_MNEMONIC, walletEncryptionKeys } from "./encrypt.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
-export type { AllocationFilesOptions, FilesEvent, StorageAllocation } from "./session.js";
+export type { AllocationFilesOptions, FilesEvent, RedeemedMarker, StorageAllocation } from "./session.js";
 export type { ShareOptions } from "./share.js";
 export {
   type FileDiff,

@@ -26,6 +26,18 @@ export interface StorageAllocation {
   expiration_date: number;
   size: number;
   blobbers: BlobberRef[];
+  /**
+   * The chain's record of the latest write marker it redeemed for each blobber (by blobber id; from the storage
+   * contract's `allocation` view): a blobber showing an older state than this lost a write it was paid for.
+   */
+  redeemed?: Record<string, RedeemedMarker>;
+}
+
+/** The latest write marker the chain redeemed for a blobber: its allocation root and time. */
+export interface RedeemedMarker {
+  allocation_root: string;
+  /** Unix seconds (the marker's timestamp). */
+  timestamp: number;
 }
 
 export type FilesEvent =

@@ -32,11 +32,18 @@ export interface MarkerTrust {
   readerId: string;
   /** Signatures already verified (a marker is shown again by every request of an operation). */
   readonly verified: Set<string>;
+  /** The chain's latest redeemed write marker per blobber id (no state older than it is believed). */
+  redeemed?: Record<string, { allocation_root: string; timestamp: number }>;
 }
 
 /** The trust of an allocation: its owner's key from the allocation record, else the signer's when it is the owner. */
 export function markerTrust(
-  a: { id: string; owner_id: string; owner_public_key?: string },
+  a: {
+    id: string;
+    owner_id: string;
+    owner_public_key?: string;
+    redeemed?: Record<string, { allocation_root: string; timestamp: number }>;
+  },
   signer: { clientId: string; publicKey: string },
 ): MarkerTrust {
   const ownerKey = a.owner_public_key || (signer.clientId === a.owner_id ? signer.publicKey : undefined);
@@ -45,6 +52,7 @@ export function markerTrust(
     ownerId: a.owner_id,
     readerId: signer.clientId,
     ...(ownerKey ? { ownerKey } : {}),
+    ...(a.redeemed ? { redeemed: a.redeemed } : {}),
     verified: new Set(),
   };
 }
@@ -60,7 +68,10 @@ const EMPTY_ROOT = emptyDir().hash;
 
 /**
  * The version of the state `st` that blobber `b` shows: its latest write marker's timestamp once the marker is
- * checked (0 for a blobber with no marker, which must hold an empty tree).
+ * checked (0 for a blobber with no marker, which must hold an empty tree). A state older than the latest marker
+ * the chain redeemed for the blobber (`t.redeemed`) is one it was paid for and no longer holds: faulty, like a
+ * state the owner did not sign (markers of one blobber are chained and the owner signs each later than the one
+ * before, so an older time, or another root at the redeemed time, is not the redeemed state or one after it).
  * @throws CodedError `faulty_blobber` naming the blobber and what does not hold
  */
 export function verifiedStamp(
@@ -69,8 +80,15 @@ export function verifiedStamp(
   st: Pick<LatestState, "latest_write_marker" | "content_root">,
 ): number {
   const wm = st.latest_write_marker;
+  const redeemed = t.redeemed?.[b.id];
+  const onChain = redeemed && redeemed.allocation_root !== "" ? redeemed : undefined;
   if (!wm) {
     if (st.content_root !== EMPTY_ROOT) throw faulty(b, "it shows files but no write marker signed by the owner");
+    if (onChain)
+      throw faulty(
+        b,
+        `it shows no write marker, but the chain redeemed its marker of root ${onChain.allocation_root.slice(0, 16)} (time ${onChain.timestamp})`,
+      );
     return 0;
   }
   if (wm.allocation_id !== t.allocationId) throw faulty(b, "its latest write marker is for another allocation");
@@ -88,6 +106,14 @@ export function verifiedStamp(
   }
   if (wm.allocation_root !== allocationRoot(st.content_root, wm.timestamp))
     throw faulty(b, `its content root ${st.content_root.slice(0, 16)} is not the one its latest write marker signs`);
+  if (
+    onChain &&
+    (wm.timestamp < onChain.timestamp || (wm.timestamp === onChain.timestamp && wm.allocation_root !== onChain.allocation_root))
+  )
+    throw faulty(
+      b,
+      `it shows the state of its write marker of root ${wm.allocation_root.slice(0, 16)} (time ${wm.timestamp}), older than the marker the chain redeemed for it (root ${onChain.allocation_root.slice(0, 16)}, time ${onChain.timestamp})`,
+    );
   return wm.timestamp;
 }
 
