@@ -24,6 +24,14 @@ import { sha3 } from "../core/hash.js";
 import { isHash, isHex } from "../core/hex.js";
 import { clientIdOf, clientVerifier } from "../core/schemes.js";
 import { type StorageErrorCode, StorageErrors } from "./errors.js";
+import {
+  type CollabGrant,
+  collabGrantRefusal,
+  type PayerGrant,
+  parseCollabGrant,
+  parsePayerGrant,
+  payerGrantRefusal,
+} from "./grants.js";
 import { allocationRoot } from "./reftree.js";
 
 /** Who signs: a wallet's client id, public key and signing function over a hex hash. */
@@ -70,6 +78,21 @@ export interface ReadMarker {
   /** Cumulative blocks read by this client from this blobber in this allocation. */
   counter: number;
   signature: string;
+  /**
+   * When the owner pays for another reader (`payer_id` is the owner): the owner's signed consent, either the file's
+   * who-pays-for-reads grant naming the owner (`grants.ts`) or the reader's collaborator grant. Not part of the
+   * signed hash: it carries its own (the owner's) signature, checked by {@link payerRefusal}.
+   */
+  payer_grant?: PayerGrant;
+  collab_grant?: CollabGrant;
+}
+
+/**
+ * The read counter lane of a marker: a reader's own reads count in one lane, the reads the owner pays for it in
+ * another (`client:payer`), so a marker never makes one payer pay for blocks read on another's account.
+ */
+export function readLane(rm: Pick<ReadMarker, "client_id" | "payer_id">): string {
+  return rm.payer_id === rm.client_id ? rm.client_id : `${rm.client_id}:${rm.payer_id}`;
 }
 
 export function writeMarkerHash(wm: Omit<WriteMarker, "signature">): string {
@@ -86,14 +109,36 @@ export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
 
 /**
  * Why the read marker's payer may not be charged for its reader's reads (undefined when it may): a reader pays for
- * its own reads; the allocation owner pays only for reads by the owner (so, today, the reader). One rule for the
- * blobber (before serving) and the storage contract (before paying); collaborators and auth tickets paid by the
- * owner will be further cases here.
+ * its own reads; the allocation owner pays for the owner's reads, and for another reader's only with the owner's
+ * signed consent carried by the marker — the file's who-pays-for-reads grant naming the owner, or the reader's
+ * collaborator grant. One rule for the blobber (before serving) and the storage contract (before paying). Without
+ * `ownerPublicKey` no grant can be checked, so only the first two cases pass.
  */
-export function payerRefusal(rm: Pick<ReadMarker, "client_id" | "payer_id">, ownerId: string): string | undefined {
+export function payerRefusal(
+  rm: Pick<ReadMarker, "client_id" | "payer_id"> & Partial<Pick<ReadMarker, "allocation_id" | "payer_grant" | "collab_grant">>,
+  ownerId: string,
+  ownerPublicKey?: string,
+): string | undefined {
   if (rm.payer_id === rm.client_id) return undefined;
   if (rm.payer_id === ownerId && rm.client_id === ownerId) return undefined;
-  return `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}: a reader pays for its own reads`;
+  const refused = `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}`;
+  if (rm.payer_id !== ownerId) return `${refused}: a reader pays for its own reads, or the owner with its signed consent`;
+  if (!rm.payer_grant && !rm.collab_grant)
+    return `${refused}: the marker carries no grant signed by the owner (who-pays-for-reads or collaborator)`;
+  if (ownerPublicKey === undefined || rm.allocation_id === undefined)
+    return `${refused}: the owner's public key is not known to check its grant`;
+  const ctx = { allocationId: rm.allocation_id, ownerId, ownerPublicKey };
+  if (rm.collab_grant) {
+    const why = collabGrantRefusal(rm.collab_grant, ctx);
+    if (why) return `${refused}: ${why}`;
+    if (rm.collab_grant.collab_id !== rm.client_id) return `${refused}: the collaborator grant is for another client`;
+    return undefined;
+  }
+  const g = rm.payer_grant as PayerGrant;
+  const why = payerGrantRefusal(g, ctx);
+  if (why) return `${refused}: ${why}`;
+  if (g.who_pays_for_reads !== "owner") return `${refused}: the owner's grant says the reader pays`;
+  return undefined;
 }
 
 export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
@@ -106,6 +151,7 @@ export function signReadMarker(
   signer: Signer,
   rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
 ): ReadMarker {
+  // the grants are not signed by the reader: they carry the owner's signature
   const body = {
     ...rm,
     client_id: signer.clientId,
@@ -174,7 +220,24 @@ export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMark
     timestamp: int(m.timestamp, "timestamp", code, op, 1),
     counter: int(m.counter, "counter", code, op, 1),
     signature: m.signature,
+    ...grantsOf(m, code, op),
   };
+}
+
+/** The owner's grants a read marker carries (see {@link ReadMarker.payer_grant}). */
+function grantsOf(
+  m: Record<string, unknown>,
+  code: StorageErrorCode,
+  op: string,
+): Pick<ReadMarker, "payer_grant" | "collab_grant"> {
+  try {
+    return {
+      ...(m.payer_grant === undefined || m.payer_grant === null ? {} : { payer_grant: parsePayerGrant(m.payer_grant, op) }),
+      ...(m.collab_grant === undefined || m.collab_grant === null ? {} : { collab_grant: parseCollabGrant(m.collab_grant, op) }),
+    };
+  } catch (err) {
+    throw bad(code, op, `read marker grant: ${(err as Error).message}`);
+  }
 }
 
 function safeJson(text: string, code: StorageErrorCode, op: string): unknown {

@@ -12,11 +12,13 @@
  *   refund. The reference refused it, and every later marker of the allocation then failed to chain. A blobber
  *   therefore accepts only commits the write pool can pay within its share (its own check before commit).
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
- *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
+ *   reader's cumulative block count on that blobber in that allocation (one count for its own reads, another for
+ *   those the owner pays: `readLane`), so the blocks paid are `counter` minus the last redeemed
  *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, signed with the
  *   marker; the reader when absent) for that allocation and blobber to the blobber's stake pool (service charge
  *   to its delegate wallet, the rest to its delegates). The payer must be one the reader may charge
- *   (`payerRefusal` of the storage layer: the reader itself, or the owner for the owner's own reads).
+ *   (`payerRefusal` of the storage layer: the reader itself, the owner for the owner's own reads, or the owner for
+ *   another reader when the marker carries the owner's signed who-pays-for-reads or collaborator grant).
  *
  * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
  * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
@@ -25,8 +27,10 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
+import { parseCollabGrant, parsePayerGrant } from "../../storage/grants.js";
 import {
   payerRefusal,
+  readLane,
   readMarkerHash as storageReadMarkerHash,
   writeMarkerHash as storageWriteMarkerHash,
   verifyClientSignature,
@@ -183,7 +187,20 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
     counter: i.num("counter"),
     signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
     payer_id: i.str("payer_id", "") || client,
+    ...grantsOf(code, i),
   };
+}
+
+/** The owner's grants a read marker carries (checked by `payerRefusal`). */
+function grantsOf(code: StorageScErrorCode, i: Input): Pick<ReadMarker, "payer_grant" | "collab_grant"> {
+  try {
+    return {
+      ...(i.raw("payer_grant") == null ? {} : { payer_grant: parsePayerGrant(i.raw("payer_grant"), "read redeem") }),
+      ...(i.raw("collab_grant") == null ? {} : { collab_grant: parseCollabGrant(i.raw("collab_grant"), "read redeem") }),
+    };
+  } catch (err) {
+    return refuse(code, `read marker grant: ${(err as Error).message}`);
+  }
 }
 
 /** `read_redeem {read_marker}` (blobber only). */
@@ -207,11 +224,12 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifySignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
-  const notPayer = payerRefusal(rm, a.owner_id);
+  // the owner pays another reader's reads only with its own signed grant (checked against the allocation's owner key)
+  const notPayer = payerRefusal(rm, a.owner_id, a.owner_public_key);
   if (notPayer) refuse(code, notPayer);
   const last = getTyped<{ read_marker: ReadMarker }>(
     ctx.state,
-    keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
+    keys.readMarker(rm.allocation_id, rm.blobber_id, readLane(rm)),
   )?.read_marker;
   const lastCounter = last?.counter ?? 0;
   if (rm.counter <= lastCounter)
@@ -235,6 +253,6 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   d.read_reward += value;
   a.stats.num_of_reads += Number(blocks);
   putAllocation(ctx.state, a);
-  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id), { read_marker: rm });
+  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, readLane(rm)), { read_marker: rm });
   return stringifyExactJson({ allocation_id: a.id, blobber_id: d.blobber_id, blocks, value, payer_id: payer });
 }

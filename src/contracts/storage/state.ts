@@ -19,6 +19,7 @@
  */
 import type { StateView } from "../../chain/state.js";
 import { ScAddress } from "../../chain/types.js";
+import type { CollabGrant, PayerGrant } from "../../storage/grants.js";
 import type { ContractState } from "../context.js";
 
 export const STORAGE_ADDRESS = ScAddress.storage;
@@ -239,6 +240,9 @@ export interface ReadMarker {
   signature: string;
   /** Whose read pool pays; covered by the signature (the reader when absent from the input). */
   payer_id: string;
+  /** The owner's signed consent when the owner pays for another reader (`storage/grants.ts`). */
+  payer_grant?: PayerGrant;
+  collab_grant?: CollabGrant;
 }
 
 export const keys = {
