@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerCollabCommands } from "./zbox/collab.js";
 import { registerFileCommands } from "./zbox/files.js";
 import { renderTable } from "./zbox/format.js";
 import { registerStorageCommands } from "./zbox/index.js";
@@ -86,6 +87,7 @@ export function buildZbox(cliIo: CliIo): Command {
   registerStorageCommands(program, io);
   registerFileCommands(program, io);
   registerShareCommands(program, io);
+  registerCollabCommands(program, io);
   registerRepairCommands(program, io);
   return program;
 }

@@ -10,6 +10,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { metaJson, payerOf, printCollaborators } from "./collab.js";
 import { bal, duration, given, renderTable, size, walletAndChain } from "./format.js";
 import { downloadShared, listShared, metaShared } from "./share.js";
 
@@ -251,7 +252,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           String(r.num_blocks),
           r.lookup_hash,
           "NO",
-          "owner",
+          payerOf(r),
         ]);
         ctx.println(
           renderTable(["Type", "Name", "Path", "Size", "Num Blocks", "Lookup Hash", "Is Encrypted", "Downloads Payer"], rows),
@@ -287,7 +288,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         const s = await open(ctx, opts);
         const m = await guarded("", () => s.files.meta(remote));
         if (opts.json) {
-          ctx.println(JSON.stringify(listJson(m)));
+          ctx.println(JSON.stringify(metaJson(m)));
           return;
         }
         ctx.println(
@@ -296,6 +297,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
             [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? ""]],
           ),
         );
+        printCollaborators(ctx, m);
       }),
     );
 

@@ -8,6 +8,7 @@ import { basename, join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { metaJson, payerOf } from "./collab.js";
 import { guarded, listJson, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
 
@@ -61,7 +62,7 @@ export async function listShared(ctx: CliContext, opts: Record<string, unknown>)
   ctx.println(
     renderTable(
       ["Type", "Name", "Size", "Num Blocks", "Lookup Hash", "Is Encrypted", "Downloads Payer"],
-      refs.map((r) => [r.type, r.name, String(r.size), String(r.num_blocks), r.lookup_hash, "NO", "3rd_party"]),
+      refs.map((r) => [r.type, r.name, String(r.size), String(r.num_blocks), r.lookup_hash, "NO", payerOf(r)]),
     ),
   );
 }
@@ -72,7 +73,7 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
   const path = await sharedPath(s, t, opts, "");
   const m = await guarded("", () => s.files.meta(path));
   if (opts.json) {
-    ctx.println(JSON.stringify(listJson(m)));
+    ctx.println(JSON.stringify(metaJson(m)));
     return;
   }
   ctx.println(

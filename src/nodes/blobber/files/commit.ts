@@ -26,6 +26,7 @@ import {
 } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { KVTxn } from "../../kv.js";
+import { dropGrants } from "./collab.js";
 import {
   type AllocationView,
   allocation,
@@ -241,6 +242,7 @@ function applyEffect(
       break;
     }
     case "delete_tree": {
+      dropGrants(tx, a.id, e.path, e.type);
       if (e.type === "f") {
         const old = tx.getJson<StoredFile>(KvKey.file(a.id, e.path));
         if (old) ref(old.merkle_root, -1);

@@ -19,10 +19,12 @@ import {
   type RefPathReply,
   type RefsReply,
   type RefView,
+  readLane,
   type StatsReply,
   StorageErrors,
   storageError,
 } from "../../../storage/index.js";
+import { collabGrant, collaboratorsOf, ownerPays } from "./collab.js";
 import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
@@ -45,7 +47,9 @@ function refView(s: FileService, a: AllocationView, path: string): RefView | und
   if (!e) return undefined;
   if (e.type === "d") return dirView(a, path, s.kv.getJson<DirListing>(KvKey.dir(a.id, path)) ?? emptyDir());
   const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
-  return f ? fileView(a, path, f, e.hash) : undefined;
+  if (!f) return undefined;
+  const view = fileView(a, path, f, e.hash);
+  return ownerPays(s, a.id, path) ? { ...view, who_pays_for_reads: "owner" } : view;
 }
 
 function dirView(a: AllocationView, path: string, l: DirListing): RefView {
@@ -117,8 +121,21 @@ export async function meta(
   requireReadAccess(s, a, caller.clientId, path, q.auth_token, op);
   const v = refView(s, a, path);
   if (!v) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
-  const rm = s.ledger.latestReadMarker(a.id, caller.clientId);
-  return { ...v, read_counter: rm?.marker.counter ?? 0, ...(rm ? { read_marker: rm.marker } : {}) };
+  // the owner pays for a collaborator's reads, and for anyone's when the file's attribute says so
+  const mine = v.type === "f" && caller.clientId !== a.owner_id ? collabGrant(s, a.id, path, caller.clientId) : undefined;
+  const paid = v.type === "f" && caller.clientId !== a.owner_id && !mine ? ownerPays(s, a.id, path) : undefined;
+  const lane = mine || paid ? readLane({ client_id: caller.clientId, payer_id: a.owner_id }) : caller.clientId;
+  const rm = s.ledger.latestReadMarker(a.id, lane);
+  const collaborators =
+    v.type === "f" && (caller.clientId === a.owner_id || mine) ? { collaborators: collaboratorsOf(s, a.id, path) } : {};
+  return {
+    ...v,
+    read_counter: rm?.marker.counter ?? 0,
+    ...(rm ? { read_marker: rm.marker } : {}),
+    ...collaborators,
+    ...(mine ? { collab_grant: mine } : {}),
+    ...(paid ? { payer_grant: paid } : {}),
+  };
 }
 
 export async function stats(s: FileService, allocId: string, caller: Caller, q: { path?: unknown }): Promise<StatsReply> {

@@ -77,6 +77,8 @@ export class Session {
   readonly trust: MarkerTrust;
   /** The read counters this session signed, by blobber index (`reader.ts`). */
   readonly readCounters = new Map<number, number>();
+  /** The read counters of reads the allocation owner pays for (a collaborator's, an owner-paid file's), by blobber. */
+  readonly ownerPaidReadCounters = new Map<number, number>();
   /** Blobbers known to be behind (missed a write), by index → reason. */
   readonly behind = new Map<number, string>();
   /** The upload progress file's writes, one after another (see `progress.ts`). */
