@@ -63,6 +63,13 @@ export interface WriteMarker {
   timestamp: number;
   client_id: string;
   signature: string;
+  /**
+   * A collaborator's marker (`client_id` is not the owner): the collaborator's public key, whose id is `client_id`
+   * and which signs the marker, and the owner's signed grant making it a collaborator (`grants.ts`). Not part of the
+   * signed hash; checked by {@link writeMarkerKey}.
+   */
+  client_public_key?: string;
+  collab_grant?: CollabGrant;
 }
 
 export interface ReadMarker {
@@ -196,7 +203,51 @@ export function parseWriteMarker(raw: unknown, op = "read write marker"): WriteM
     timestamp: int(m.timestamp, "timestamp", code, op, 1),
     client_id: hashField(m.client_id, "client_id", code, op),
     signature: m.signature,
+    ...collaboratorOf(m, code, op),
   };
+}
+
+/** A collaborator's key and grant a write marker carries (see {@link WriteMarker.collab_grant}). */
+function collaboratorOf(
+  m: Record<string, unknown>,
+  code: StorageErrorCode,
+  op: string,
+): Pick<WriteMarker, "client_public_key" | "collab_grant"> {
+  if (m.collab_grant === undefined || m.collab_grant === null) return {};
+  if (typeof m.client_public_key !== "string" || !isHex(m.client_public_key))
+    throw bad(code, op, "a collaborator's write marker needs its client_public_key (hex)");
+  try {
+    return { client_public_key: m.client_public_key, collab_grant: parseCollabGrant(m.collab_grant, op) };
+  } catch (err) {
+    throw bad(code, op, `write marker collaborator grant: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The public key a write marker must be signed with: the owner's, or — for a collaborator's update — the key the
+ * marker names, once the owner's collaborator grant it carries verifies and names `client_id`, and the key is
+ * `client_id`'s. One rule for the blobber, the contract and the client believing a blobber's state; a blobber also
+ * checks that the grant is still in force and that the commit only updates the grant's file.
+ */
+export function writeMarkerKey(
+  wm: Pick<WriteMarker, "client_id" | "allocation_id" | "client_public_key" | "collab_grant">,
+  ownerId: string,
+  ownerPublicKey: string,
+): { key: string } | { refusal: string } {
+  if (wm.client_id === ownerId) return { key: ownerPublicKey };
+  if (!wm.collab_grant || !wm.client_public_key)
+    return { refusal: "write marker is not the allocation owner's, nor a collaborator's (it carries no collaborator grant)" };
+  const why = collabGrantRefusal(wm.collab_grant, { allocationId: wm.allocation_id, ownerId, ownerPublicKey });
+  if (why) return { refusal: `write marker's collaborator grant: ${why}` };
+  if (wm.collab_grant.collab_id !== wm.client_id) return { refusal: "write marker's collaborator grant is for another client" };
+  let id: string;
+  try {
+    id = clientIdOf(wm.client_public_key);
+  } catch {
+    return { refusal: "write marker client_public_key is not a public key" };
+  }
+  if (id !== wm.client_id) return { refusal: "write marker client_public_key is not client_id's key" };
+  return { key: wm.client_public_key };
 }
 
 /** Parse a read marker. @throws CodedError `invalid_read_marker` naming the field */
@@ -256,7 +307,7 @@ export function verifyWriteMarker(wm: WriteMarker, publicKey: string, op = "veri
   const code = StorageErrors.invalidWriteMarker;
   if (clientIdOf(publicKey) !== wm.client_id) throw bad(code, op, "write marker client_id is not the signer's key id");
   if (!verifyClientSignature(publicKey, writeMarkerHash(wm), wm.signature))
-    throw bad(code, op, "write marker signature does not verify against the allocation owner's public key");
+    throw bad(code, op, "write marker signature does not verify against its signer's public key (the owner's or the collaborator's)");
 }
 
 /** Check a read marker's signature and that `client_id` matches its key. @throws CodedError `invalid_read_marker` */
@@ -313,8 +364,9 @@ export function checkWriteMarker<R extends { contentRoot: string; sizeDelta: num
   const code = StorageErrors.invalidWriteMarker;
   if (wm.allocation_id !== expect.allocationId) throw bad(code, op, "write marker is for another allocation");
   if (wm.blobber_id !== expect.blobberId) throw bad(code, op, "write marker is for another blobber");
-  if (wm.client_id !== expect.ownerId) throw bad(code, op, "write marker is not the allocation owner's");
-  verifyWriteMarker(wm, expect.ownerPublicKey, op);
+  const signer = writeMarkerKey(wm, expect.ownerId, expect.ownerPublicKey);
+  if ("refusal" in signer) throw bad(code, op, signer.refusal);
+  verifyWriteMarker(wm, signer.key, op);
   if (Math.abs(wm.timestamp - expect.nowS) > MARKER_WINDOW_S)
     throw bad(
       code,

@@ -34,6 +34,7 @@ import {
   readMarkerHash as storageReadMarkerHash,
   writeMarkerHash as storageWriteMarkerHash,
   verifyClientSignature,
+  writeMarkerKey,
 } from "../../storage/markers.js";
 import { readCost, writeCost } from "../../storage/pricing.js";
 import type { ContractContext } from "../context.js";
@@ -86,6 +87,18 @@ function readWriteMarker(code: StorageScErrorCode, i: Input): WriteMarker {
     timestamp: i.num("timestamp"),
     client_id: i.str("client_id"),
     signature: i.str("signature", "") || refuse(code, "write marker has no signature"),
+    ...(i.raw("collab_grant") == null
+      ? {}
+      : {
+          client_public_key: i.str("client_public_key"),
+          collab_grant: (() => {
+            try {
+              return parseCollabGrant(i.raw("collab_grant"), "commit connection");
+            } catch (err) {
+              return refuse(code, `write marker collaborator grant: ${(err as Error).message}`);
+            }
+          })(),
+        }),
   };
 }
 
@@ -105,7 +118,9 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   if (a.finalized || a.canceled) refuse(code, "allocation is finalized or canceled");
   const d = a.blobber_details.find((x) => x.blobber_id === wm.blobber_id);
   if (!d) refuse(code, `blobber ${wm.blobber_id} is not in allocation ${a.id}`);
-  if (wm.client_id !== a.owner_id) refuse(code, `write marker client ${wm.client_id} is not the allocation owner ${a.owner_id}`);
+  // the owner's marker, or a collaborator's with the owner's signed grant (its update is charged to the owner)
+  const signer = writeMarkerKey(wm, a.owner_id, a.owner_public_key);
+  if ("refusal" in signer) refuse(code, `write marker client ${wm.client_id}: ${signer.refusal}`);
   if (wm.timestamp > a.expiration_date)
     refuse(code, `write marker time ${wm.timestamp} is after allocation expires (${a.expiration_date})`);
   if (ctx.now > a.expiration_date) refuse(code, "allocation is expired");
@@ -116,8 +131,8 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
       code,
       `previous allocation root mismatch: the marker chains onto "${wm.prev_allocation_root}", the last redeemed is "${d.allocation_root}"`,
     );
-  if (!verifySignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
-    refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
+  if (!verifySignature(signer.key, writeMarkerHash(wm), wm.signature))
+    refuse(code, "invalid signature on the write marker (not signed by the allocation owner or its collaborator)");
   if (d.used + wm.size < 0n) refuse(code, `write marker size ${wm.size} removes more than the ${d.used} bytes stored`);
   const rest = BigInt(a.expiration_date - ctx.now) * SECOND;
   const wp = getWritePools(ctx.state, a.owner_id) ?? { pools: [] };

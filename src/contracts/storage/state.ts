@@ -114,6 +114,9 @@ export interface WriteMarker {
   timestamp: number;
   client_id: string;
   signature: string;
+  /** A collaborator's marker: its key and the owner's grant (`storage/markers.ts writeMarkerKey`). */
+  client_public_key?: string;
+  collab_grant?: CollabGrant;
 }
 
 /** A blobber's part of an allocation (reference `BlobberAllocation`). Amounts SAS. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ed25519 } from "../../../src/core/ed25519.js";
 import { signCollabGrant, signPayerGrant } from "../../../src/storage/grants.js";
-import { allocInput, Chain, setupBlobbers, signedReadMarker, T0, type Wallet, wallet, ZCN } from "./chain.js";
+import { allocInput, Chain, setupBlobbers, signedReadMarker, signedWriteMarker, T0, type Wallet, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
 
@@ -150,5 +150,61 @@ describe("storage contract: reads the owner pays for another reader", () => {
       payer_id: third.id,
     });
     c.refused(b, "read_redeem", { read_marker: { ...rm3, payer_grant: real } }, 0n, /a reader pays for its own reads/);
+  });
+});
+
+describe("storage contract: a collaborator's write markers", () => {
+  it("commit_connection takes a collaborator's marker with the owner's grant (charged to the owner), refuses it without", () => {
+    const { c, owner, reader: collab, id, b } = world();
+    const grant = signCollabGrant(signerOf(owner), {
+      allocation_id: id,
+      file_path: "/doc.txt",
+      collab_id: collab.id,
+      timestamp: T0,
+    });
+    const first = signedWriteMarker(owner, {
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      allocation_id: id,
+      size: 1024n,
+      blobber_id: b.id,
+      timestamp: T0,
+    });
+    c.ok(b, "commit_connection", { allocation_root: "r1", prev_allocation_root: "", write_marker: first });
+    const body = {
+      allocation_root: "r2",
+      prev_allocation_root: "r1",
+      allocation_id: id,
+      size: 2048n,
+      blobber_id: b.id,
+      timestamp: T0 + 1,
+    };
+    const bare = signedWriteMarker(collab, body);
+    const input = (wm: object) => ({ allocation_root: "r2", prev_allocation_root: "r1", write_marker: wm });
+    c.refused(b, "commit_connection", input(bare), 0n, /is not the allocation owner's, nor a collaborator's/);
+    // a grant the collaborator signed itself
+    const forged = {
+      ...signCollabGrant(signerOf(collab), { allocation_id: id, file_path: "/doc.txt", collab_id: collab.id, timestamp: T0 }),
+      owner_id: owner.id,
+    };
+    c.refused(
+      b,
+      "commit_connection",
+      input({ ...bare, client_public_key: collab.publicKey, collab_grant: forged }),
+      0n,
+      /signature does not verify against the owner's public key/,
+    );
+    // the owner's grant, but the marker signed by another wallet
+    const other = wallet();
+    const wrong = {
+      ...signedWriteMarker(other, body),
+      client_id: collab.id,
+      client_public_key: other.publicKey,
+      collab_grant: grant,
+    };
+    c.refused(b, "commit_connection", input(wrong), 0n, /client_public_key is not client_id's key/);
+    const out = c.ok(b, "commit_connection", input({ ...bare, client_public_key: collab.publicKey, collab_grant: grant }));
+    assert.equal(out.allocation_root, "r2");
+    assert.ok(BigInt(out.moved as number) > 0n, "the collaborator's bytes are paid from the owner's write pool");
   });
 });
