@@ -307,7 +307,11 @@ export function verifyWriteMarker(wm: WriteMarker, publicKey: string, op = "veri
   const code = StorageErrors.invalidWriteMarker;
   if (clientIdOf(publicKey) !== wm.client_id) throw bad(code, op, "write marker client_id is not the signer's key id");
   if (!verifyClientSignature(publicKey, writeMarkerHash(wm), wm.signature))
-    throw bad(code, op, "write marker signature does not verify against its signer's public key (the owner's or the collaborator's)");
+    throw bad(
+      code,
+      op,
+      "write marker signature does not verify against its signer's public key (the owner's or the collaborator's)",
+    );
 }
 
 /** Check a read marker's signature and that `client_id` matches its key. @throws CodedError `invalid_read_marker` */
