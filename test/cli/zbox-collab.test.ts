@@ -194,6 +194,49 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
     await poolDrops(alice, before);
   });
 
+  it("the collaborator updates the file: its own write markers, with the owner's grant, accepted by every blobber and the contract", async () => {
+    const next = new Uint8Array(randomBytes(250_000));
+    const local = join(tmp, "plan-v2.txt");
+    writeFileSync(local, next);
+    const up = await zB("update", "--allocation", allocation, "--localpath", local, "--remotepath", "/team/plan.txt");
+    assert.equal(up.code, 0, up.err);
+    assert.match(up.out, /Status completed callback\. Type = .*\. Name = plan.txt/);
+    // the owner reads the collaborator's version, byte-exact, and writes on after it (the chain of markers holds)
+    const out = join(tmp, "alice-plan-v2.txt");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", "/team/plan.txt", "--localpath", out);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(new Uint8Array(readFileSync(out)), next);
+    // the blobbers redeem the collaborator's markers: the contract records them (signed by bob, with alice's grant)
+    let redeemed = 0;
+    for (let i = 0; i < 40 && redeemed < 4; i++) {
+      const a = await drive(sdk.storage.getAllocation(client, allocation));
+      redeemed = a.blobber_details.filter(
+        (d) => (d as unknown as { last_write_marker?: { client_id?: string } }).last_write_marker?.client_id === bob.client_id,
+      ).length;
+      if (redeemed < 4) await drive(clock.sleep(5000));
+    }
+    assert.equal(redeemed, 4, "every blobber's last redeemed write marker is the collaborator's");
+    const again = await zA(
+      "update",
+      "--allocation",
+      allocation,
+      "--localpath",
+      join(tmp, "plan.txt"),
+      "--remotepath",
+      "/team/plan.txt",
+    );
+    assert.equal(again.code, 0, again.err);
+    // a collaborator of one file updates no other
+    const other = await zB("update", "--allocation", allocation, "--localpath", local, "--remotepath", "/team/public.txt");
+    assert.equal(other.code, 1);
+    // (its metadata is refused to bob by every blobber first: he holds neither a ticket nor a grant for it)
+    assert.match(other.err, /^Update failed\. /);
+    assert.equal(count(other.err, /is not the owner of allocation \w+ and sent no auth ticket/), 4, other.err);
+    const upload = await zB("upload", "--allocation", allocation, "--localpath", local, "--remotepath", "/team/new.txt");
+    assert.equal(upload.code, 1);
+    assert.match(upload.err, /Operation needs to be performed by the owner of the allocation/);
+  });
+
   it("the collaborator may not share, delete, rename, move or copy the file", async () => {
     const share = await zB("share", "--allocation", allocation, "--remotepath", "/team/plan.txt");
     assert.equal(share.code, 1);

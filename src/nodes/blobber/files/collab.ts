@@ -14,10 +14,12 @@
 import { isHash } from "../../../core/hex.js";
 import {
   type AttributesReply,
+  type Change,
   type CollabGrant,
   type CollaboratorView,
   type CollabReply,
   collabGrantRefusal,
+  lookupHash,
   normalizePath,
   type PayerGrant,
   parseCollabGrant,
@@ -25,6 +27,7 @@ import {
   payerGrantRefusal,
   StorageErrors,
   storageError,
+  type WriteMarker,
 } from "../../../storage/index.js";
 import type { KVTxn } from "../../kv.js";
 import { type AllocationView, allocation, type Caller, requireOwner } from "./context.js";
@@ -141,4 +144,89 @@ export function dropGrants(tx: KVTxn, allocId: string, path: string, type: "f" |
       : [KvKey.collaboratorTreePrefix(allocId, path), KvKey.payerTreePrefix(allocId, path)];
   for (const p of prefixes) for (const e of tx.range({ prefix: p })) tx.delete(e.key);
   if (type === "f") tx.delete(KvKey.payer(allocId, path));
+}
+
+/** The refusal of a write by someone who is neither the owner nor (for this operation) a collaborator. */
+function notWriter(op: string, why: string) {
+  return storageError(StorageErrors.notOwner, op, `Operation needs to be performed by the owner of the allocation: ${why}`);
+}
+
+/**
+ * Refuse a write to `path` unless the caller is the owner, or a collaborator of the file and the change (when named)
+ * is an update: a collaborator may not upload, delete, rename, move, copy or create anything.
+ * @throws CodedError `invalid_operation`
+ */
+export function requireWriter(
+  s: FileService,
+  a: AllocationView,
+  caller: Caller,
+  path: string,
+  op: string,
+  change?: unknown,
+): void {
+  if (caller.clientId === a.owner_id) return;
+  if (!collabGrant(s, a.id, path, caller.clientId)) throw notWriter(op, `${caller.clientId} is not a collaborator of ${path}`);
+  if (change !== undefined && change !== "update")
+    throw notWriter(op, `a collaborator of ${path} may only update it (${String(change)} refused)`);
+}
+
+/** {@link requireWriter} for every file of a batch (a collaborator's batch holds only updates of its files). */
+export function requireBatchWriter(s: FileService, a: AllocationView, caller: Caller, files: unknown[], op: string): void {
+  if (caller.clientId === a.owner_id) return;
+  for (const f of files) {
+    const e = (typeof f === "object" && f !== null ? f : {}) as { path?: unknown; op?: unknown };
+    requireWriter(s, a, caller, normalizePath(e.path, op), op, e.op ?? "upload");
+  }
+}
+
+/**
+ * A collaborator's commit: only updates of the file its write marker's grant names, the grant still in force on this
+ * blobber, the marker the caller's own (its key is the request's). The marker's signature and grant are then checked
+ * by `checkWriteMarker` as any other.
+ * @throws CodedError `invalid_operation`, `invalid_write_marker`
+ */
+export function requireCollaboratorCommit(
+  s: FileService,
+  a: AllocationView,
+  caller: Caller,
+  changes: Change[],
+  wm: WriteMarker,
+  op: string,
+): void {
+  if (caller.clientId === a.owner_id) return;
+  const g = wm.collab_grant;
+  if (wm.client_id !== caller.clientId || wm.client_public_key !== caller.publicKey || !g)
+    throw storageError(
+      StorageErrors.invalidWriteMarker,
+      op,
+      "a collaborator's write marker must be its own, with its key and grant",
+    );
+  for (const c of changes) {
+    requireWriter(s, a, caller, c.path, op, c.op);
+    if (lookupHash(a.id, c.path) !== g.file_path_hash)
+      throw notWriter(op, `the write marker's grant is for another file than ${c.path}`);
+  }
+}
+
+/**
+ * Refuse a reference path unless the caller is the owner, or a collaborator and every path asked is one of its files
+ * or a directory above one (what an update of the file needs to compute the new root).
+ */
+export function requirePathReader(s: FileService, a: AllocationView, caller: Caller, paths: string[], op: string): void {
+  if (caller.clientId === a.owner_id) return;
+  const mine = s.kv
+    .range({ prefix: `sf:co:${a.id}:` })
+    .map((e) => jsonOf<CollabGrant>(e.value))
+    .filter((g) => g.collab_id === caller.clientId)
+    .map((g) => g.file_path);
+  for (const p of paths)
+    if (!mine.some((f) => f === p || p === "/" || f.startsWith(`${p}/`)))
+      throw notWriter(op, `${caller.clientId} is not a collaborator of a file at or under ${p}`);
+}
+
+/** Refuse a rollback of connection `conn` by anyone but the owner or the client that opened it. */
+export function requireConnectionWriter(s: FileService, a: AllocationView, caller: Caller, conn: string, op: string): void {
+  if (caller.clientId === a.owner_id) return;
+  const rec = s.kv.getJson<{ client_id: string }>(KvKey.connection(a.id, conn));
+  if (rec?.client_id !== caller.clientId) throw notWriter(op, `connection ${conn} is not ${caller.clientId}'s`);
 }

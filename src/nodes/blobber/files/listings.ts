@@ -24,7 +24,7 @@ import {
   StorageErrors,
   storageError,
 } from "../../../storage/index.js";
-import { collabGrant, collaboratorsOf, ownerPays } from "./collab.js";
+import { collabGrant, collaboratorsOf, ownerPays, requirePathReader } from "./collab.js";
 import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
@@ -161,7 +161,6 @@ export async function referencePath(
 ): Promise<RefPathReply> {
   const op = "reference path";
   const a = await allocation(s, allocId, op, false);
-  requireOwner(a, caller, op);
   let raw: unknown = q.paths;
   if (typeof raw === "string") {
     try {
@@ -172,6 +171,14 @@ export async function referencePath(
   } else if (raw === undefined && q.path !== undefined) raw = [q.path];
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > 1000)
     throw storageError(StorageErrors.invalidRequest, op, "paths must be a JSON array of 1 to 1000 paths");
+  // the owner, or a collaborator updating its file (the listings above it)
+  requirePathReader(
+    s,
+    a,
+    caller,
+    raw.map((p) => normalizePath(p, op)),
+    op,
+  );
   const dirs = new Set<string>();
   for (const p of raw) {
     const n = normalizePath(p, op);

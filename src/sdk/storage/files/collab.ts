@@ -6,10 +6,17 @@
  */
 
 import { isHash } from "../../../core/hex.js";
-import { normalizePath, signCollabGrant, signPayerGrant, type WhoPays } from "../../../storage/index.js";
+import {
+  type Change,
+  type CollabGrant,
+  normalizePath,
+  signCollabGrant,
+  signPayerGrant,
+  type WhoPays,
+} from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
-import { each } from "./list.js";
+import { each, meta } from "./list.js";
 import type { Session } from "./session.js";
 
 /**
@@ -69,4 +76,34 @@ export async function updateAttributes(s: Session, remotePath: string, whoPays: 
     timestamp: Math.floor(s.now() / 1000),
   });
   await everywhere(s, op, "update_attributes_failed", (c) => c.updateAttributes(grant));
+}
+
+/**
+ * A collaborator about to update files: the owner's grant for each, as the blobbers show it to the collaborator
+ * (`meta`), kept in the session for the write marker (`collaboratorMarker`). Nothing for the owner.
+ * @throws CodedError `invalid_operation` for a file the signer is not a collaborator of
+ */
+export async function loadCollabGrants(s: Session, paths: string[], op: string): Promise<void> {
+  if (s.options.signer.clientId === s.allocation.owner_id) return;
+  for (const p of paths) {
+    const path = normalizePath(p, op);
+    const g = (await meta(s, path)).collab_grant;
+    if (!g || g.collab_id !== s.options.signer.clientId)
+      throw sdkError("invalid_operation", op, `only the allocation owner, or a collaborator of ${path}, may update it`);
+    s.collabGrants.set(path, g);
+  }
+}
+
+/**
+ * What a collaborator's write marker carries beside its signature: its public key and the owner's grant for the file
+ * it updates (one file per commit). Nothing for the owner's markers.
+ * @throws CodedError `invalid_operation` when the changes are not updates of one file the session holds a grant for
+ */
+export function collaboratorMarker(s: Session, changes: Change[]): { client_public_key?: string; collab_grant?: CollabGrant } {
+  if (s.options.signer.clientId === s.allocation.owner_id) return {};
+  const paths = new Set(changes.map((c) => c.path));
+  const g = paths.size === 1 ? s.collabGrants.get([...paths][0] as string) : undefined;
+  if (!g || changes.some((c) => c.op !== "update"))
+    throw sdkError("invalid_operation", "commit", "a collaborator commits only updates of one file it is a collaborator of");
+  return { client_public_key: s.options.signer.publicKey, collab_grant: g };
 }
