@@ -234,7 +234,8 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
     assert.equal(count(other.err, /is not the owner of allocation \w+ and sent no auth ticket/), 4, other.err);
     const upload = await zB("upload", "--allocation", allocation, "--localpath", local, "--remotepath", "/team/new.txt");
     assert.equal(upload.code, 1);
-    assert.match(upload.err, /Operation needs to be performed by the owner of the allocation/);
+    assert.match(upload.err, /^Upload failed\. /);
+    assert.equal(count(upload.err, /is not the owner of allocation \w+ and sent no auth ticket/), 4, upload.err);
   });
 
   it("the collaborator may not share, delete, rename, move or copy the file", async () => {
