@@ -178,6 +178,15 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
     assert.equal(thief.code, 1);
     assert.match(thief.err, prefix);
     assert.equal(count(thief.err, /Operation needs to be performed by the owner of the allocation/), 4, thief.err);
+    const noId = await zA("add-collab", "--allocation", allocation, "--remotepath", "/team/plan.txt");
+    assert.equal(noId.code, 1);
+    assert.match(noId.err, /^Error: collabid flag is missing/);
+    const noPath = await zA("delete-collab", "--allocation", allocation, "--collabid", bob.client_id);
+    assert.equal(noPath.code, 1);
+    assert.match(noPath.err, /^Error: remotepath flag is missing/);
+    const noWho = await zA("update-attributes", "--allocation", allocation, "--remotepath", "/team/plan.txt");
+    assert.equal(noWho.code, 1);
+    assert.match(noWho.err, /^Error: who-pays-for-reads flag is missing/);
     const bad = await zA("add-collab", "--allocation", allocation, "--remotepath", "/team/plan.txt", "--collabid", "xyz");
     assert.equal(bad.code, 1);
     assert.match(bad.err, /^add_collaborator_failed: .*--collabid must be a 64-character hex client id/);
