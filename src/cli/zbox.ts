@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import * as sdk from "../sdk/index.js";
 import { action, addCommonFlags, type CliContext, CliExit, type CliIo, runProgram } from "./common.js";
+import { registerCollabCommands } from "./zbox/collab.js";
 import { registerCommitCommands } from "./zbox/commit.js";
 import { registerFileCommands } from "./zbox/files.js";
 import { renderTable } from "./zbox/format.js";
@@ -91,6 +92,7 @@ export function buildZbox(cliIo: CliIo): Command {
   registerStorageCommands(program, io);
   registerFileCommands(program, io);
   registerShareCommands(program, io);
+  registerCollabCommands(program, io);
   registerRepairCommands(program, io);
   registerSyncCommands(program, io);
   // after every file command: --commit hooks onto upload, update, delete, rename, copy, move

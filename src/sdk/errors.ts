@@ -48,6 +48,10 @@ export const SDK_ERROR_CODES = [
   "wrong_data",
   // sharing: some blobbers did not record a revocation
   "revoke_failed",
+  // collaborators and attributes: some blobbers did not record the owner's grant
+  "add_collaborator_failed",
+  "delete_collaborator_failed",
+  "update_attributes_failed",
   // a blobber showed a state the allocation owner did not sign, or claimed a read counter it cannot have
   "faulty_blobber",
 ] as const;

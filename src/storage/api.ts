@@ -14,6 +14,7 @@ import { CodedError } from "../core/errors.js";
 import type { AuthTicket } from "./authticket.js";
 import type { ReEncryptedKey } from "./encryption.js";
 import type { StorageErrorCode } from "./errors.js";
+import type { CollabGrant, PayerGrant, WhoPays } from "./grants.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
@@ -82,6 +83,18 @@ export const FileRoutes = {
    * for that recipient issued until now (the reference's DELETE of share info). → RevokeReply
    */
   revokeShare: route<RevokeReply>("DELETE", "/v1/marketplace/shareinfo", true),
+  /**
+   * Body: { grant } — the owner's signed `CollabGrant` (`grants.ts`) making a wallet a collaborator of one file.
+   * → CollabReply
+   */
+  addCollaborator: route<CollabReply>("POST", "/v1/file/collaborator", true),
+  /** Query: path, collab_id. Removes a collaborator of the file. → CollabReply */
+  removeCollaborator: route<CollabReply>("DELETE", "/v1/file/collaborator", true),
+  /**
+   * Body: { grant } — the owner's signed `PayerGrant` (`grants.ts`): who pays for reads of the file by others.
+   * → AttributesReply
+   */
+  updateAttributes: route<AttributesReply>("POST", "/v1/file/attributes", true),
 } as const satisfies Record<string, RouteDef>;
 
 export type FileRouteName = keyof typeof FileRoutes;
@@ -92,6 +105,23 @@ export interface RevokeReply {
   message: string;
   /** Unix seconds: tickets issued at or before it are refused. */
   revoked_at: number;
+}
+
+/** The reply of adding or removing a collaborator (the reference's messages). */
+export interface CollabReply {
+  msg: string;
+}
+
+/** The reply of an attributes update: the file's attributes now. */
+export interface AttributesReply {
+  who_pays_for_reads: WhoPays;
+}
+
+/** A collaborator of a file as `meta` shows it (the reference's field names). */
+export interface CollaboratorView {
+  client_id: string;
+  /** Unix seconds of the owner's grant. */
+  created_at: number;
 }
 
 /** A provider route outside the file API: a fixed path, what it answers. */
@@ -215,6 +245,8 @@ export interface RefView {
    * blobber for the ticket's recipient (`storage/encryption.ts reEncryptKey`).
    */
   re_encrypted_key?: ReEncryptedKey;
+  /** Files: who pays for reads by others (absent: the reader, "3rd_party"). */
+  who_pays_for_reads?: WhoPays;
 }
 
 export interface ListReply extends LatestState {
@@ -230,6 +262,15 @@ export interface MetaReply extends RefView {
    * continues only from a counter it signed, never from one a blobber names).
    */
   read_marker?: ReadMarker;
+  /** Files: the collaborators (shown to the owner and to the collaborators). */
+  collaborators?: CollaboratorView[];
+  /**
+   * When the owner pays for the caller's reads of this file: the owner's grant the caller's read markers carry (the
+   * file's who-pays-for-reads grant, or the caller's collaborator grant); `read_counter`/`read_marker` are then the
+   * caller's counter of reads the owner pays for (`readLane`).
+   */
+  payer_grant?: PayerGrant;
+  collab_grant?: CollabGrant;
 }
 
 export interface StatsReply extends RefView {

@@ -6,6 +6,7 @@ export * from "./challenge.js";
 export * from "./contract-api.js";
 export * from "./encryption.js";
 export * from "./errors.js";
+export * from "./grants.js";
 export * from "./layout.js";
 export * from "./markers.js";
 export * from "./merkle.js";

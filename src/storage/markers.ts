@@ -24,6 +24,14 @@ import { sha3 } from "../core/hash.js";
 import { isHash, isHex } from "../core/hex.js";
 import { clientIdOf, clientVerifier } from "../core/schemes.js";
 import { type StorageErrorCode, StorageErrors } from "./errors.js";
+import {
+  type CollabGrant,
+  collabGrantRefusal,
+  type PayerGrant,
+  parseCollabGrant,
+  parsePayerGrant,
+  payerGrantRefusal,
+} from "./grants.js";
 import { allocationRoot } from "./reftree.js";
 
 /** Who signs: a wallet's client id, public key and signing function over a hex hash. */
@@ -55,6 +63,13 @@ export interface WriteMarker {
   timestamp: number;
   client_id: string;
   signature: string;
+  /**
+   * A collaborator's marker (`client_id` is not the owner): the collaborator's public key, whose id is `client_id`
+   * and which signs the marker, and the owner's signed grant making it a collaborator (`grants.ts`). Not part of the
+   * signed hash; checked by {@link writeMarkerKey}.
+   */
+  client_public_key?: string;
+  collab_grant?: CollabGrant;
 }
 
 export interface ReadMarker {
@@ -70,6 +85,21 @@ export interface ReadMarker {
   /** Cumulative blocks read by this client from this blobber in this allocation. */
   counter: number;
   signature: string;
+  /**
+   * When the owner pays for another reader (`payer_id` is the owner): the owner's signed consent, either the file's
+   * who-pays-for-reads grant naming the owner (`grants.ts`) or the reader's collaborator grant. Not part of the
+   * signed hash: it carries its own (the owner's) signature, checked by {@link payerRefusal}.
+   */
+  payer_grant?: PayerGrant;
+  collab_grant?: CollabGrant;
+}
+
+/**
+ * The read counter lane of a marker: a reader's own reads count in one lane, the reads the owner pays for it in
+ * another (`client:payer`), so a marker never makes one payer pay for blocks read on another's account.
+ */
+export function readLane(rm: Pick<ReadMarker, "client_id" | "payer_id">): string {
+  return rm.payer_id === rm.client_id ? rm.client_id : `${rm.client_id}:${rm.payer_id}`;
 }
 
 export function writeMarkerHash(wm: Omit<WriteMarker, "signature">): string {
@@ -86,14 +116,36 @@ export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
 
 /**
  * Why the read marker's payer may not be charged for its reader's reads (undefined when it may): a reader pays for
- * its own reads; the allocation owner pays only for reads by the owner (so, today, the reader). One rule for the
- * blobber (before serving) and the storage contract (before paying); collaborators and auth tickets paid by the
- * owner will be further cases here.
+ * its own reads; the allocation owner pays for the owner's reads, and for another reader's only with the owner's
+ * signed consent carried by the marker — the file's who-pays-for-reads grant naming the owner, or the reader's
+ * collaborator grant. One rule for the blobber (before serving) and the storage contract (before paying). Without
+ * `ownerPublicKey` no grant can be checked, so only the first two cases pass.
  */
-export function payerRefusal(rm: Pick<ReadMarker, "client_id" | "payer_id">, ownerId: string): string | undefined {
+export function payerRefusal(
+  rm: Pick<ReadMarker, "client_id" | "payer_id"> & Partial<Pick<ReadMarker, "allocation_id" | "payer_grant" | "collab_grant">>,
+  ownerId: string,
+  ownerPublicKey?: string,
+): string | undefined {
   if (rm.payer_id === rm.client_id) return undefined;
   if (rm.payer_id === ownerId && rm.client_id === ownerId) return undefined;
-  return `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}: a reader pays for its own reads`;
+  const refused = `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}`;
+  if (rm.payer_id !== ownerId) return `${refused}: a reader pays for its own reads, or the owner with its signed consent`;
+  if (!rm.payer_grant && !rm.collab_grant)
+    return `${refused}: the marker carries no grant signed by the owner (who-pays-for-reads or collaborator)`;
+  if (ownerPublicKey === undefined || rm.allocation_id === undefined)
+    return `${refused}: the owner's public key is not known to check its grant`;
+  const ctx = { allocationId: rm.allocation_id, ownerId, ownerPublicKey };
+  if (rm.collab_grant) {
+    const why = collabGrantRefusal(rm.collab_grant, ctx);
+    if (why) return `${refused}: ${why}`;
+    if (rm.collab_grant.collab_id !== rm.client_id) return `${refused}: the collaborator grant is for another client`;
+    return undefined;
+  }
+  const g = rm.payer_grant as PayerGrant;
+  const why = payerGrantRefusal(g, ctx);
+  if (why) return `${refused}: ${why}`;
+  if (g.who_pays_for_reads !== "owner") return `${refused}: the owner's grant says the reader pays`;
+  return undefined;
 }
 
 export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
@@ -106,6 +158,7 @@ export function signReadMarker(
   signer: Signer,
   rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
 ): ReadMarker {
+  // the grants are not signed by the reader: they carry the owner's signature
   const body = {
     ...rm,
     client_id: signer.clientId,
@@ -150,7 +203,51 @@ export function parseWriteMarker(raw: unknown, op = "read write marker"): WriteM
     timestamp: int(m.timestamp, "timestamp", code, op, 1),
     client_id: hashField(m.client_id, "client_id", code, op),
     signature: m.signature,
+    ...collaboratorOf(m, code, op),
   };
+}
+
+/** A collaborator's key and grant a write marker carries (see {@link WriteMarker.collab_grant}). */
+function collaboratorOf(
+  m: Record<string, unknown>,
+  code: StorageErrorCode,
+  op: string,
+): Pick<WriteMarker, "client_public_key" | "collab_grant"> {
+  if (m.collab_grant === undefined || m.collab_grant === null) return {};
+  if (typeof m.client_public_key !== "string" || !isHex(m.client_public_key))
+    throw bad(code, op, "a collaborator's write marker needs its client_public_key (hex)");
+  try {
+    return { client_public_key: m.client_public_key, collab_grant: parseCollabGrant(m.collab_grant, op) };
+  } catch (err) {
+    throw bad(code, op, `write marker collaborator grant: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * The public key a write marker must be signed with: the owner's, or — for a collaborator's update — the key the
+ * marker names, once the owner's collaborator grant it carries verifies and names `client_id`, and the key is
+ * `client_id`'s. One rule for the blobber, the contract and the client believing a blobber's state; a blobber also
+ * checks that the grant is still in force and that the commit only updates the grant's file.
+ */
+export function writeMarkerKey(
+  wm: Pick<WriteMarker, "client_id" | "allocation_id" | "client_public_key" | "collab_grant">,
+  ownerId: string,
+  ownerPublicKey: string,
+): { key: string } | { refusal: string } {
+  if (wm.client_id === ownerId) return { key: ownerPublicKey };
+  if (!wm.collab_grant || !wm.client_public_key)
+    return { refusal: "write marker is not the allocation owner's, nor a collaborator's (it carries no collaborator grant)" };
+  const why = collabGrantRefusal(wm.collab_grant, { allocationId: wm.allocation_id, ownerId, ownerPublicKey });
+  if (why) return { refusal: `write marker's collaborator grant: ${why}` };
+  if (wm.collab_grant.collab_id !== wm.client_id) return { refusal: "write marker's collaborator grant is for another client" };
+  let id: string;
+  try {
+    id = clientIdOf(wm.client_public_key);
+  } catch {
+    return { refusal: "write marker client_public_key is not a public key" };
+  }
+  if (id !== wm.client_id) return { refusal: "write marker client_public_key is not client_id's key" };
+  return { key: wm.client_public_key };
 }
 
 /** Parse a read marker. @throws CodedError `invalid_read_marker` naming the field */
@@ -174,7 +271,24 @@ export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMark
     timestamp: int(m.timestamp, "timestamp", code, op, 1),
     counter: int(m.counter, "counter", code, op, 1),
     signature: m.signature,
+    ...grantsOf(m, code, op),
   };
+}
+
+/** The owner's grants a read marker carries (see {@link ReadMarker.payer_grant}). */
+function grantsOf(
+  m: Record<string, unknown>,
+  code: StorageErrorCode,
+  op: string,
+): Pick<ReadMarker, "payer_grant" | "collab_grant"> {
+  try {
+    return {
+      ...(m.payer_grant === undefined || m.payer_grant === null ? {} : { payer_grant: parsePayerGrant(m.payer_grant, op) }),
+      ...(m.collab_grant === undefined || m.collab_grant === null ? {} : { collab_grant: parseCollabGrant(m.collab_grant, op) }),
+    };
+  } catch (err) {
+    throw bad(code, op, `read marker grant: ${(err as Error).message}`);
+  }
 }
 
 function safeJson(text: string, code: StorageErrorCode, op: string): unknown {
@@ -193,7 +307,11 @@ export function verifyWriteMarker(wm: WriteMarker, publicKey: string, op = "veri
   const code = StorageErrors.invalidWriteMarker;
   if (clientIdOf(publicKey) !== wm.client_id) throw bad(code, op, "write marker client_id is not the signer's key id");
   if (!verifyClientSignature(publicKey, writeMarkerHash(wm), wm.signature))
-    throw bad(code, op, "write marker signature does not verify against the allocation owner's public key");
+    throw bad(
+      code,
+      op,
+      "write marker signature does not verify against its signer's public key (the owner's or the collaborator's)",
+    );
 }
 
 /** Check a read marker's signature and that `client_id` matches its key. @throws CodedError `invalid_read_marker` */
@@ -250,8 +368,9 @@ export function checkWriteMarker<R extends { contentRoot: string; sizeDelta: num
   const code = StorageErrors.invalidWriteMarker;
   if (wm.allocation_id !== expect.allocationId) throw bad(code, op, "write marker is for another allocation");
   if (wm.blobber_id !== expect.blobberId) throw bad(code, op, "write marker is for another blobber");
-  if (wm.client_id !== expect.ownerId) throw bad(code, op, "write marker is not the allocation owner's");
-  verifyWriteMarker(wm, expect.ownerPublicKey, op);
+  const signer = writeMarkerKey(wm, expect.ownerId, expect.ownerPublicKey);
+  if ("refusal" in signer) throw bad(code, op, signer.refusal);
+  verifyWriteMarker(wm, signer.key, op);
   if (Math.abs(wm.timestamp - expect.nowS) > MARKER_WINDOW_S)
     throw bad(
       code,

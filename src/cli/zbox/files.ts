@@ -10,6 +10,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { payerOf } from "./collab.js";
 import { registerCostCommands } from "./costs.js";
 import { chunkNumber, UPLOAD_CHUNKNUMBER, uploadWindow } from "./flags.js";
 import { given, renderTable, walletAndChain } from "./format.js";
@@ -266,7 +267,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           String(r.num_blocks),
           r.lookup_hash,
           r.encrypted_key ? "YES" : "NO",
-          "owner",
+          payerOf(r),
         ]);
         ctx.println(
           renderTable(["Type", "Name", "Path", "Size", "Num Blocks", "Lookup Hash", "Is Encrypted", "Downloads Payer"], rows),

@@ -8,6 +8,7 @@ import { basename, join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { metaJson, payerOf, printCollaborators } from "./collab.js";
 import { guarded, listJson, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
 
@@ -68,7 +69,7 @@ export async function listShared(ctx: CliContext, opts: Record<string, unknown>)
         String(r.num_blocks),
         r.lookup_hash,
         r.encrypted_key ? "YES" : "NO",
-        "3rd_party",
+        payerOf(r),
       ]),
     ),
   );
@@ -81,15 +82,15 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
   printMeta(ctx, await guarded("", () => s.files.meta(path)), Boolean(opts.json));
 }
 
-/** What `zbox meta` prints of a file, own or shared: the reference's table, or `listJson` with `--json`. */
+/** What `zbox meta` prints of a file, own or shared: the reference's table and its collaborators, or `metaJson` with `--json`. */
 export function printMeta(
   ctx: CliContext,
-  m: sdk.storageFiles.FileRef,
+  m: Parameters<typeof metaJson>[0],
   json: boolean,
   extra: { header: string[]; row: string[]; json: Record<string, unknown> } = { header: [], row: [], json: {} },
 ): void {
   if (json) {
-    ctx.println(JSON.stringify({ ...listJson(m), ...extra.json }));
+    ctx.println(JSON.stringify({ ...metaJson(m), ...extra.json }));
     return;
   }
   ctx.println(
@@ -98,6 +99,7 @@ export function printMeta(
       [[m.type, m.name, m.path, m.lookup_hash, String(m.size), m.mimetype ?? "", m.actual_hash ?? "", ...extra.row]],
     ),
   );
+  printCollaborators(ctx, m);
 }
 
 export function registerShareCommands(program: Command, io: CliIo): void {

@@ -12,11 +12,13 @@
  *   refund. The reference refused it, and every later marker of the allocation then failed to chain. A blobber
  *   therefore accepts only commits the write pool can pay within its share (its own check before commit).
  * - `read_redeem {read_marker}` — sent by the blobber the marker names. Signed by the reader; `counter` is the
- *   reader's cumulative block count on that blobber in that allocation, so the blocks paid are `counter` minus the last redeemed
+ *   reader's cumulative block count on that blobber in that allocation (one count for its own reads, another for
+ *   those the owner pays: `readLane`), so the blocks paid are `counter` minus the last redeemed
  *   counter. `read_price × blocks × 64 KiB / GB` moves from the payer's read pool (`payer_id`, signed with the
  *   marker; the reader when absent) for that allocation and blobber to the blobber's stake pool (service charge
  *   to its delegate wallet, the rest to its delegates). The payer must be one the reader may charge
- *   (`payerRefusal` of the storage layer: the reader itself, or the owner for the owner's own reads).
+ *   (`payerRefusal` of the storage layer: the reader itself, the owner for the owner's own reads, or the owner for
+ *   another reader when the marker carries the owner's signed who-pays-for-reads or collaborator grant).
  *
  * Marker hashes and signature checks are the storage layer's (`src/storage/markers.ts`): `bls0chain` keys
  * (128 hex) or `ed25519` (64 hex), over sha3 of the `:`-joined fields.
@@ -25,8 +27,16 @@
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
 import { clientIdOf } from "../../core/schemes.js";
+import { parseCollabGrant, parsePayerGrant } from "../../storage/grants.js";
 import type { ReadMarker, WriteMarker } from "../../storage/markers.js";
-import { payerRefusal, readMarkerHash, verifyClientSignature, writeMarkerHash } from "../../storage/markers.js";
+import {
+  payerRefusal,
+  readLane,
+  readMarkerHash,
+  verifyClientSignature,
+  writeMarkerHash,
+  writeMarkerKey,
+} from "../../storage/markers.js";
 import { readCost, writeCost } from "../../storage/pricing.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
@@ -61,6 +71,18 @@ function readWriteMarker(code: StorageScErrorCode, i: Input): WriteMarker {
     timestamp: i.num("timestamp"),
     client_id: i.str("client_id"),
     signature: i.str("signature", "") || refuse(code, "write marker has no signature"),
+    ...(i.raw("collab_grant") == null
+      ? {}
+      : {
+          client_public_key: i.str("client_public_key"),
+          collab_grant: (() => {
+            try {
+              return parseCollabGrant(i.raw("collab_grant"), "commit connection");
+            } catch (err) {
+              return refuse(code, `write marker collaborator grant: ${(err as Error).message}`);
+            }
+          })(),
+        }),
   };
 }
 
@@ -80,7 +102,9 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   if (a.finalized || a.canceled) refuse(code, "allocation is finalized or canceled");
   const d = a.blobber_details.find((x) => x.blobber_id === wm.blobber_id);
   if (!d) refuse(code, `blobber ${wm.blobber_id} is not in allocation ${a.id}`);
-  if (wm.client_id !== a.owner_id) refuse(code, `write marker client ${wm.client_id} is not the allocation owner ${a.owner_id}`);
+  // the owner's marker, or a collaborator's with the owner's signed grant (its update is charged to the owner)
+  const signer = writeMarkerKey(wm, a.owner_id, a.owner_public_key);
+  if ("refusal" in signer) refuse(code, `write marker client ${wm.client_id}: ${signer.refusal}`);
   if (wm.timestamp > a.expiration_date)
     refuse(code, `write marker time ${wm.timestamp} is after allocation expires (${a.expiration_date})`);
   if (ctx.now > a.expiration_date) refuse(code, "allocation is expired");
@@ -91,8 +115,8 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
       code,
       `previous allocation root mismatch: the marker chains onto "${wm.prev_allocation_root}", the last redeemed is "${d.allocation_root}"`,
     );
-  if (!verifyClientSignature(a.owner_public_key, writeMarkerHash(wm), wm.signature))
-    refuse(code, "invalid signature on the write marker (not signed by the allocation owner)");
+  if (!verifyClientSignature(signer.key, writeMarkerHash(wm), wm.signature))
+    refuse(code, "invalid signature on the write marker (not signed by the allocation owner or its collaborator)");
   // a marker's size is a number (`storage/markers.ts`); the pools count bytes as bigint
   const size = BigInt(wm.size);
   if (d.used + size < 0n) refuse(code, `write marker size ${size} removes more than the ${d.used} bytes stored`);
@@ -164,7 +188,20 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
     counter: i.num("counter"),
     signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
     payer_id: i.str("payer_id", "") || client,
+    ...grantsOf(code, i),
   };
+}
+
+/** The owner's grants a read marker carries (checked by `payerRefusal`). */
+function grantsOf(code: StorageScErrorCode, i: Input): Pick<ReadMarker, "payer_grant" | "collab_grant"> {
+  try {
+    return {
+      ...(i.raw("payer_grant") == null ? {} : { payer_grant: parsePayerGrant(i.raw("payer_grant"), "read redeem") }),
+      ...(i.raw("collab_grant") == null ? {} : { collab_grant: parseCollabGrant(i.raw("collab_grant"), "read redeem") }),
+    };
+  } catch (err) {
+    return refuse(code, `read marker grant: ${(err as Error).message}`);
+  }
 }
 
 /** `read_redeem {read_marker}` (blobber only). */
@@ -188,11 +225,12 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
-  const notPayer = payerRefusal(rm, a.owner_id);
+  // the owner pays another reader's reads only with its own signed grant (checked against the allocation's owner key)
+  const notPayer = payerRefusal(rm, a.owner_id, a.owner_public_key);
   if (notPayer) refuse(code, notPayer);
   const last = getTyped<{ read_marker: ReadMarker }>(
     ctx.state,
-    keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id),
+    keys.readMarker(rm.allocation_id, rm.blobber_id, readLane(rm)),
   )?.read_marker;
   const lastCounter = last?.counter ?? 0;
   if (rm.counter <= lastCounter)
@@ -216,6 +254,6 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   d.read_reward += value;
   a.stats.num_of_reads += Number(blocks);
   putAllocation(ctx.state, a);
-  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, rm.client_id), { read_marker: rm });
+  ctx.state.putNode(keys.readMarker(rm.allocation_id, rm.blobber_id, readLane(rm)), { read_marker: rm });
   return stringifyExactJson({ allocation_id: a.id, blobber_id: d.blobber_id, blocks, value, payer_id: payer });
 }

@@ -26,6 +26,7 @@ import {
 } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { KVTxn } from "../../io/kv.js";
+import { dropGrants, requireCollaboratorCommit } from "./collab.js";
 import {
   type AllocationView,
   allocation,
@@ -57,9 +58,9 @@ export async function commit(
 ): Promise<CommitReply> {
   const op = "commit";
   const a = await allocation(s, allocId, op, true);
-  requireOwner(a, caller, op);
   const conn = connId(body.connection_id, op);
   const wm = parseWriteMarker(body.write_marker, op);
+  if (caller.clientId !== a.owner_id && !wm.collab_grant) requireOwner(a, caller, op);
   return withLock(s, a.id, async () => {
     flushStaged(s);
     const rec = s.kv.getJson<ConnRecord>(KvKey.connection(a.id, conn));
@@ -71,6 +72,8 @@ export async function commit(
         `connection ${conn} has no changes to commit (unknown, empty or already committed)`,
       );
     checkConnClient(rec, caller, conn, op);
+    // a collaborator commits only updates of the file its grant names (the grant still in force here)
+    requireCollaboratorCommit(s, a, caller, changes, wm, op);
     const st = allocState(s, a.id);
     const result = checkWriteMarker(
       wm,
@@ -241,6 +244,7 @@ function applyEffect(
       break;
     }
     case "delete_tree": {
+      dropGrants(tx, a.id, e.path, e.type);
       if (e.type === "f") {
         const old = tx.getJson<StoredFile>(KvKey.file(a.id, e.path));
         if (old) ref(old.merkle_root, -1);

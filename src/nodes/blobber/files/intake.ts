@@ -30,6 +30,7 @@ import {
   type UploadStatus,
   unpackHashes,
 } from "../../../storage/index.js";
+import { requireBatchWriter, requireConnectionWriter, requireWriter } from "./collab.js";
 import {
   type AllocationView,
   allocation,
@@ -45,7 +46,6 @@ import {
   indexIn,
   loadListings,
   openConn,
-  requireOwner,
   stage,
   withLock,
 } from "./context.js";
@@ -72,9 +72,9 @@ export async function chunk(
 ): Promise<ChunkReply> {
   const op = "upload chunk";
   const a = await allocation(s, allocId, op, true);
-  requireOwner(a, caller, op);
   const conn = connId(q.connection_id, op);
   const path = normalizePath(q.path, op);
+  requireWriter(s, a, caller, path, op);
   const offset = Number(q.offset);
   if (!Number.isSafeInteger(offset) || offset < 0 || offset % CHUNK_SIZE !== 0)
     throw storageError(
@@ -202,9 +202,9 @@ export async function uploadStatus(
 ): Promise<UploadStatus> {
   const op = "upload status";
   const a = await allocation(s, allocId, op, true);
-  requireOwner(a, caller, op);
   const conn = connId(q.connection_id, op);
   const path = normalizePath(q.path, op);
+  requireWriter(s, a, caller, path, op);
   const r = await received(s, a.id, conn, sha3(path));
   return { connection_id: conn, path, ...r };
 }
@@ -220,7 +220,6 @@ export async function uploadStatus(
 export async function batch(s: FileService, allocId: string, caller: Caller, body: Uint8Array): Promise<BatchReply> {
   const op = "upload batch";
   const a = await allocation(s, allocId, op, true);
-  requireOwner(a, caller, op);
   let decoded: ReturnType<typeof decodeBatch>;
   try {
     decoded = decodeBatch(body);
@@ -234,6 +233,7 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
   const list = h.files;
   if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_FILES)
     throw storageError(StorageErrors.invalidRequest, op, `a batch holds 1 to ${MAX_BATCH_FILES} files`);
+  requireBatchWriter(s, a, caller, list, op);
   const data = decoded.data;
   if (data.length > MAX_BATCH_BYTES)
     throw storageError(
@@ -394,10 +394,10 @@ export async function change(
   op: string,
 ): Promise<ChangeReply> {
   const a = await allocation(s, allocId, op, true);
-  requireOwner(a, caller, op);
   const conn = connId(connectionId, op);
   const total = a.data_shards + a.parity_shards;
   const change = checkChange(raw, a.data_shards, total);
+  requireWriter(s, a, caller, change.path, op, change.op);
   if (change.op === "upload" || change.op === "update") {
     checkFileSize(s, change.file.size, a.data_shards, change.path, op);
     await checkUploaded(s, a, conn, change.path, change.file, op);
@@ -476,8 +476,8 @@ export async function rollback(
 ): Promise<{ dropped: boolean }> {
   const op = "rollback connection";
   const a = await allocation(s, allocId, op, false);
-  requireOwner(a, caller, op);
   const conn = connId(connectionId, op);
+  requireConnectionWriter(s, a, caller, conn, op);
   return withLock(s, a.id, async () => {
     flushStaged(s);
     const had = s.kv.has(KvKey.connection(a.id, conn));

@@ -43,6 +43,16 @@ export const KvKey = {
   readMarkerPrefix: () => "sf:rm:",
   /** When the owner last revoked the shares of path hash `h` for client `c` ("" the public ones), unix seconds. */
   revokedShare: (a: string, h: string, c: string) => `sf:rv:${a}:${h}:${c}`,
+  /** The owner's grant making client `c` a collaborator of file `p` (`CollabGrant`). */
+  collaborator: (a: string, p: string, c: string) => `sf:co:${a}:${p}\u0000${c}`,
+  /** The collaborators of file `p` (names hold no control character: NUL ends the path). */
+  collaboratorPrefix: (a: string, p: string) => `sf:co:${a}:${p}\u0000`,
+  /** The collaborators of every file under directory `d`. */
+  collaboratorTreePrefix: (a: string, d: string) => `sf:co:${a}:${d}/`,
+  /** The owner's who-pays-for-reads grant of file `p` (`PayerGrant`), absent: the reader pays. */
+  payer: (a: string, p: string) => `sf:wp:${a}:${p}`,
+  /** The who-pays-for-reads grants of every file under directory `d`. */
+  payerTreePrefix: (a: string, d: string) => `sf:wp:${a}:${d}/`,
   /** Blocks downloaded of a file. */
   downloads: (a: string, p: string) => `sf:dl:${a}:${p}`,
 };

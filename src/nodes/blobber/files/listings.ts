@@ -19,10 +19,12 @@ import {
   type RefPathReply,
   type RefsReply,
   type RefView,
+  readLane,
   type StatsReply,
   StorageErrors,
   storageError,
 } from "../../../storage/index.js";
+import { collabGrant, collaboratorsOf, ownerPays, requirePathReader } from "./collab.js";
 import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
@@ -45,7 +47,9 @@ function refView(s: FileService, a: AllocationView, path: string): RefView | und
   if (!e) return undefined;
   if (e.type === "d") return dirView(a, path, s.kv.getJson<DirListing>(KvKey.dir(a.id, path)) ?? emptyDir());
   const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
-  return f ? fileView(a, path, f, e.hash) : undefined;
+  if (!f) return undefined;
+  const view = fileView(a, path, f, e.hash);
+  return ownerPays(s, a.id, path) ? { ...view, who_pays_for_reads: "owner" } : view;
 }
 
 function dirView(a: AllocationView, path: string, l: DirListing): RefView {
@@ -120,8 +124,21 @@ export async function meta(
   const found = refView(s, a, path);
   if (!found) throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
   const v = forReader(s, t, found, op);
-  const rm = s.ledger.latestReadMarker(a.id, caller.clientId);
-  return { ...v, read_counter: rm?.marker.counter ?? 0, ...(rm ? { read_marker: rm.marker } : {}) };
+  // the owner pays for a collaborator's reads, and for anyone's when the file's attribute says so
+  const mine = v.type === "f" && caller.clientId !== a.owner_id ? collabGrant(s, a.id, path, caller.clientId) : undefined;
+  const paid = v.type === "f" && caller.clientId !== a.owner_id && !mine ? ownerPays(s, a.id, path) : undefined;
+  const lane = mine || paid ? readLane({ client_id: caller.clientId, payer_id: a.owner_id }) : caller.clientId;
+  const rm = s.ledger.latestReadMarker(a.id, lane);
+  const collaborators =
+    v.type === "f" && (caller.clientId === a.owner_id || mine) ? { collaborators: collaboratorsOf(s, a.id, path) } : {};
+  return {
+    ...v,
+    read_counter: rm?.marker.counter ?? 0,
+    ...(rm ? { read_marker: rm.marker } : {}),
+    ...collaborators,
+    ...(mine ? { collab_grant: mine } : {}),
+    ...(paid ? { payer_grant: paid } : {}),
+  };
 }
 
 export async function stats(s: FileService, allocId: string, caller: Caller, q: { path?: unknown }): Promise<StatsReply> {
@@ -147,7 +164,6 @@ export async function referencePath(
 ): Promise<RefPathReply> {
   const op = "reference path";
   const a = await allocation(s, allocId, op, false);
-  requireOwner(a, caller, op);
   let raw: unknown = q.paths;
   if (typeof raw === "string") {
     try {
@@ -158,6 +174,14 @@ export async function referencePath(
   } else if (raw === undefined && q.path !== undefined) raw = [q.path];
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > 1000)
     throw storageError(StorageErrors.invalidRequest, op, "paths must be a JSON array of 1 to 1000 paths");
+  // the owner, or a collaborator updating its file (the listings above it)
+  requirePathReader(
+    s,
+    a,
+    caller,
+    raw.map((p) => normalizePath(p, op)),
+    op,
+  );
   const dirs = new Set<string>();
   for (const p of raw) {
     const n = normalizePath(p, op);

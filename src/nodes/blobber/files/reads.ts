@@ -9,18 +9,22 @@ import {
   BLOCK_SIZE,
   type DownloadHeader,
   downloadReply,
+  lookupHash,
   MARKER_WINDOW_S,
   merkleLevels,
   normalizePath,
   parseReadMarker,
   payerRefusal,
+  type ReadMarker,
   rangeProofFromLevels,
   readCost,
+  readLane,
   StorageErrors,
   storageError,
   unpackHashes,
   verifyReadMarker,
 } from "../../../storage/index.js";
+import { collabGrant, ownerPays } from "./collab.js";
 import { allocation, type Caller, type ReadBudget } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
@@ -77,8 +81,10 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   // a reader other than the owner needs the owner's auth ticket for the path (sharing.ts)
   if (rm.client_id !== a.owner_id) requireReadAccess(s, a, rm.client_id, path, body.auth_ticket, op);
   verifyReadMarker(rm, op);
-  const notPayer = payerRefusal(rm, a.owner_id);
+  const notPayer = payerRefusal(rm, a.owner_id, a.owner_public_key) ?? ownerPaysRefusal(s, a.id, rm, path);
   if (notPayer) throw storageError(StorageErrors.invalidReadMarker, op, notPayer);
+  // the reads the owner pays for count apart from the reader's own (the contract keeps the same lanes)
+  const lane = readLane(rm);
   const nowS = Math.floor(s.clock.now() / 1000);
   if (rm.timestamp > nowS + MARKER_WINDOW_S)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
@@ -98,7 +104,7 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the reader's,
   // and it saves a disk sync per request). Checked and reserved with no await in between: concurrent requests
   // with one marker are served only as far as it pays; the reservation is given back if the read pool refuses.
-  const prev = s.ledger.latestReadMarker(a.id, rm.client_id);
+  const prev = s.ledger.latestReadMarker(a.id, lane);
   const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
   const served = prev ? (prev.served ?? prev.marker.counter) : 0;
   if (served + count > paid)
@@ -117,7 +123,7 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   const downloadsKey = KvKey.downloads(a.id, path);
   s.ledger.recordRead(
     a.id,
-    rm.client_id,
+    lane,
     {
       marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
       redeemed_counter: prev?.redeemed_counter ?? 0,
@@ -127,9 +133,9 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
     count,
   );
   try {
-    await checkReadBudget(s, rm.client_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
+    await checkReadBudget(s, rm.payer_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
   } catch (err) {
-    s.ledger.releaseRead(a.id, rm.client_id, downloadsKey, count);
+    s.ledger.releaseRead(a.id, lane, downloadsKey, count);
     throw err;
   }
   const proof = rangeProofFromLevels(levels, start, start + count);
@@ -155,6 +161,26 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
  * as a file before tiny shards went to the KV) from its object file.
  * @throws CodedError `resource_not_found` when neither holds it
  */
+/**
+ * Why the owner's grant a read marker carries does not cover this read (undefined when it does, or when the reader
+ * pays): the contract checks the owner's signature; this blobber also checks that the grant is for the file read
+ * and still in force here (the collaborator not removed, the owner still paying for the file).
+ */
+function ownerPaysRefusal(s: FileService, allocId: string, rm: ReadMarker, path: string): string | undefined {
+  if (rm.payer_id === rm.client_id) return undefined;
+  const ph = lookupHash(allocId, path);
+  if (rm.collab_grant) {
+    if (rm.collab_grant.file_path_hash !== ph) return "the collaborator grant is for another file";
+    if (!collabGrant(s, allocId, path, rm.client_id)) return `${rm.client_id} is no longer a collaborator of ${path}`;
+    return undefined;
+  }
+  if (rm.payer_grant) {
+    if (rm.payer_grant.file_path_hash !== ph) return "the who-pays-for-reads grant is for another file";
+    if (!ownerPays(s, allocId, path)) return `the owner no longer pays for reads of ${path}`;
+  }
+  return undefined;
+}
+
 export async function readShard(
   s: FileService,
   allocId: string,

@@ -258,6 +258,9 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   add(FileRoutes.objectTree, (a, c, q) => service.objectTree(a, c, q));
   add(FileRoutes.refs, (a, c, q) => service.refs(a, c, q));
   add(FileRoutes.revokeShare, (a, c, q) => service.revokeShare(a, c, q));
+  add(FileRoutes.addCollaborator, (a, c, _q, body) => service.addCollaborator(a, c, jsonBody(body, "add collaborator")));
+  add(FileRoutes.removeCollaborator, (a, c, q) => service.removeCollaborator(a, c, q));
+  add(FileRoutes.updateAttributes, (a, c, _q, body) => service.updateAttributes(a, c, jsonBody(body, "update attributes")));
 }
 
 export { CodedError };

@@ -9,7 +9,8 @@
  *   connection records;
  * - `intake.ts`: chunks, batches, changes, upload status, rollback; `commit.ts`: a connection's changes become the
  *   allocation's state, under its write marker;
- * - `reads.ts`: downloads and the read budget; `listings.ts`: list, meta, stats, refs;
+ * - `reads.ts`: downloads and the read budget; `listings.ts`: list, meta, stats, refs; `sharing.ts` and `collab.ts`:
+ *   who may read (auth tickets), collaborators and who pays for reads (the owner's grants);
  * - `ledger.ts`: the markers settlement redeems; `recover.ts`: cleaning up after a crash or an abandoned upload.
  *
  * The methods below are one-line delegations, for the routes and the tests.
@@ -21,9 +22,11 @@
 
 import { BufferPool } from "../../../core/buffer-pool.js";
 import type {
+  AttributesReply,
   BatchReply,
   ChangeReply,
   ChunkReply,
+  CollabReply,
   CommitReply,
   ListReply,
   MetaReply,
@@ -37,6 +40,7 @@ import type {
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
+import * as collab from "./collab.js";
 import * as committing from "./commit.js";
 import type { AllocationSource, AllocationView, Caller, FileServiceDeps, ReadBudget, ReadBudgetSource } from "./context.js";
 import * as context from "./context.js";
@@ -170,6 +174,18 @@ export class FileService {
 
   revokeShare(allocId: string, caller: Caller, q: { path?: unknown; refereeClientID?: unknown }): Promise<RevokeReply> {
     return sharing.revokeShare(this, allocId, caller, q);
+  }
+
+  addCollaborator(allocId: string, caller: Caller, body: { grant?: unknown }): Promise<CollabReply> {
+    return collab.addCollaborator(this, allocId, caller, body);
+  }
+
+  removeCollaborator(allocId: string, caller: Caller, q: { path?: unknown; collab_id?: unknown }): Promise<CollabReply> {
+    return collab.removeCollaborator(this, allocId, caller, q);
+  }
+
+  updateAttributes(allocId: string, caller: Caller, body: { grant?: unknown }): Promise<AttributesReply> {
+    return collab.updateAttributes(this, allocId, caller, body);
   }
 
   list(allocId: string, caller: Caller, q: { path?: unknown; auth_token?: unknown }): Promise<ListReply> {

@@ -1,6 +1,6 @@
 /**
- * Sharing: who may read an allocation's files on this blobber. The owner reads everything; anyone else needs the
- * owner's auth ticket for the path (`storage/authticket.ts`), checked here against the allocation, the reader, the
+ * Sharing: who may read an allocation's files on this blobber. The owner reads everything, a collaborator its file
+ * (`collab.ts`); anyone else needs the owner's auth ticket for the path (`storage/authticket.ts`), checked here against the allocation, the reader, the
  * expiry, the owner's signature, the path and this blobber's record of the owner's revocations. Revocations are
  * signed owner requests sent to every blobber of the allocation (`FileRoutes.revokeShare`).
  */
@@ -19,6 +19,7 @@ import {
   storageError,
   ticketRefusal,
 } from "../../../storage/index.js";
+import { collabGrant } from "./collab.js";
 import { type AllocationView, allocation, type Caller, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
@@ -37,7 +38,10 @@ export function requireReadAccess(
   op: string,
 ): AuthTicket | undefined {
   if (clientId === a.owner_id) return undefined;
-  if (rawTicket === undefined || rawTicket === null || rawTicket === "")
+  const noTicket = rawTicket === undefined || rawTicket === null || rawTicket === "";
+  // a collaborator reads its file without a ticket
+  if (noTicket && collabGrant(s, a.id, path, clientId)) return undefined;
+  if (noTicket)
     throw storageError(
       StorageErrors.notOwner,
       op,

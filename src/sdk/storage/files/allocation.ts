@@ -13,9 +13,19 @@
  * `progress` → `upload`/`change` (helpers: `lane`, `quorum`, `mime`, `reader`, `blobber-client`).
  */
 
-import type { AuthTicket, Change, ListReply, MetaReply, RefPathReply, RefView, StatsReply } from "../../../storage/index.js";
+import type {
+  AuthTicket,
+  Change,
+  ListReply,
+  MetaReply,
+  RefPathReply,
+  RefView,
+  StatsReply,
+  WhoPays,
+} from "../../../storage/index.js";
 import type { BlobberRef } from "./blobber-client.js";
 import { change } from "./change.js";
+import { addCollaborator, removeCollaborator, updateAttributes } from "./collab.js";
 import { type CommitOutcome, commit } from "./commit.js";
 import { type DownloadOptions, type DownloadResult, download } from "./download.js";
 import { uploadFiles } from "./encrypted-upload.js";
@@ -94,6 +104,21 @@ export class AllocationFiles extends Session {
   /** Revoke the owner's tickets of a path for a recipient ("" the public ones) on every blobber. */
   revokeShare(remotePath: string, clientId: string): Promise<void> {
     return revokeShare(this, remotePath, clientId);
+  }
+
+  /** Make `collabId` a collaborator of the file at `remotePath` on every blobber (owner only). */
+  addCollaborator(remotePath: string, collabId: string): Promise<void> {
+    return addCollaborator(this, remotePath, collabId);
+  }
+
+  /** Remove collaborator `collabId` of the file at `remotePath` on every blobber (owner only). */
+  removeCollaborator(remotePath: string, collabId: string): Promise<void> {
+    return removeCollaborator(this, remotePath, collabId);
+  }
+
+  /** Set who pays for reads of the file at `remotePath` by others: its owner or the reader (owner only). */
+  updateAttributes(remotePath: string, whoPays: WhoPays): Promise<void> {
+    return updateAttributes(this, remotePath, whoPays);
   }
 
   /** The path with lookup hash `hash` at or under the shared directory `dir`. */

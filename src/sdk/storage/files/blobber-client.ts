@@ -7,11 +7,14 @@ import { routePath } from "../../../chain/api.js";
 import { parseExactJson, stringifyExactJson } from "../../../chain/codec.js";
 import { CORE_ERROR_CODES, CodedError, type CoreErrorCode, errorMessage, type RemoteError } from "../../../core/errors.js";
 import {
+  type AttributesReply,
   type AuthTicket,
   type BatchFile,
   type BatchReply,
   type ChangeReply,
   type ChunkReply,
+  type CollabGrant,
+  type CollabReply,
   type CommitReply,
   type DownloadRequest,
   encodeBatch,
@@ -21,6 +24,7 @@ import {
   type ListReply,
   type MetaReply,
   type ObjectTreeReply,
+  type PayerGrant,
   type RefPathReply,
   type RefsReply,
   type RevokeReply,
@@ -233,6 +237,17 @@ export class BlobberClient {
   /** Revoke the owner's auth tickets of `path` for `clientId` ("" the public ones) issued until now. */
   revokeShare(path: string, clientId: string): Promise<RevokeReply> {
     return this.json(FileRoutes.revokeShare, "revoke share", { path, refereeClientID: clientId });
+  }
+  /** Add the collaborator the owner's grant names. */
+  addCollaborator(grant: CollabGrant): Promise<CollabReply> {
+    return this.json(FileRoutes.addCollaborator, "add collaborator", undefined, { grant });
+  }
+  removeCollaborator(path: string, collabId: string): Promise<CollabReply> {
+    return this.json(FileRoutes.removeCollaborator, "remove collaborator", { path, collab_id: collabId });
+  }
+  /** Record the owner's grant of who pays for reads of a file. */
+  updateAttributes(grant: PayerGrant): Promise<AttributesReply> {
+    return this.json(FileRoutes.updateAttributes, "update attributes", undefined, { grant });
   }
   stats(path: string): Promise<StatsReply> {
     return this.json(FileRoutes.stats, "file stats", { path });

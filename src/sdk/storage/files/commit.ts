@@ -16,6 +16,7 @@ import {
 } from "../../../storage/index.js";
 import { type SdkErrorCode, sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
+import { collaboratorMarker } from "./collab.js";
 import { describe, isUnreachable } from "./failures.js";
 import { rankByQuorum } from "./quorum.js";
 import type { Session } from "./session.js";
@@ -119,6 +120,7 @@ export async function commit(
     const prevTs = Math.max(0, ...group.map((g) => g.at));
     const ts = Math.max(Math.floor(s.now() / 1000), prevTs + 1);
     const root = allocationRoot(result.contentRoot, ts);
+    const collab = collaboratorMarker(s, changes);
     const sign = (i: number, rp: RefPathReply) =>
       signWriteMarker(s.options.signer, {
         allocation_root: root,
@@ -127,6 +129,7 @@ export async function commit(
         size: result.sizeDelta,
         blobber_id: (s.clients[i] as BlobberClient).id,
         timestamp: ts,
+        ...collab,
       });
     const committed: number[] = [];
     const queue = [...group];

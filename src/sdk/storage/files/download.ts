@@ -35,6 +35,12 @@ export interface DownloadResult {
   failed: Map<number, string>;
 }
 
+/** Whether the owner pays for this reader's reads of the file (its meta carries the owner's grant). */
+function ownerPaid(s: Session, consensus: FileConsensus): boolean {
+  const m = consensus.meta;
+  return s.options.signer.clientId !== s.allocation.owner_id && (m.collab_grant !== undefined || m.payer_grant !== undefined);
+}
+
 /** A reader of the agreeing blobbers' shards of one file (blobbers that fail it are reported as failed downloads). */
 export function shardReader(s: Session, consensus: FileConsensus, pool?: BufferPool): ShardReader {
   return new ShardReader(
@@ -49,7 +55,8 @@ export function shardReader(s: Session, consensus: FileConsensus, pool?: BufferP
       now: s.now,
       onBlobberFailed: (i, why) => s.fail(i, why, "download"),
       trust: s.trust,
-      counters: s.readCounters,
+      // the reads the owner pays for (a collaborator's, or a file whose owner pays) count apart (`readLane`)
+      counters: ownerPaid(s, consensus) ? s.ownerPaidReadCounters : s.readCounters,
     },
     consensus,
   );

@@ -9,10 +9,12 @@ import type { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
+  type CollabGrant,
   decodeDownload,
   type ErasureCoder,
   leavesOf,
   type MetaReply,
+  type PayerGrant,
   type Signer,
   signReadMarker,
   verifyRange,
@@ -240,6 +242,7 @@ export class ShardReader {
         owner_id: this.o.ownerId,
         timestamp: Math.floor(this.o.now() / 1000),
         counter,
+        ...this.payer(),
       });
       try {
         const pool = this.o.pool;
@@ -277,6 +280,18 @@ export class ShardReader {
       { code: "stale_read_marker", op: "download", node: client.blobber.url },
       `blobber ${client.blobber.url} kept refusing the read counter`,
     );
+  }
+
+  /**
+   * Who pays, when not this reader: the owner, for a collaborator of the file or a file whose owner pays for reads —
+   * the marker then carries the owner's grant (the blobber and the contract check the owner's signature on it).
+   */
+  private payer(): { payer_id?: string; collab_grant?: CollabGrant; payer_grant?: PayerGrant } {
+    const m = this.c.meta;
+    if (this.o.signer.clientId === this.o.ownerId) return {};
+    if (m.collab_grant?.collab_id === this.o.signer.clientId) return { payer_id: this.o.ownerId, collab_grant: m.collab_grant };
+    if (m.payer_grant?.who_pays_for_reads === "owner") return { payer_id: this.o.ownerId, payer_grant: m.payer_grant };
+    return {};
   }
 
   /** The read counter blobber `i` proves with a marker this reader signed (0 when it shows none). */

@@ -153,6 +153,7 @@ async function rebuildShard(s: Session, target: number, healthy: number[], ref: 
 
 /** Repair lagging blobbers if any are reachable; never throws (a failed repair is reported by event). */
 export async function repairQuietly(s: Session): Promise<void> {
+  if (s.options.signer.clientId !== s.allocation.owner_id) return; // only the owner writes other files
   try {
     await repair(s);
   } catch {
@@ -161,6 +162,7 @@ export async function repairQuietly(s: Session): Promise<void> {
 }
 
 export async function repairIfBehind(s: Session): Promise<void> {
+  if (s.options.signer.clientId !== s.allocation.owner_id) return;
   const d = await divergent(s);
   if (d.behind.length > 0 && d.inSync.length >= s.dataShards) await repairQuietly(s);
 }

@@ -5,7 +5,7 @@
  * them as the methods of `AllocationFiles`.
  */
 
-import type { AuthTicket, EncryptionKeys, ErasureCoder, Signer } from "../../../storage/index.js";
+import type { AuthTicket, CollabGrant, EncryptionKeys, ErasureCoder, Signer } from "../../../storage/index.js";
 import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
 import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
@@ -91,6 +91,10 @@ export class Session {
   readonly trust: MarkerTrust;
   /** The read counters this session signed, by blobber index (`reader.ts`). */
   readonly readCounters = new Map<number, number>();
+  /** The read counters of reads the allocation owner pays for (a collaborator's, an owner-paid file's), by blobber. */
+  readonly ownerPaidReadCounters = new Map<number, number>();
+  /** A collaborator's grants of the files it updates, by path (`collab.ts`). */
+  readonly collabGrants = new Map<string, CollabGrant>();
   /** Blobbers known to be behind (missed a write), by index → reason. */
   readonly behind = new Map<number, string>();
   /** The upload progress file's writes, one after another (see `progress.ts`). */

@@ -24,6 +24,7 @@ import {
 } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
+import { loadCollabGrants } from "./collab.js";
 import { commit, rollbackAll } from "./commit.js";
 import { firstError, isRefusal, refused } from "./failures.js";
 import { Lane } from "./lane.js";
@@ -71,6 +72,11 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
   const op = sources.some((src) => src.update) ? "update" : "upload";
   s.checkNotExpired(op);
   if (sources.length === 0) return [];
+  await loadCollabGrants(
+    s,
+    sources.map((src) => src.remotePath),
+    op,
+  );
   await repairIfBehind(s);
   const progress = await loadProgress(s, sources, opts.progressKey);
   const resuming = progress.resumed === true;

@@ -18,6 +18,7 @@ import {
   type ReadMarker,
   verifyReadMarker,
   verifyWriteMarker,
+  writeMarkerKey,
 } from "../../../storage/index.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberRef } from "./blobber-client.js";
@@ -93,13 +94,17 @@ export function verifiedStamp(
   }
   if (wm.allocation_id !== t.allocationId) throw faulty(b, "its latest write marker is for another allocation");
   if (wm.blobber_id !== b.id) throw faulty(b, "its latest write marker is another blobber's");
-  if (wm.client_id !== t.ownerId) throw faulty(b, "its latest write marker is not the allocation owner's");
+  if (wm.client_id !== t.ownerId && !wm.collab_grant)
+    throw faulty(b, "its latest write marker is not the allocation owner's (nor a collaborator's)");
   if (!Number.isSafeInteger(wm.timestamp) || wm.timestamp < 1) throw faulty(b, "its latest write marker has no valid time");
   if (t.ownerKey && !t.verified.has(wm.signature)) {
+    // the owner's marker, or a collaborator's carrying the owner's grant (`writeMarkerKey`)
+    const signer = writeMarkerKey(wm, t.ownerId, t.ownerKey);
+    if ("refusal" in signer) throw faulty(b, `its latest write marker: ${signer.refusal}`);
     try {
-      verifyWriteMarker(wm, t.ownerKey);
+      verifyWriteMarker(wm, signer.key);
     } catch {
-      throw faulty(b, "its latest write marker is not signed by the allocation owner");
+      throw faulty(b, "its latest write marker is not signed by the allocation owner or a collaborator it allowed");
     }
     t.verified.add(wm.signature);
     if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);

@@ -1,0 +1,110 @@
+/**
+ * zbox collaborators and attributes: `add-collab` / `delete-collab` (a wallet that may update a file and read it
+ * with the owner paying) and `update-attributes --who-pays-for-reads owner|3rd_party`. Each sends the owner's signed
+ * grant to every blobber of the allocation; a refusal names the blobber and its reason after the reference's prefix.
+ */
+import type { Command } from "commander";
+import * as sdk from "../../sdk/index.js";
+import { action, type CliContext, CliExit, type CliIo } from "../common.js";
+import { guarded, listJson, open } from "./files.js";
+import { given, renderTable } from "./format.js";
+
+function required(opts: Record<string, unknown>, name: string): string {
+  const v = given(opts, name);
+  if (!v) throw new CliExit(`Error: ${name} flag is missing`);
+  return v;
+}
+
+function collabId(opts: Record<string, unknown>, prefix: string): string {
+  const id = required(opts, "collabid");
+  if (!sdk.isHash(id)) throw new CliExit(`${prefix}--collabid must be a 64-character hex client id, found "${id}"`);
+  return id;
+}
+
+/** Who pays for reads of a file by others, as the DOWNLOADS PAYER column shows it. */
+export function payerOf(r: sdk.storageFiles.FileRef): string {
+  return r.type === "f" && r.who_pays_for_reads === "owner" ? "owner" : "3rd_party";
+}
+
+/**
+ * `meta --json`: the listing fields, the collaborators and the attributes (reference names: `who_pays_for_reads` 1
+ * when the reader pays, omitted when the owner does).
+ */
+export function metaJson(m: sdk.storageFiles.FileRef & { collaborators?: { client_id: string; created_at: number }[] }) {
+  return {
+    ...listJson(m),
+    collaborators: m.collaborators ?? [],
+    attributes: m.type === "f" && m.who_pays_for_reads !== "owner" ? { who_pays_for_reads: 1 } : {},
+  };
+}
+
+/** The file's collaborators after `meta`'s table, when it has any (shown to the owner and to the collaborators). */
+export function printCollaborators(ctx: CliContext, m: { collaborators?: { client_id: string; created_at: number }[] }): void {
+  const collaborators = m.collaborators ?? [];
+  if (collaborators.length === 0) return;
+  ctx.println(
+    renderTable(
+      ["Collaborator", "Added"],
+      collaborators.map((c) => [c.client_id, new Date(c.created_at * 1000).toISOString()]),
+    ),
+  );
+}
+
+export function registerCollabCommands(program: Command, io: CliIo): void {
+  program
+    .command("add-collab")
+    .description("add a collaborator to a file: it may update the file and download it (the owner pays)")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file")
+    .option("--collabid <id>", "the collaborator's client id")
+    .action(
+      action(io, async (ctx, opts) => {
+        const prefix = "add_collaborator_failed: Failed to add collaborator on all blobbers. ";
+        required(opts, "allocation");
+        const remote = required(opts, "remotepath");
+        const id = collabId(opts, prefix);
+        const s = await open(ctx, opts);
+        await guarded(prefix, () => s.files.addCollaborator(remote, id));
+        ctx.println(`Collaborator ${id} added successfully for the file ${remote}`);
+      }),
+    );
+
+  program
+    .command("delete-collab")
+    .description("remove a collaborator of a file")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file")
+    .option("--collabid <id>", "the collaborator's client id")
+    .action(
+      action(io, async (ctx, opts) => {
+        const prefix = "delete_collaborator_failed: Failed to remove collaborator on all blobbers. ";
+        required(opts, "allocation");
+        const remote = required(opts, "remotepath");
+        const id = collabId(opts, prefix);
+        const s = await open(ctx, opts);
+        await guarded(prefix, () => s.files.removeCollaborator(remote, id));
+        ctx.println(`Collaborator ${id} removed successfully for the file ${remote}`);
+      }),
+    );
+
+  program
+    .command("update-attributes")
+    .description("update a file's attributes: who pays for reads of it by others (owner or 3rd_party, the reader)")
+    .option("--allocation <id>", "allocation id")
+    .option("--remotepath <path>", "remote path of the file")
+    .option("--who-pays-for-reads <payer>", "owner or 3rd_party")
+    .action(
+      action(io, async (ctx, opts) => {
+        const prefix = "update_attributes_failed: ";
+        required(opts, "allocation");
+        const remote = required(opts, "remotepath");
+        const who = given(opts, "whoPaysForReads");
+        if (!who) throw new CliExit("Error: who-pays-for-reads flag is missing");
+        if (who !== "owner" && who !== "3rd_party")
+          throw new CliExit(`Error: invalid --who-pays-for-reads "${who}": owner or 3rd_party`);
+        const s = await open(ctx, opts);
+        await guarded(prefix, () => s.files.updateAttributes(remote, who));
+        ctx.println(`File attributes updated for ${remote}: reads are paid by ${who === "owner" ? "the owner" : "the reader"}`);
+      }),
+    );
+}
