@@ -15,8 +15,13 @@ type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 /** Where the thumbnail of the file at `remote` is stored. */
 export const thumbPath = (remote: string): string => `${remote}.thumb`;
 
-/** The thumbnail's ref of the file at `remote`, or undefined when it has none. */
+/**
+ * The thumbnail's ref of the file at `remote`, or undefined when it has none. Thumbnails are the owner's: for another
+ * wallet (a collaborator, which may read only its own file) there is none to show or carry along.
+ */
 export async function thumbnailOf(files: Files, remote: string): Promise<sdk.storageFiles.FileRef | undefined> {
+  const o = files.options;
+  if (o.authTicket === undefined && o.signer.clientId !== o.allocation.owner_id) return undefined;
   try {
     const m = await files.meta(thumbPath(remote));
     return m.type === "f" ? m : undefined;
