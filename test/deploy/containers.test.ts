@@ -62,6 +62,14 @@ const ok = (url: string): Promise<boolean> =>
     req.on("error", () => res(false));
   });
 
+it("without podman and buildah the container test is skipped and says why", () => {
+  assert.equal(
+    containerTestSkipReason({ PATH: "/nonexistent" }),
+    "podman, buildah, runc, debootstrap not installed (apt-get install buildah podman runc debootstrap; .ci/run does)",
+  );
+  assert.equal(containerTestSkipReason({ ...process.env, CAIRN_CONTAINER_TEST: "0" }), "CAIRN_CONTAINER_TEST=0");
+});
+
 describe("containers: images, a bridge network, the whole network as podman containers", { skip, timeout: 45 * MIN }, () => {
   const times: [string, number][] = [];
   let t = Date.now();

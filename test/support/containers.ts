@@ -12,7 +12,7 @@ export const TEST_LABEL = "network.cairn.container-test";
 export function containerTestSkipReason(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.CAIRN_CONTAINER_TEST === "0") return "CAIRN_CONTAINER_TEST=0";
   const missing = ["podman", "buildah", "runc", "debootstrap"].filter(
-    (t) => spawnSync("sh", ["-c", `command -v ${t}`], { stdio: "ignore" }).status !== 0,
+    (t) => spawnSync("/bin/sh", ["-c", `command -v ${t}`], { stdio: "ignore", env }).status !== 0,
   );
   if (missing.length > 0)
     return `${missing.join(", ")} not installed (apt-get install buildah podman runc debootstrap; .ci/run does)`;
