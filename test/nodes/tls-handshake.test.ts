@@ -1,11 +1,11 @@
 // A node's HTTPS server facing peers that fail the TLS handshake — a plain-HTTP client on the TLS port, a client
 // that does not trust the CA, a connection that sends garbage — logs each failure and keeps serving.
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { connect } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
-import { request as httpsRequest } from "node:https";
-import { request as httpRequest } from "node:http";
 import { makeLocalCa } from "../../src/localnet/tls.js";
 import { createServer, type Listening, listen } from "../../src/nodes/http.js";
 import { createLogger } from "../../src/nodes/logger.js";
