@@ -4,6 +4,7 @@
 // with the CLIs; then every container, volume and the network removed (the base image stays as the cache).
 // Skipped, with the reason, where podman/buildah/runc/debootstrap are missing (.ci/run installs them).
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { get as httpGet } from "node:http";
@@ -256,6 +257,8 @@ describe("containers: images, a bridge network, the whole network as podman cont
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
     const removed = removeLabelled(RUN_ID);
+    // the images stay as the next run's cache; the ones this run's build replaced (untagged) go
+    spawnSync("podman", ["image", "prune", "-f", "--filter", `label=network.cairn.image_tag=${TAG}`], { stdio: "ignore" });
     if (dir) rmSync(dir, { recursive: true, force: true });
     lap(`removed ${removed.length} containers, volumes and networks`);
     const left = removeLabelled(RUN_ID);
