@@ -13,5 +13,5 @@ check_port_free "505$n"
 check_port_free "506$n"
 ensure_network
 export BLOBBER="$n"
-if [ "$ENGINE" = podman ]; then compose=(podman compose); else compose=(docker compose); fi
-exec "${compose[@]}" -p "blobber$n" -f "$DOCKER_LOCAL/b0docker-compose.yml" up "$@"
+compose_command
+exec "${COMPOSE[@]}" -p "blobber$n" -f "$DOCKER_LOCAL/b0docker-compose.yml" up "$@"

@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-# Build the chain's images: sharder, miner and block worker.
-for t in sharder miner blockworker; do "$(dirname "$0")/build.image.sh" "$t"; done
+# Build the chain's images: sharder, miner and block worker (localhost/cairn/<program>:$IMAGE_TAG).
+exec "$(dirname "$0")/build.image.sh" sharder miner blockworker

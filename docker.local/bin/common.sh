@@ -54,3 +54,24 @@ check_resources() {
   [ "$((disk_kib / 1024 / 1024))" -ge "$min_disk_gib" ] ||
     die "only $((disk_kib / 1024 / 1024)) GiB free on $dir; at least $min_disk_gib GiB are needed"
 }
+
+# The compose command of the engine into the array COMPOSE: docker compose, podman compose (podman 4.7+) or
+# podman-compose (Debian 12's podman 4.3: apt-get install podman-compose).
+# shellcheck disable=SC2034 # COMPOSE is read by the scripts that source this file
+compose_command() {
+  if [ "$ENGINE" = docker ]; then
+    COMPOSE=(docker compose)
+  elif podman compose version >/dev/null 2>&1; then
+    COMPOSE=(podman compose)
+  elif command -v podman-compose >/dev/null 2>&1; then
+    COMPOSE=(podman-compose)
+  else
+    die "no compose for podman: apt-get install podman-compose (or set ENGINE=docker)"
+  fi
+}
+
+# A chain node answers on host:port (its whoami route).
+node_answers() {
+  node -e 'fetch(process.argv[1], { signal: AbortSignal.timeout(3000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' \
+    "http://$1:$2/_nh/whoami"
+}

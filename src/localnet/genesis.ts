@@ -37,6 +37,8 @@ export async function generateGenesis(opts: {
   miners: number;
   sharders: number;
   host: string;
+  /** A node's own address where nodes differ (containers, pods); default `host` for all. */
+  hostOf?: (type: 0 | 1, i: number) => string;
   minerPort: (i: number) => number;
   sharderPort: (i: number) => number;
   nowSec: number;
@@ -51,13 +53,14 @@ export async function generateGenesis(opts: {
   const scheme = getScheme("bls0chain");
   const make = (type: 0 | 1, i: number): GeneratedNode => {
     const kp = scheme.generateKeys();
+    const host = opts.hostOf?.(type, i) ?? opts.host;
     const node: MagicNode = {
       id: clientIdOf(kp.publicKey),
       version: "1.0",
       creation_date: opts.nowSec,
       public_key: kp.publicKey,
-      n2n_host: opts.host,
-      host: opts.host,
+      n2n_host: host,
+      host,
       port: type === 0 ? opts.minerPort(i) : opts.sharderPort(i),
       path: "",
       type,

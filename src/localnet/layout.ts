@@ -48,6 +48,11 @@ export interface LayoutOptions {
   softTimeout?: string;
   proposalWait?: string;
   host?: string;
+  /**
+   * A node's own address where nodes run on different hosts (containers, pods), by process name: `blockworker`,
+   * `miner1`…, `sharder1`…, `blobber1`…, `validator1`… (default `host` for every node).
+   */
+  hostOf?: (name: string) => string;
   /** Address the nodes listen on (default 127.0.0.1; e.g. 0.0.0.0 to serve other machines). */
   bind?: string;
   /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
@@ -147,6 +152,7 @@ export function portOffsets(miners: number, sharders: number, blobbers = 0): num
 /** Create every file of a new local network under `dir` and return its layout. */
 export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Promise<LocalnetLayout> {
   const host = opts.host ?? "127.0.0.1";
+  const hostOf = (name: string): string => opts.hostOf?.(name) ?? host;
   const bind = opts.bind ?? "127.0.0.1";
   const p = ports(opts);
   const chainId = sdk.DEFAULT_CHAIN_ID;
@@ -159,6 +165,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     miners: opts.miners,
     sharders: opts.sharders,
     host,
+    hostOf: (type, i) => hostOf(`${type === 0 ? "miner" : "sharder"}${i + 1}`),
     minerPort: p.miner,
     sharderPort: p.sharder,
     nowSec: opts.nowSec ?? Math.floor(sdk.systemNow() / 1000),
@@ -187,15 +194,16 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     share?: string,
   ): NodeProcessSpec => {
     const nd = join(dir, name);
+    const nodeHost = entry.node.host;
     mkdirSync(nd, { recursive: true });
     sdk.writeFileAtomic(
       join(nd, "keys.txt"),
-      `${entry.kp.publicKey}\n${entry.kp.privateKey}\n${host}\n${entry.node.port}\n`,
+      `${entry.kp.publicKey}\n${entry.kp.privateKey}\n${nodeHost}\n${entry.node.port}\n`,
       0o600,
     );
     const cfg: Record<string, unknown> = {
       role,
-      host,
+      host: nodeHost,
       bind,
       port: entry.node.port,
       data_dir: "data",
@@ -220,7 +228,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       cfg.dkg_file = "dkg.json";
     }
     sdk.writeFileAtomic(join(nd, "node.yaml"), yamlStringify(cfg));
-    return { name, role, configFile: join(nd, "node.yaml"), url: `${scheme}://${host}:${entry.node.port}`, ...caFileOf };
+    return { name, role, configFile: join(nd, "node.yaml"), url: `${scheme}://${nodeHost}:${entry.node.port}`, ...caFileOf };
   };
   const minerSpecs = miners.map((m, i) => writeNode(`miner${i + 1}`, "miner", m, m.share));
   const sharderSpecs = sharders.map((s, i) => writeNode(`sharder${i + 1}`, "sharder", s));
@@ -230,7 +238,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     join(bwDir, "node.yaml"),
     yamlStringify({
       role: "blockworker",
-      host,
+      host: hostOf("blockworker"),
       bind,
       port: p.bw,
       data_dir: "data",
@@ -244,7 +252,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     name: "blockworker",
     role: "blockworker",
     configFile: join(bwDir, "node.yaml"),
-    url: `${scheme}://${host}:${p.bw}`,
+    url: `${scheme}://${hostOf("blockworker")}:${p.bw}`,
     ...caFileOf,
   };
   const blockWorkerUrl = `${blockworker.url}/dns`;
@@ -252,19 +260,21 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     const pd = join(dir, `blobber${pr.n}`);
     const configDir = join(pd, "config");
     mkdirSync(configDir, { recursive: true });
+    const bHost = hostOf(`blobber${pr.n}`);
+    const vHost = hostOf(`validator${pr.n}`);
     const keysFile = join(pd, "keys.txt");
-    sdk.writeFileAtomic(keysFile, `${pr.keys.public_key}\n${pr.keys.private_key}\n${host}\n${pr.blobberPort}\n`, 0o600);
+    sdk.writeFileAtomic(keysFile, `${pr.keys.public_key}\n${pr.keys.private_key}\n${bHost}\n${pr.blobberPort}\n`, 0o600);
     const validatorKeysFile = join(pd, "validator_keys.txt");
     sdk.writeFileAtomic(
       validatorKeysFile,
-      `${pr.validatorKeys.public_key}\n${pr.validatorKeys.private_key}\n${host}\n${pr.validatorPort}\n`,
+      `${pr.validatorKeys.public_key}\n${pr.validatorKeys.private_key}\n${vHost}\n${pr.validatorPort}\n`,
       0o600,
     );
     sdk.writeFileAtomic(join(configDir, "0chain_blobber.yaml"), blobberYaml(pr, blockWorkerUrl, chainId));
     sdk.writeFileAtomic(join(configDir, "0chain_validator.yaml"), validatorYaml(pr, blockWorkerUrl, chainId));
     const delegateWalletFile = join(pd, "delegate_wallet.json");
     sdk.writeWalletFile(delegateWalletFile, pr.delegate);
-    const common = ["--hostname", host, "--bind", bind, "--deployment_mode", "0", "--config_dir", configDir];
+    const common = ["--bind", bind, "--deployment_mode", "0", "--config_dir", configDir];
     if (tls) common.push("--tls_cert", tls.certFile, "--tls_key", tls.keyFile, "--tls_ca", tls.caFile);
     return {
       n: pr.n,
@@ -276,11 +286,13 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
         name: `blobber${pr.n}`,
         role: "blobber",
         configFile: join(configDir, "0chain_blobber.yaml"),
-        url: `${scheme}://${host}:${pr.blobberPort}`,
+        url: `${scheme}://${bHost}:${pr.blobberPort}`,
         ...caFileOf,
         args: [
           "--port",
           String(pr.blobberPort),
+          "--hostname",
+          bHost,
           ...common,
           "--keys_file",
           keysFile,
@@ -296,11 +308,13 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
         name: `validator${pr.n}`,
         role: "validator",
         configFile: join(configDir, "0chain_validator.yaml"),
-        url: `${scheme}://${host}:${pr.validatorPort}`,
+        url: `${scheme}://${vHost}:${pr.validatorPort}`,
         ...caFileOf,
         args: [
           "--port",
           String(pr.validatorPort),
+          "--hostname",
+          vHost,
           ...common,
           "--keys_file",
           validatorKeysFile,

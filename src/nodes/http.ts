@@ -319,7 +319,18 @@ export async function listen(app: NodeApp, host: string, port: number, tls?: Ser
     if (tls === undefined) await app.listen({ host, port });
     else {
       await app.ready();
-      const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => app.routing(req, res));
+      // a peer that fails the handshake (plain HTTP on this port, a client not trusting the CA, a stalled
+      // handshake) is logged and its socket dropped; the server goes on serving
+      const server = createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: 30_000 }, (req, res) =>
+        app.routing(req, res),
+      );
+      server.on("tlsClientError", (err: Error & { code?: string }, socket) => {
+        app.log.warn(
+          { remote: socket.remoteAddress, code: err.code },
+          `TLS handshake failed from ${socket.remoteAddress ?? "?"}: ${err.code ?? ""} ${err.message}`.trim(),
+        );
+        socket.destroy();
+      });
       secure = server;
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);

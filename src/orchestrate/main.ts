@@ -12,6 +12,7 @@ import { CodedError, errorMessage } from "../core/errors.js";
 import type { OrchestrateErrorCode } from "./errors.js";
 import { type DeployInput, parseDeployInput } from "./input.js";
 import { buildManifests, dnsRecords, type Manifest, nodeRoutes } from "./manifests.js";
+import { CONFIG_SECRET, type NetworkFilesGenerator, networkConfigSecret, networkFiles } from "./network-config.js";
 
 /** An htpasswd line (`{SHA}` scheme, which nginx's basic auth accepts). */
 export function htpasswdLine(user: string, password: string): string {
@@ -23,7 +24,8 @@ export function writeManifests(dir: string, manifests: Manifest[]): string[] {
   mkdirSync(dir, { recursive: true });
   return manifests.map((m, i) => {
     const name = `${String(i).padStart(2, "0")}-${m.kind.toLowerCase()}-${m.metadata.name}.yaml`;
-    writeFileSync(join(dir, name), stringify(m));
+    // the network-config Secret holds the nodes' private keys: readable by its owner only
+    writeFileSync(join(dir, name), stringify(m), { mode: m.kind === "Secret" ? 0o600 : 0o644 });
     return name;
   });
 }
@@ -49,7 +51,8 @@ async function apply(input: DeployInput, manifests: Manifest[]): Promise<void> {
   }
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** `generate` makes the network's files (keys, genesis, node.yaml) for the network-config Secret. */
+export async function main(argv: string[], generate: NetworkFilesGenerator): Promise<void> {
   const arg = (name: string): string | undefined => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -72,11 +75,21 @@ export async function main(argv: string[]): Promise<void> {
     }
     const input = parseDeployInput(json);
     const password = randomBytes(18).toString("base64url");
-    const manifests = buildManifests(input, password, htpasswdLine("admin", password));
-    const files = writeManifests(out, manifests);
+    const files = await networkFiles(input, generate);
+    const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
+    const manifests = buildManifests(input, password, htpasswdLine("admin", password), config);
+    const written = writeManifests(out, manifests);
     console.log(
-      `Wrote ${files.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
+      `Wrote ${written.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
     );
+    if (config)
+      console.log(
+        `The Secret ${CONFIG_SECRET} holds the network's keys, genesis and node.yaml files (${Object.keys(files).length} files): keep ${out} private.`,
+      );
+    else
+      console.log(
+        `Standalone: create the Secret ${CONFIG_SECRET} with blobber-0/keys.txt, validator_keys.txt and config/ yourself.`,
+      );
     if (input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher)
       console.log(`\nDashboards login (shown once, also in the Secret cairn-dashboards-login): admin / ${password}`);
     console.log("\nCreate these DNS records:");

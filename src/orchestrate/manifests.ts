@@ -3,10 +3,11 @@
  * sharders, miners and blobbers (each blobber pod with its validator) with volumes of the storage class fs_type
  * names; the block worker; per-node Services and an Ingress for host_address routing `/<node>/` to each node
  * and `/dns/` to the block worker; Prometheus and Grafana (behind a login whose password is generated here) per
- * the monitoring flags. Node configuration (keys, genesis, node.yaml) is mounted from the Secret
- * `cairn-network-config` (docs/deploy.md: how to make it).
+ * the monitoring flags; Kibana (with Elasticsearch) and Rancher per theirs. Node configuration (keys, genesis,
+ * node.yaml) is mounted from the Secret `cairn-network-config` (network-config.ts), folder per pod.
  */
 import type { DeployInput } from "./input.js";
+import { CONFIG_SECRET } from "./network-config.js";
 
 export type Manifest = {
   apiVersion: string;
@@ -24,8 +25,6 @@ export const PORTS = {
   grafana: 3000,
   prometheus: 9090,
 };
-
-const CONFIG_SECRET = "cairn-network-config";
 
 function image(input: DeployInput, name: string): string {
   return `${input.repo_type}/${name}:${input.image_tag}`;
@@ -62,6 +61,7 @@ function statefulSet(
   replicas: number,
   containers: Record<string, unknown>[],
   storage: string,
+  configVolume: Record<string, unknown>,
 ): Manifest {
   const ns = input.cluster_name;
   return {
@@ -81,7 +81,7 @@ function statefulSet(
         spec: {
           securityContext: { fsGroup: 10001 },
           containers,
-          volumes: [{ name: "config", secret: { secretName: CONFIG_SECRET } }],
+          volumes: [configVolume],
         },
       },
       volumeClaimTemplates: [
@@ -133,12 +133,23 @@ export function nodeRoutes(input: DeployInput): { path: string; service: string;
   return out;
 }
 
-/** The manifests and the generated dashboard password (printed once by `cairn-deploy`). */
-export function buildManifests(input: DeployInput, dashboardPassword: string, htpasswd: string): Manifest[] {
+/**
+ * The manifests, with the generated dashboard password (printed once by `cairn-deploy`) and, when given, the
+ * network-config Secret and the volume mounting it (network-config.ts).
+ */
+export function buildManifests(
+  input: DeployInput,
+  dashboardPassword: string,
+  htpasswd: string,
+  config?: { secret: Manifest; volume: Record<string, unknown> },
+): Manifest[] {
   const ns = input.cluster_name;
+  // the config volume of every pod: the network-config Secret with its folder layout (or all of it, as is)
+  const configVolume = config?.volume ?? { name: "config", secret: { secretName: CONFIG_SECRET } };
   const out: Manifest[] = [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { "app.kubernetes.io/part-of": "cairn" } } },
   ];
+  if (config) out.push(config.secret);
   const standalone = input.standalone !== undefined;
   if (input.deploy_main && !standalone) {
     out.push({
@@ -156,14 +167,11 @@ export function buildManifests(input: DeployInput, dashboardPassword: string, ht
                 "blockworker",
                 image(input, "blockworker"),
                 PORTS.blockworker,
-                ["blockworker", "--config", "/cairn/config/blockworker.yaml"],
+                ["--config", "/cairn/config/blockworker/node.yaml"],
                 "/",
               ),
             ],
-            volumes: [
-              { name: "config", secret: { secretName: CONFIG_SECRET } },
-              { name: "data", emptyDir: {} },
-            ],
+            volumes: [configVolume, { name: "data", emptyDir: {} }],
           },
         },
       },
@@ -173,16 +181,16 @@ export function buildManifests(input: DeployInput, dashboardPassword: string, ht
       ["sharder", input.sharder_count, PORTS.sharder],
       ["miner", input.miner_count, PORTS.miner],
     ] as const) {
-      // each pod reads /cairn/config/<pod name>.yaml (sharder-0.yaml, …)
+      // each pod reads /cairn/config/<pod name>/node.yaml (sharder-0/node.yaml, …); the image's entrypoint names the role
       const c = nodeContainer(
         role,
         image(input, role),
         port,
-        [role, "--config", "/cairn/config/$(POD_NAME).yaml"],
+        ["--config", "/cairn/config/$(POD_NAME)/node.yaml"],
         "/_diagnostics",
       );
       c.env = [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }];
-      out.push(statefulSet(input, role, count, [c], role === "sharder" ? "50Gi" : "10Gi"));
+      out.push(statefulSet(input, role, count, [c], role === "sharder" ? "50Gi" : "10Gi", configVolume));
       out.push(service(ns, role, { "app.kubernetes.io/name": role }, [["http", port]], true));
     }
   }
@@ -192,9 +200,9 @@ export function buildManifests(input: DeployInput, dashboardPassword: string, ht
       "--port",
       String(port),
       "--hostname",
-      input.host_address,
+      `$(POD_NAME).blobber.${ns}.svc.cluster.local`,
       "--config_dir",
-      "/cairn/config/$(POD_NAME)",
+      "/cairn/config/$(POD_NAME)/config",
     ];
     const blobber = nodeContainer(
       "blobber",
@@ -215,11 +223,18 @@ export function buildManifests(input: DeployInput, dashboardPassword: string, ht
       "validator",
       image(input, "validator"),
       PORTS.validator,
-      [...flags(PORTS.validator), "--keys_file", "/cairn/config/$(POD_NAME)/validator_keys.txt"],
+      // the validator keeps its state beside its log folder (<log_dir>/../validator_data), on the data volume
+      [
+        ...flags(PORTS.validator),
+        "--keys_file",
+        "/cairn/config/$(POD_NAME)/validator_keys.txt",
+        "--log_dir",
+        "/cairn/data/validator/log",
+      ],
       "/_diagnostics",
     );
     for (const c of [blobber, validator]) c.env = [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }];
-    out.push(statefulSet(input, "blobber", blobbers, [blobber, validator], "100Gi"));
+    out.push(statefulSet(input, "blobber", blobbers, [blobber, validator], "100Gi", configVolume));
     out.push(service(ns, "blobber", { "app.kubernetes.io/name": "blobber" }, [["http", PORTS.blobber]], true));
   }
   // one Service per pod, for the ingress's path routing
@@ -297,25 +312,25 @@ function monitoring(input: DeployInput, password: string, htpasswd: string): Man
       },
     });
   };
+  const deploy = (name: string, img: string, port: number, extra: Record<string, unknown>): Manifest => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { "app.kubernetes.io/name": name } },
+      template: {
+        metadata: { labels: { "app.kubernetes.io/name": name } },
+        spec: { containers: [{ name, image: img, ports: [{ containerPort: port }], ...extra }] },
+      },
+    },
+  });
   if (m.grafana) {
     out.push({
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: "prometheus-config", namespace: ns },
       data: { "prometheus.yml": prometheusConfig(ns) },
-    });
-    const deploy = (name: string, img: string, port: number, extra: Record<string, unknown>): Manifest => ({
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name, namespace: ns },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: { "app.kubernetes.io/name": name } },
-        template: {
-          metadata: { labels: { "app.kubernetes.io/name": name } },
-          spec: { containers: [{ name, image: img, ports: [{ containerPort: port }], ...extra }] },
-        },
-      },
     });
     const prom = deploy("prometheus", "prom/prometheus:v2.53.0", PORTS.prometheus, {
       args: ["--config.file=/etc/prometheus/prometheus.yml"],
@@ -341,10 +356,36 @@ function monitoring(input: DeployInput, password: string, htpasswd: string): Man
     exposed("grafana", "grafana", input.monitoring.grafana_address, PORTS.grafana);
   }
   if (m.elk) {
+    // Elasticsearch (one node, inside the namespace only) and Kibana behind the ingress's login; the nodes log
+    // JSON lines to stdout, which a cluster's log shipper (Filebeat) sends to elasticsearch:9200
+    out.push(
+      deploy("elasticsearch", "docker.elastic.co/elasticsearch/elasticsearch:8.14.3", 9200, {
+        env: [
+          { name: "discovery.type", value: "single-node" },
+          { name: "xpack.security.enabled", value: "false" },
+          { name: "ES_JAVA_OPTS", value: "-Xms512m -Xmx512m" },
+        ],
+        resources: { requests: { cpu: "250m", memory: "1Gi" }, limits: { memory: "2Gi" } },
+      }),
+      service(ns, "elasticsearch", { "app.kubernetes.io/name": "elasticsearch" }, [["http", 9200]]),
+      deploy("kibana", "docker.elastic.co/kibana/kibana:8.14.3", 5601, {
+        env: [{ name: "ELASTICSEARCH_HOSTS", value: "http://elasticsearch:9200" }],
+      }),
+    );
     out.push(service(ns, "kibana", { "app.kubernetes.io/name": "kibana" }, [["http", 5601]]));
     exposed("kibana", "kibana", input.monitoring.elk_address, 5601);
   }
   if (m.rancher) {
+    // Rancher's own login: its bootstrap password is the deployment's dashboard password
+    out.push(
+      deploy("rancher", "rancher/rancher:v2.8.5", 80, {
+        args: ["--no-cacerts"],
+        env: [
+          { name: "CATTLE_BOOTSTRAP_PASSWORD", valueFrom: { secretKeyRef: { name: "cairn-dashboards-login", key: "password" } } },
+        ],
+        securityContext: { privileged: true },
+      }),
+    );
     out.push(service(ns, "rancher", { "app.kubernetes.io/name": "rancher" }, [["http", 80]]));
     exposed("rancher", "rancher", input.monitoring.rancher_address, 80);
   }

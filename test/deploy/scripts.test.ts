@@ -3,8 +3,9 @@
 // stage per program, each non-root with a health check on the node's diagnostics and the version labels.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 
@@ -15,7 +16,18 @@ describe("deployment files", () => {
     const scripts = readdirSync(BIN)
       .filter((f) => f.endsWith(".sh"))
       .map((f) => join(BIN, f));
-    for (const s of ["blobber.init.setup.sh", "build.base.sh", "build.blobber.sh", "build.validator.sh", "blobber.start_bls.sh"])
+    for (const s of [
+      "blobber.init.setup.sh",
+      "build.base.sh",
+      "build.blobber.sh",
+      "build.validator.sh",
+      "blobber.start_bls.sh",
+      "build.chain.sh",
+      "chain.init.setup.sh",
+      "blockworker.start.sh",
+      "sharder.start_bls.sh",
+      "miner.start_bls.sh",
+    ])
       assert.ok(scripts.includes(join(BIN, s)), s);
     const r = spawnSync("shellcheck", ["-x", ...scripts], { encoding: "utf8" });
     assert.equal(r.error, undefined, "shellcheck is not installed (apt-get install shellcheck; .ci/run does)");
@@ -36,6 +48,63 @@ describe("deployment files", () => {
       assert.ok("testnet0" in s.networks);
     }
     assert.equal(doc.networks.testnet0?.external, true);
+  });
+
+  it("the chain's compose file runs one program from its folder on its port and fixed address on the bridge network", () => {
+    const doc = parse(readFileSync("docker.local/chain-docker-compose.yml", "utf8")) as {
+      services: Record<
+        string,
+        {
+          image: string;
+          command: string[];
+          ports: string[];
+          volumes: string[];
+          networks: Record<string, { ipv4_address: string }>;
+        }
+      >;
+      networks: Record<string, { external?: boolean }>;
+    };
+    const node = doc.services.node;
+    assert.ok(node);
+    assert.equal(node.image, "localhost/cairn/${ROLE}:${IMAGE_TAG:-dev}");
+    assert.deepEqual(node.command, ["--config", "/cairn/config/${NODE_NAME}/node.yaml"]);
+    assert.deepEqual(node.ports, ["${NODE_PORT}:${NODE_PORT}"]);
+    assert.deepEqual(node.volumes, ["${CHAIN_DIR}:/cairn/config"]);
+    assert.equal(node.networks.testnet0?.ipv4_address, "${NODE_IP}");
+    assert.equal(doc.networks.testnet0?.external, true);
+  });
+
+  it("chain.init.setup.sh gives each node its address on the bridge network, or PUBLIC_HOST on a cloud VM", () => {
+    const hostsOf = (publicHost?: string): Record<string, string> => {
+      const dir = join(mkdtempSync(join(tmpdir(), "cairn-chain-")), "chain");
+      const env: NodeJS.ProcessEnv = { ...process.env, CHAIN_DIR: dir, MINERS: "2", SHARDERS: "1" };
+      delete env.PUBLIC_HOST;
+      if (publicHost) env.PUBLIC_HOST = publicHost;
+      const r = spawnSync("bash", [join(BIN, "chain.init.setup.sh")], { encoding: "utf8", env });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      const out: Record<string, string> = {};
+      for (const n of ["blockworker", "sharder1", "miner1", "miner2"]) {
+        const host = (parse(readFileSync(join(dir, n, "node.yaml"), "utf8")) as { host: string }).host;
+        if (n !== "blockworker") assert.equal(readFileSync(join(dir, n, "keys.txt"), "utf8").split("\n")[2], host, n);
+        out[n] = host;
+      }
+      const again = spawnSync("bash", [join(BIN, "chain.init.setup.sh")], { encoding: "utf8", env });
+      assert.notEqual(again.status, 0, "a second init refuses to overwrite the chain");
+      rmSync(dirname(dir), { recursive: true, force: true });
+      return out;
+    };
+    assert.deepEqual(hostsOf(), {
+      blockworker: "198.18.0.98",
+      sharder1: "198.18.0.81",
+      miner1: "198.18.0.71",
+      miner2: "198.18.0.72",
+    });
+    assert.deepEqual(hostsOf("203.0.113.7"), {
+      blockworker: "203.0.113.7",
+      sharder1: "203.0.113.7",
+      miner1: "203.0.113.7",
+      miner2: "203.0.113.7",
+    });
   });
 
   it("the Containerfile has one non-root stage per program with a health check and labels", () => {

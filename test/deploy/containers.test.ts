@@ -1,0 +1,292 @@
+// The container test (issue 21): the Debian base image (debootstrap, kept by name between runs), the images built
+// with buildah from deploy/images/Containerfile, a bridge network made here, block worker, sharder, three miners
+// and four blobbers with their validators as podman containers on it; a file uploaded and downloaded byte-exact
+// with the CLIs; then every container, volume and the network removed (the base image stays as the cache).
+// Skipped, with the reason, where podman/buildah/runc/debootstrap are missing (.ci/run installs them).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { get as httpGet } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parse, stringify } from "yaml";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { createLocalnetLayout, type LocalnetLayout } from "../../src/localnet/layout.js";
+import { registerAndStake } from "../../src/localnet/providers.js";
+import * as sdk from "../../src/sdk/index.js";
+import { type CliRun, runCli } from "../support/cli-process.js";
+import { containerTestSkipReason, must, removeLabelled, removeLeftovers, run, TEST_LABEL } from "../support/containers.js";
+
+const REPO = resolve(import.meta.dirname, "../../..");
+const BIN = join(REPO, "docker.local/bin");
+const RUN_ID = String(process.pid);
+const PREFIX = `cairn-ct${RUN_ID}`;
+const TAG = "ct";
+const MIN = 60_000;
+const skip = containerTestSkipReason();
+
+/** The image's user (deploy/images/Containerfile). */
+const CAIRN_UID = 10001;
+
+function chownTree(dir: string): void {
+  chownSync(dir, CAIRN_UID, CAIRN_UID);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) chownTree(p);
+    else chownSync(p, CAIRN_UID, CAIRN_UID);
+  }
+}
+
+async function waitFor(what: string, fn: () => Promise<boolean>, timeoutMs: number, detail = async () => ""): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    try {
+      if (await fn()) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.fail(`timed out after ${timeoutMs / 1000} s waiting for ${what}${await detail()}`);
+}
+
+/** GET `url` answers 200 (node:http: fetch refuses port 5061, validator 1's, as a "bad port"). */
+const ok = (url: string): Promise<boolean> =>
+  new Promise((res) => {
+    const req = httpGet(url, { timeout: 3000 }, (r) => {
+      r.resume();
+      res(r.statusCode === 200);
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => res(false));
+  });
+
+it("without podman and buildah the container test is skipped and says why", () => {
+  assert.equal(
+    containerTestSkipReason({ PATH: "/nonexistent" }),
+    "podman, buildah, runc, debootstrap not installed (apt-get install buildah podman runc debootstrap; .ci/run does)",
+  );
+  assert.equal(containerTestSkipReason({ ...process.env, CAIRN_CONTAINER_TEST: "0" }), "CAIRN_CONTAINER_TEST=0");
+});
+
+describe("containers: images, a bridge network, the whole network as podman containers", { skip, timeout: 45 * MIN }, () => {
+  const times: [string, number][] = [];
+  let t = Date.now();
+  const lap = (what: string): void => {
+    const now = Date.now();
+    times.push([what, now - t]);
+    t = now;
+  };
+  let dir = "";
+  let layout: LocalnetLayout;
+  const names: string[] = [];
+  const onSignal = (): void => {
+    removeLabelled(RUN_ID);
+    process.exit(130);
+  };
+
+  /** The log tail of every container, for a failure's message. */
+  const logs = async (): Promise<string> => {
+    const ps = await run("podman", ["ps", "-a", "--filter", `label=${TEST_LABEL}=${RUN_ID}`], 30_000);
+    const parts = await Promise.all(
+      names.map(async (n) => {
+        const out = (await run("podman", ["logs", "--tail", "10", n], 30_000)).out;
+        // blobbers and validators log to files under their data volume
+        const files = (await run("podman", ["exec", n, "sh", "-c", "tail -n 10 /cairn/data/log/*.log 2>/dev/null"], 30_000)).out;
+        return `\n--- ${n}\n${out}${files}`;
+      }),
+    );
+    return `\n${ps.out}${parts.join("")}`;
+  };
+
+  before(async () => {
+    t = Date.now();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    const left = removeLeftovers();
+    if (left.length > 0) console.log(`# removed what an earlier run left: ${left.join(", ")}`);
+    // (a) the base image: made once, then found by name
+    await must("bash", [join(BIN, "build.base.sh")], 20 * MIN);
+    lap("base image (debootstrap, or found)");
+    // (b) the images
+    await must("bash", [join(BIN, "build.image.sh"), "sharder", "miner", "blockworker", "blobber", "validator"], 20 * MIN, {
+      IMAGE_TAG: TAG,
+    });
+    lap("five images (buildah)");
+    // (c) the network: podman picks a free private /24; the nodes get fixed addresses in it
+    const net = `${PREFIX}-net`;
+    await must("podman", ["network", "create", "--driver", "bridge", "--label", `${TEST_LABEL}=${RUN_ID}`, net], MIN);
+    const info = JSON.parse(await must("podman", ["network", "inspect", net], MIN)) as {
+      subnets?: { subnet: string; gateway: string }[];
+    }[];
+    const subnet = info[0]?.subnets?.[0];
+    assert.ok(subnet && /^\d+\.\d+\.\d+\.0\/24$/.test(subnet.subnet), JSON.stringify(info));
+    const prefix = subnet.subnet.replace(/\.0\/24$/, "");
+    console.log(`# bridge network ${net}: subnet ${subnet.subnet}, gateway ${subnet.gateway}`);
+    const ipOf: Record<string, string> = { blockworker: `${prefix}.10`, sharder1: `${prefix}.11` };
+    for (const i of [1, 2, 3]) ipOf[`miner${i}`] = `${prefix}.${20 + i}`;
+    for (const n of [1, 2, 3, 4]) {
+      ipOf[`blobber${n}`] = `${prefix}.${30 + n}`;
+      ipOf[`validator${n}`] = `${prefix}.${40 + n}`;
+    }
+    dir = mkdtempSync(join(tmpdir(), "cairn-ct-"));
+    chmodSync(dir, 0o755);
+    layout = await createLocalnetLayout(dir, {
+      miners: 3,
+      sharders: 1,
+      blobbers: 4,
+      bind: "0.0.0.0",
+      hostOf: (name) => ipOf[name] ?? assert.fail(`no address for ${name}`),
+    });
+    // chain nodes keep their data on the container's data volume
+    for (const s of [layout.blockworker, ...layout.sharders, ...layout.miners]) {
+      const cfg = parse(readFileSync(s.configFile, "utf8")) as Record<string, unknown>;
+      writeFileSync(s.configFile, stringify({ ...cfg, data_dir: "/cairn/data" }));
+    }
+    chownTree(dir);
+
+    const start = async (name: string, image: string, port: number, args: string[]): Promise<void> => {
+      const container = `${PREFIX}-${name}`;
+      const volume = `${container}-data`;
+      await must("podman", ["volume", "create", "--label", `${TEST_LABEL}=${RUN_ID}`, volume], MIN);
+      names.push(container);
+      await must(
+        "podman",
+        [
+          "run",
+          "-d",
+          "--name",
+          container,
+          "--label",
+          `${TEST_LABEL}=${RUN_ID}`,
+          "--network",
+          net,
+          "--ip",
+          ipOf[name] ?? "",
+          "--memory",
+          "768m",
+          "-e",
+          `PORT=${port}`,
+          "-v",
+          `${dir}:/cairn/config:ro`,
+          "-v",
+          `${volume}:/cairn/data`,
+          `localhost/cairn/${image}:${TAG}`,
+          ...args,
+        ],
+        2 * MIN,
+      );
+    };
+    const port = (url: string): number => Number(new URL(url).port);
+    const cfgArgs = (name: string) => ["--config", `/cairn/config/${name}/node.yaml`];
+    await start("blockworker", "blockworker", port(layout.blockworker.url), cfgArgs("blockworker"));
+    for (const s of layout.sharders) await start(s.name, "sharder", port(s.url), cfgArgs(s.name));
+    await waitFor("the block worker", () => ok(`${layout.blockworker.url}/network`), 2 * MIN, logs);
+    for (const s of layout.sharders) await waitFor(s.name, () => ok(`${s.url}/_nh/whoami`), 2 * MIN, logs);
+    for (const m of layout.miners) await start(m.name, "miner", port(m.url), cfgArgs(m.name));
+    for (const m of layout.miners) await waitFor(m.name, () => ok(`${m.url}/_nh/whoami`), 2 * MIN, logs);
+    lap("chain containers up");
+    const sharder = layout.sharders[0]?.url ?? "";
+    await waitFor(
+      "round 3 finalized",
+      async () =>
+        (
+          (await (await fetch(`${sharder}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(3000) })).json()) as {
+            round: number;
+          }
+        ).round >= 3,
+      5 * MIN,
+      logs,
+    );
+    lap("first rounds finalized");
+    const providers = layout.providers ?? [];
+    for (const p of providers) {
+      const common = ["--deployment_mode", "0", "--config_dir", `/cairn/config/blobber${p.n}/config`];
+      await start(p.validator.name, "validator", port(p.validator.url), [
+        "--port",
+        String(port(p.validator.url)),
+        "--hostname",
+        ipOf[p.validator.name] ?? "",
+        ...common,
+        "--keys_file",
+        `/cairn/config/blobber${p.n}/validator_keys.txt`,
+        "--log_dir",
+        "/cairn/data/log",
+      ]);
+      await start(p.blobber.name, "blobber", port(p.blobber.url), [
+        "--port",
+        String(port(p.blobber.url)),
+        "--hostname",
+        ipOf[p.blobber.name] ?? "",
+        ...common,
+        "--keys_file",
+        `/cairn/config/blobber${p.n}/keys.txt`,
+        "--files_dir",
+        "/cairn/data/files",
+        "--db_dir",
+        "/cairn/data/db",
+        "--log_dir",
+        "/cairn/data/log",
+      ]);
+    }
+    for (const p of providers)
+      for (const s of [p.blobber, p.validator]) await waitFor(s.name, () => ok(`${s.url}/_diagnostics/json`), 3 * MIN, logs);
+    await initCrypto();
+    const transport = new sdk.HttpTransport();
+    try {
+      const client = new sdk.ChainClient({
+        blockWorker: `${layout.blockworker.url}/dns`,
+        chainId: layout.chainId,
+        transport,
+        scheme: getScheme("bls0chain"),
+      });
+      await registerAndStake(
+        client,
+        providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
+        { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 5 * MIN },
+      );
+    } finally {
+      await transport.close();
+    }
+    lap("blobbers registered and staked");
+  });
+
+  after(() => {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+    const removed = removeLabelled(RUN_ID);
+    // the images stay as the next run's cache; the ones this run's build replaced (untagged) go
+    spawnSync("podman", ["image", "prune", "-f", "--filter", `label=network.cairn.image_tag=${TAG}`], { stdio: "ignore" });
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    lap(`removed ${removed.length} containers, volumes and networks`);
+    const left = removeLabelled(RUN_ID);
+    console.log(`# container test times: ${times.map(([w, ms]) => `${w} ${(ms / 1000).toFixed(1)} s`).join("; ")}`);
+    assert.deepEqual(left, [], "nothing of this run is left");
+  });
+
+  it("uploads a file through the containers with zbox and downloads it byte-exact", async () => {
+    const cfg = join(dir, "client");
+    const cliCfg = layout.clientConfigDir;
+    const zbox = (args: string[]): Promise<CliRun> => runCli("zbox", args, cliCfg);
+    const f = await runCli("zwallet", ["faucet", "--methodName", "pour", "--input", "{}", "--tokens", "5"], cliCfg);
+    assert.equal(f.code, 0, f.err + f.out);
+    const na = await zbox(["newallocation", "--lock", "2", "--data", "2", "--parity", "2"]);
+    assert.equal(na.code, 0, na.err + na.out);
+    const alloc = readFileSync(join(cliCfg, "allocation.txt"), "utf8").trim();
+    const local = `${cfg}-up.bin`;
+    const bytes = randomBytes(3 * 65536 + 17);
+    writeFileSync(local, bytes);
+    const up = await zbox(["upload", "--allocation", alloc, "--localpath", local, "--remotepath", "/ct.bin"]);
+    assert.equal(up.code, 0, up.err + up.out);
+    const rp = await zbox(["rp-lock", "--allocation", alloc, "--duration", "1h", "--tokens", "1"]);
+    assert.equal(rp.code, 0, rp.err + rp.out);
+    const back = `${cfg}-down.bin`;
+    const down = await zbox(["download", "--allocation", alloc, "--remotepath", "/ct.bin", "--localpath", back]);
+    assert.equal(down.code, 0, down.err + down.out);
+    assert.equal(statSync(back).size, bytes.length);
+    assert.ok(readFileSync(back).equals(bytes), "downloaded bytes equal the uploaded ones");
+    lap("upload and download through the containers");
+  });
+});

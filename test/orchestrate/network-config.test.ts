@@ -1,0 +1,207 @@
+// cairn-deploy's network-config Secret (keys, genesis, node.yaml of every pod, with in-cluster addresses) and the
+// pods' mounts of it; Kibana with Elasticsearch and Rancher when the monitoring flags ask; the setup command's
+// run: manifests written, the dashboards password printed once — all validated offline (kubernetes-models).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, it } from "node:test";
+import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
+import { Ingress } from "kubernetes-models/networking.k8s.io/v1";
+import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
+import { parse } from "yaml";
+import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
+import { parseDeployInput } from "../../src/orchestrate/input.js";
+import { htpasswdLine } from "../../src/orchestrate/main.js";
+import { buildManifests, type Manifest } from "../../src/orchestrate/manifests.js";
+import { networkConfigSecret, networkFiles, secretKey } from "../../src/orchestrate/network-config.js";
+
+const INPUT = {
+  cloud_provider: "on-premise",
+  cluster_name: "cairn-test",
+  sharder_count: "1",
+  miner_count: "3",
+  blobber_count: "2",
+  deploy_main: true,
+  deploy_auxiliary: true,
+  host_address: "cairn.example.com",
+  host_ip: "203.0.113.7",
+  kubeconfig_path: "",
+  n2n_delay: "",
+  fs_type: "standard",
+  repo_type: "localhost/cairn",
+  image_tag: "0.1.0",
+  record_type: "A",
+  deployment_type: "public",
+  monitoring: { elk: "true", elk_address: "", rancher: "true", rancher_address: "", grafana: "true", grafana_address: "" },
+  on_premise: { environment: "", host_ip: "" },
+  standalone: {
+    public_key: "",
+    private_key: "",
+    network_url: "",
+    blobber_delegate_ID: "",
+    read_price: "",
+    write_price: "",
+    capacity: "",
+  },
+};
+
+const MODELS: Record<string, { new (x: never): { validate(): void } }> = {
+  Namespace,
+  Secret,
+  Service,
+  ConfigMap,
+  Deployment,
+  StatefulSet,
+  Ingress,
+} as never;
+
+function validateAll(ms: Manifest[]): void {
+  for (const m of ms) {
+    const Model = MODELS[m.kind];
+    assert.ok(Model, `no schema for ${m.kind}`);
+    new Model(m as never).validate();
+  }
+}
+
+type Pod = { containers: { name: string; args: string[]; env?: unknown[] }[]; volumes: Record<string, unknown>[] };
+function podOfSet(ms: Manifest[], name: string): Pod {
+  const m = ms.find((x) => x.metadata.name === name && (x.kind === "StatefulSet" || x.kind === "Deployment"));
+  assert.ok(m, name);
+  return (m.spec as { template: { spec: Pod } }).template.spec;
+}
+
+describe("cairn-deploy: the network-config Secret and the monitoring deployments", () => {
+  it("pod names of the local network's processes", () => {
+    assert.equal(podOf("miner1"), "miner-0");
+    assert.equal(podOf("sharder2"), "sharder-1");
+    assert.equal(podOf("validator3"), "blobber-2");
+    assert.equal(podOf("blockworker"), "blockworker");
+  });
+
+  it("every pod's files, with in-cluster addresses, mounted in folders the pods' arguments name", async () => {
+    const input = parseDeployInput(INPUT);
+    const files = await networkFiles(input, clusterNetworkFiles);
+    for (const p of [
+      "genesis/magic_block.json",
+      "genesis/initial_state.yaml",
+      "genesis/sc.yaml",
+      "blockworker/node.yaml",
+      "sharder-0/node.yaml",
+      "sharder-0/keys.txt",
+      "miner-2/node.yaml",
+      "miner-2/dkg.json",
+      "blobber-1/keys.txt",
+      "blobber-1/validator_keys.txt",
+      "blobber-1/config/0chain_blobber.yaml",
+      "blobber-1/config/0chain_validator.yaml",
+      "zcn/config.yaml",
+    ])
+      assert.ok(p in files, `${p} in ${Object.keys(files).join(", ")}`);
+    const miner = parse(files["miner-1/node.yaml"] as string) as { host: string; data_dir: string; magic_block_file: string };
+    assert.equal(miner.host, "miner-1.miner.cairn-test.svc.cluster.local");
+    assert.equal(miner.data_dir, "/cairn/data");
+    assert.equal(miner.magic_block_file, "../genesis/magic_block.json");
+    const mb = JSON.parse(files["genesis/magic_block.json"] as string) as { miners: { nodes: Record<string, { host: string }> } };
+    assert.deepEqual(
+      Object.values(mb.miners.nodes)
+        .map((n) => n.host)
+        .sort(),
+      [0, 1, 2].map((i) => `miner-${i}.miner.cairn-test.svc.cluster.local`),
+    );
+    assert.equal(
+      (files["blobber-1/validator_keys.txt"] as string).split("\n")[2],
+      "blobber-1.blobber.cairn-test.svc.cluster.local",
+    );
+    assert.match(
+      files["blobber-0/config/0chain_blobber.yaml"] as string,
+      /block_worker: http:\/\/blockworker\.cairn-test\.svc\.cluster\.local:9091\/dns/,
+    );
+
+    const config = networkConfigSecret(input, files);
+    const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"), config);
+    validateAll(ms);
+    const secret = ms.find((m) => m.kind === "Secret" && m.metadata.name === "cairn-network-config");
+    assert.ok(secret);
+    assert.equal(ms.indexOf(secret), 1, "the Secret right after the namespace");
+    assert.equal((secret.stringData as Record<string, string>)[secretKey("miner-1/node.yaml")], files["miner-1/node.yaml"]);
+    // each pod finds its files where its arguments say
+    const mounted = new Set(
+      ((config.volume.secret as { items: { path: string }[] }).items ?? []).map((i) => `/cairn/config/${i.path}`),
+    );
+    const expand = (arg: string, pod: string) => arg.replace("$(POD_NAME)", pod);
+    for (const [set, count] of [
+      ["sharder", 1],
+      ["miner", 3],
+    ] as const) {
+      const pod = podOfSet(ms, set);
+      assert.deepEqual(pod.volumes, [config.volume]);
+      for (let i = 0; i < count; i++) {
+        const args = pod.containers[0]?.args ?? [];
+        assert.equal(args[0], "--config", "the image's entrypoint names the role");
+        assert.ok(mounted.has(expand(args[1] as string, `${set}-${i}`)), `${set}-${i}: ${args.join(" ")}`);
+      }
+    }
+    assert.ok(mounted.has(podOfSet(ms, "blockworker").containers[0]?.args[1] as string));
+    const blobberPod = podOfSet(ms, "blobber");
+    for (const c of blobberPod.containers) {
+      const at = (flag: string) => c.args[c.args.indexOf(flag) + 1] as string;
+      assert.ok(mounted.has(expand(at("--keys_file"), "blobber-1")), c.name);
+      const configDir = expand(at("--config_dir"), "blobber-1");
+      assert.ok(mounted.has(`${configDir}/0chain_${c.name}.yaml`), `${c.name}: ${configDir}`);
+      assert.equal(at("--hostname"), "$(POD_NAME).blobber.cairn-test.svc.cluster.local");
+    }
+  });
+
+  it("elk and rancher flags add Elasticsearch, Kibana and Rancher, each dashboard behind the deployment's login", () => {
+    const input = parseDeployInput(INPUT);
+    const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"));
+    validateAll(ms);
+    for (const name of ["elasticsearch", "kibana", "rancher", "grafana", "prometheus"])
+      assert.ok(
+        ms.some((m) => m.kind === "Deployment" && m.metadata.name === name),
+        name,
+      );
+    for (const name of ["kibana", "rancher", "grafana"]) {
+      const ing = ms.find((m) => m.kind === "Ingress" && m.metadata.name === name);
+      assert.equal(ing?.metadata.annotations?.["nginx.ingress.kubernetes.io/auth-secret"], "cairn-dashboards-login", name);
+    }
+    assert.match(JSON.stringify(podOfSet(ms, "rancher")), /"CATTLE_BOOTSTRAP_PASSWORD".*"key":"password"/);
+    assert.match(JSON.stringify(podOfSet(ms, "kibana")), /http:\/\/elasticsearch:9200/);
+    const off = buildManifests(
+      parseDeployInput({ ...INPUT, monitoring: { ...INPUT.monitoring, elk: "false", rancher: "false" } }),
+      "pw",
+      htpasswdLine("admin", "pw"),
+    );
+    for (const name of ["elasticsearch", "kibana", "rancher"]) assert.ok(!off.some((m) => m.metadata.name === name), name);
+  });
+
+  it("cairn-deploy writes the manifests with the Secret private to its owner and prints a new password once", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cairn-deploy-"));
+    try {
+      writeFileSync(join(dir, "in.json"), JSON.stringify(INPUT));
+      const bin = resolve(import.meta.dirname, "../../src/bin/deploy.js");
+      const runOnce = (out: string) =>
+        spawnSync(process.execPath, [bin, "--input", join(dir, "in.json"), "--out", join(dir, out)], { encoding: "utf8" });
+      const a = runOnce("a");
+      assert.equal(a.status, 0, a.stderr);
+      const pw = /Dashboards login \(shown once.*\): admin \/ (\S+)/.exec(a.stdout)?.[1];
+      assert.ok(pw && pw.length >= 20, a.stdout);
+      assert.equal(a.stdout.split(pw).length, 2, "the password appears once");
+      const secretFile = readdirSync(join(dir, "a")).find((f) => f.includes("secret-cairn-network-config"));
+      assert.ok(secretFile);
+      assert.equal(statSync(join(dir, "a", secretFile)).mode & 0o777, 0o600);
+      const login = readdirSync(join(dir, "a")).find((f) => f.includes("secret-cairn-dashboards-login")) as string;
+      assert.equal(
+        (parse(readFileSync(join(dir, "a", login), "utf8")) as { stringData: { password: string } }).stringData.password,
+        pw,
+      );
+      const b = runOnce("b");
+      assert.equal(b.status, 0, b.stderr);
+      assert.ok(!b.stdout.includes(pw), "a password per deployment");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
