@@ -6,18 +6,18 @@
 // an owner-paid read is charged to the owner's read pool on chain.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { newAllocation, pour as pourTokens, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -44,17 +44,7 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
   const zA = (...args: string[]) => as(alice)(...args);
   const zB = (...args: string[]) => as(bob)(...args);
   const zC = (...args: string[]) => as(carol)(...args);
-  const pour = async (w: Wallet) => {
-    await drive(
-      client.execute(w, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    await clock.advance(1000);
-  };
+  const pour = (w: Wallet) => pourTokens({ net, client, clock, drive }, w);
   const readPool = async (w: Wallet): Promise<bigint> => {
     const st = await drive(sdk.storage.getReadPoolStat(client, w.client_id).catch(() => ({ pools: [] })));
     return st.pools.reduce((s, p) => s + BigInt(p.balance), 0n);
@@ -75,51 +65,14 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
     bob = createWallet(getScheme("bls0chain"));
     carol = createWallet(getScheme("bls0chain"));
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    client = net.client();
+    await stakeProviders({ net, client, clock, drive });
     for (const w of [alice, bob, carol]) {
       await drive(client.registerClient(w));
-      mkdirSync(cfgOf(w), { recursive: true });
-      writeFileSync(join(cfgOf(w), "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-      writeFileSync(join(cfgOf(w), "wallet.json"), serializeWallet(w));
+      writeCliConfig(cfgOf(w), net, w);
     }
     for (const w of [alice, alice, carol]) await pour(w);
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 64 * 1024 * 1024,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocation = (JSON.parse(res.output) as { id: string }).id;
+    allocation = await newAllocation({ net, client, clock, drive }, alice);
     const local = join(tmp, "plan.txt");
     writeFileSync(local, bytes);
     for (const remote of ["/team/plan.txt", "/team/public.txt"]) {

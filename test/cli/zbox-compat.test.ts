@@ -4,7 +4,7 @@
 // pool amount failures, sp-lock's flag order, bl-update taking effect, the sdk log lines and the
 // --wallet_client_id/--wallet_client_key identity.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -12,10 +12,10 @@ import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, serializeWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox compatibility lines (in-process network)", { timeout: 600_000 }, () => {
@@ -36,14 +36,7 @@ describe("zbox compatibility lines (in-process network)", { timeout: 600_000 }, 
     await initCrypto();
     net = await startInProcessNetwork({ clock, miners: 1, sharders: 1, blobbers: 4 });
     client = net.client();
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    await stakeProviders({ net, client, clock, drive });
     const alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
     await drive(
@@ -55,9 +48,7 @@ describe("zbox compatibility lines (in-process network)", { timeout: 600_000 }, 
       }),
     );
     cfg = join(tmp, "zcn");
-    mkdirSync(cfg, { recursive: true });
-    writeFileSync(join(cfg, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-    writeFileSync(join(cfg, "wallet.json"), serializeWallet(alice));
+    writeCliConfig(cfg, net, alice);
   });
 
   after(async () => {

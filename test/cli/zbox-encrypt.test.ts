@@ -6,20 +6,20 @@
 // on every blobber. A wallet without a mnemonic gets a clear error.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { encryptionKeys, SEGMENT_PLAIN, sealedSize } from "../../src/storage/encryption.js";
 import { signAuthTicket } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { newAllocation, pour, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -65,23 +65,8 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     bob = createWallet(getScheme("bls0chain"));
     carol = createWallet(getScheme("bls0chain"));
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    client = net.client();
+    await stakeProviders({ net, client, clock, drive });
     const dirs: [string, Wallet][] = [
       ["alice", alice],
       ["bob", bob],
@@ -90,42 +75,12 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     ];
     for (const w of [alice, bob, carol]) await drive(client.registerClient(w));
     for (const [name, w] of dirs) {
-      mkdirSync(cfgOf(name), { recursive: true });
-      writeFileSync(join(cfgOf(name), "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-      writeFileSync(join(cfgOf(name), "wallet.json"), serializeWallet(w));
+      writeCliConfig(cfgOf(name), net, w);
     }
     for (const w of [alice, alice, bob]) {
-      await drive(
-        client.execute(w, {
-          type: sdk.TxnType.smartContract,
-          toClientId: sdk.ScAddress.faucet,
-          value: sdk.SAS_PER_ZCN,
-          data: JSON.stringify({ name: "pour", input: "{}" }),
-        }),
-      );
-      await clock.advance(1000);
+      await pour({ net, client, clock, drive }, w);
     }
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 64 * 1024 * 1024,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocation = (JSON.parse(res.output) as { id: string }).id;
+    allocation = await newAllocation({ net, client, clock, drive }, alice);
     for (const z of [zA, zB]) {
       const lock = await z("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");
       assert.equal(lock.code, 0, lock.err);

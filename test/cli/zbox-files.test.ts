@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
-import * as sdk from "../../src/sdk/index.js";
+import type * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { newAllocation, pour, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox file commands on the in-process network", { timeout: 600_000 }, () => {
@@ -34,59 +34,15 @@ describe("zbox file commands on the in-process network", { timeout: 600_000 }, (
     await initCrypto();
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
     client = net.client();
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    const rig = { net, client, clock, drive };
+    await stakeProviders(rig);
     const alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
-    await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    // a second token for the read pool (locked by the test through zbox rp-lock), in a new creation second
-    await clock.advance(1000);
-    await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 64 * 1024 * 1024,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocation = (JSON.parse(res.output) as { id: string }).id;
-    cfg = join(tmp, "zcn");
-    mkdirSync(cfg, { recursive: true });
-    writeFileSync(join(cfg, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-    writeFileSync(join(cfg, "wallet.json"), serializeWallet(alice));
+    // a second token for the read pool (locked by the test through zbox rp-lock)
+    await pour(rig, alice);
+    await pour(rig, alice);
+    allocation = await newAllocation(rig, alice);
+    cfg = writeCliConfig(join(tmp, "zcn"), net, alice);
   });
 
   after(async () => {

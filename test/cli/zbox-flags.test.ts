@@ -12,10 +12,10 @@ import { zwalletMain } from "../../src/cli/zwallet.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, serializeWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 }, () => {
@@ -61,23 +61,8 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
         return inner.request(req);
       },
     };
-    client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    client = net.client();
+    await stakeProviders({ net, client, clock, drive });
     alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
     for (let k = 0; k < 4; k++) await pour(alice);

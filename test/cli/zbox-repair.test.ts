@@ -11,16 +11,15 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { createWallet } from "../../src/core/wallet.js";
 import { type BlobberStores, type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { FsShardStore } from "../../src/nodes/blobber/files/store-fs.js";
 import { MemoryShardStore } from "../../src/nodes/blobber/files/store-memory.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
 import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
-import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { newAllocation, pour, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox start-repair after a blobber lost its data directory", { timeout: 600_000 }, () => {
@@ -61,61 +60,16 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
       blobbers: 4,
       blobberStores: async (n) => (n === 2 ? openDisk() : { kv: new MemoryKV(), shards: new MemoryShardStore() }),
     });
-    const client = new sdk.ChainClient({
-      blockWorker: net.blockWorkerUrl,
-      chainId: sdk.DEFAULT_CHAIN_ID,
-      transport: net.transport,
-      scheme: getScheme("bls0chain"),
-      nowMs: () => clock.now(),
-      sleep: (ms) => clock.sleep(ms),
-      pollMs: 200,
-    });
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    const client = net.client();
+    await stakeProviders({ net, client, clock, drive });
     const alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
     for (let i = 0; i < 2; i++) {
-      await drive(
-        client.execute(alice, {
-          type: sdk.TxnType.smartContract,
-          toClientId: sdk.ScAddress.faucet,
-          value: sdk.SAS_PER_ZCN,
-          data: JSON.stringify({ name: "pour", input: "{}" }),
-        }),
-      );
-      await clock.advance(1000);
+      await pour({ net, client, clock, drive }, alice);
     }
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 64 * 1024 * 1024,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocation = (JSON.parse(res.output) as { id: string }).id;
+    allocation = await newAllocation({ net, client, clock, drive }, alice);
     cfg = join(tmp, "zcn");
-    mkdirSync(cfg, { recursive: true });
-    writeFileSync(join(cfg, "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-    writeFileSync(join(cfg, "wallet.json"), serializeWallet(alice));
+    writeCliConfig(cfg, net, alice);
   });
 
   after(async () => {

@@ -5,18 +5,18 @@
 // blobber loses all its data for the allocation and `start-repair` rebuilds it from the other blobbers' shards.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet, serializeWallet } from "../../src/core/wallet.js";
+import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { newAllocation, pour as pourTokens, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -44,17 +44,7 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
   const zA = (...args: string[]) => as(alice)(...args);
   const zB = (...args: string[]) => as(bob)(...args);
   const zC = (...args: string[]) => as(carol)(...args);
-  const pour = async (w: Wallet) => {
-    await drive(
-      client.execute(w, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    await clock.advance(1000);
-  };
+  const pour = (w: Wallet) => pourTokens({ net, client, clock, drive }, w);
   const ticketOf = (out: string) => {
     const m = /^Auth token :([A-Za-z0-9+/=]+)\n$/.exec(out);
     assert.ok(m, `no auth token in ${JSON.stringify(out)}`);
@@ -68,42 +58,13 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     carol = createWallet(getScheme("bls0chain"));
     net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
     client = net.client();
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    await stakeProviders({ net, client, clock, drive });
     for (const w of [alice, bob, carol]) {
       await drive(client.registerClient(w));
-      mkdirSync(cfgOf(w), { recursive: true });
-      writeFileSync(join(cfgOf(w), "config.yaml"), sdk.clientConfigYaml(net.blockWorkerUrl));
-      writeFileSync(join(cfgOf(w), "wallet.json"), serializeWallet(w));
+      writeCliConfig(cfgOf(w), net, w);
     }
     for (const w of [alice, alice, bob]) await pour(w);
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 64 * 1024 * 1024,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: Math.floor(clock.now() / 1000) + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocation = (JSON.parse(res.output) as { id: string }).id;
+    allocation = await newAllocation({ net, client, clock, drive }, alice);
     const local = join(tmp, "report.pdf");
     writeFileSync(local, bytes);
     for (const remote of ["/docs/report.pdf", "/docs/sub/notes.pdf", "/private/secret.pdf"]) {

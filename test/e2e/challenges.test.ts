@@ -29,6 +29,7 @@ import { registerAndStake } from "../../src/localnet/providers.js";
 import * as sdk from "../../src/sdk/index.js";
 import { BlobberPages } from "../../src/storage/api.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
+import { json, waitFor } from "../support/poll.js";
 
 interface Stats {
   num_success_challenges: number;
@@ -36,26 +37,6 @@ interface Stats {
 }
 
 const BLOCK = 64 * 1024;
-
-async function json<T>(url: string): Promise<T> {
-  const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
-  return (await r.json()) as T;
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = sdk.errorMessage(err);
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  assert.fail(`timed out waiting for ${what}${last ? ` (last: ${last})` : ""}`);
-}
 
 /** Files under `dir`, recursively. */
 function filesUnder(dir: string): string[] {

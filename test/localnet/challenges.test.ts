@@ -24,7 +24,6 @@ import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, type InProcessProvider, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
 import { buildProof, ChallengeHistory, type OpenChallenge } from "../../src/nodes/blobber/challenges/loop.js";
 import { challengeLoopOf } from "../../src/nodes/blobber/challenges/mount.js";
 import { fileServiceSource } from "../../src/nodes/blobber/challenges/source.js";
@@ -38,6 +37,7 @@ import {
   walkTree,
 } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
+import { stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 interface Stats {
@@ -138,14 +138,7 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     // the test answers challenges itself
     for (const p of net.providers) challengeLoopOf(p.blobber.app)?.pause();
     client = net.client();
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    await stakeProviders({ net, client, clock, drive });
     alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
     await drive(

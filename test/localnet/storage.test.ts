@@ -7,9 +7,10 @@ import { after, before, describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { BLOBBER_STAKE_SAS, registerAndStake } from "../../src/localnet/providers.js";
+import { BLOBBER_STAKE_SAS } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("in-process network with blobbers and validators", { timeout: 900_000 }, () => {
@@ -30,14 +31,7 @@ describe("in-process network with blobbers and validators", { timeout: 900_000 }
   });
 
   it("blobbers and validators register and their delegates stake on them", async () => {
-    await drive(
-      registerAndStake(
-        client,
-        net.providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: p.delegate })),
-        { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
-      ),
-      240_000,
-    );
+    await stakeProviders({ net, client, clock, drive });
     for (const p of net.providers) {
       assert.ok(p.blobber.status().registered, `blobber ${p.n} registered`);
       assert.ok(p.validator.status().registered, `validator ${p.n} registered`);

@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
-import { guarded, listJson, open } from "./files.js";
+import { guarded, listJson, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
 
 function required(opts: Record<string, unknown>, name: string): string {
@@ -50,42 +50,53 @@ export function printCollaborators(ctx: CliContext, m: { collaborators?: { clien
   );
 }
 
-export function registerCollabCommands(program: Command, io: CliIo): void {
+/** `add-collab` / `delete-collab`: the same flags, one change on every blobber, the reference's line. */
+function collabCommand(
+  program: Command,
+  io: CliIo,
+  name: string,
+  description: string,
+  prefix: string,
+  change: (s: Session, remote: string, id: string) => Promise<unknown>,
+  done: string,
+): void {
   program
-    .command("add-collab")
-    .description("add a collaborator to a file: it may update the file and download it (the owner pays)")
+    .command(name)
+    .description(description)
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file")
     .option("--collabid <id>", "the collaborator's client id")
     .action(
       action(io, async (ctx, opts) => {
-        const prefix = "add_collaborator_failed: Failed to add collaborator on all blobbers. ";
         required(opts, "allocation");
         const remote = required(opts, "remotepath");
         const id = collabId(opts, prefix);
         const s = await open(ctx, opts);
-        await guarded(prefix, () => s.files.addCollaborator(remote, id));
-        ctx.println(`Collaborator ${id} added successfully for the file ${remote}`);
+        await guarded(prefix, () => change(s, remote, id));
+        ctx.println(`Collaborator ${id} ${done} successfully for the file ${remote}`);
       }),
     );
+}
 
-  program
-    .command("delete-collab")
-    .description("remove a collaborator of a file")
-    .option("--allocation <id>", "allocation id")
-    .option("--remotepath <path>", "remote path of the file")
-    .option("--collabid <id>", "the collaborator's client id")
-    .action(
-      action(io, async (ctx, opts) => {
-        const prefix = "delete_collaborator_failed: Failed to remove collaborator on all blobbers. ";
-        required(opts, "allocation");
-        const remote = required(opts, "remotepath");
-        const id = collabId(opts, prefix);
-        const s = await open(ctx, opts);
-        await guarded(prefix, () => s.files.removeCollaborator(remote, id));
-        ctx.println(`Collaborator ${id} removed successfully for the file ${remote}`);
-      }),
-    );
+export function registerCollabCommands(program: Command, io: CliIo): void {
+  collabCommand(
+    program,
+    io,
+    "add-collab",
+    "add a collaborator to a file: it may update the file and download it (the owner pays)",
+    "add_collaborator_failed: Failed to add collaborator on all blobbers. ",
+    (s, remote, id) => s.files.addCollaborator(remote, id),
+    "added",
+  );
+  collabCommand(
+    program,
+    io,
+    "delete-collab",
+    "remove a collaborator of a file",
+    "delete_collaborator_failed: Failed to remove collaborator on all blobbers. ",
+    (s, remote, id) => s.files.removeCollaborator(remote, id),
+    "removed",
+  );
 
   program
     .command("update-attributes")
