@@ -30,7 +30,7 @@ import { ed25519 } from "../core/ed25519.js";
 import { sha3 } from "../core/hash.js";
 import { isHash } from "../core/hex.js";
 import { Rng } from "../core/random.js";
-import { verifyClientSignature, type WriteMarker, writeMarkerHash } from "./markers.js";
+import { verifyClientSignature, type WriteMarker, writeMarkerHash, writeMarkerKey } from "./markers.js";
 import { BLOCK_SIZE, leafHash, verifyLeaf } from "./merkle.js";
 import { allocationRoot, dirHash, type Entry, emptyDir, type FileMeta, fileHash } from "./reftree.js";
 
@@ -154,13 +154,15 @@ function verify(ch: ChallengeInfo, chain: ChainRecord, p: ChallengeProof): Verdi
   if (!isObj(wm)) return no("no write marker");
   if (wm.allocation_id !== ch.allocation_id || wm.blobber_id !== ch.blobber_id)
     return no("the write marker is for another allocation or blobber");
-  if (wm.client_id !== chain.owner_id) return no("the write marker's client is not the allocation owner");
+  // the owner's marker, or a collaborator's carrying the owner's grant (one rule with the blobber and the contract)
+  const signer = writeMarkerKey(wm as unknown as WriteMarker, chain.owner_id, chain.owner_public_key);
+  if ("refusal" in signer) return no(`the ${signer.refusal}`);
   if (wm.allocation_root !== chain.allocation_root)
     return no(
       `the write marker's root ${String(wm.allocation_root).slice(0, 16)}… is not the latest redeemed one (${chain.allocation_root.slice(0, 16)}…)`,
     );
-  if (!verifyClientSignature(chain.owner_public_key, writeMarkerHash(wm), wm.signature))
-    return no("the write marker is not signed by the allocation owner");
+  if (!verifyClientSignature(signer.key, writeMarkerHash(wm), wm.signature))
+    return no("the write marker is not signed by the allocation owner or its collaborator");
   // 2. the root
   const listings = p.listings;
   if (!Array.isArray(listings) || listings.length === 0 || !listings.every(isObj)) return no("no directory listings");

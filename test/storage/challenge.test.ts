@@ -14,6 +14,7 @@ import {
   verifyTicket,
   walkTree,
 } from "../../src/storage/challenge.js";
+import { signCollabGrant } from "../../src/storage/grants.js";
 import { shardSize } from "../../src/storage/layout.js";
 import { signWriteMarker } from "../../src/storage/markers.js";
 import { BLOCK_SIZE, leafProof, leavesOf, merkleRoot } from "../../src/storage/merkle.js";
@@ -125,6 +126,54 @@ describe("challenge proofs", () => {
       assert.deepEqual(verifyChallengeProof(ch, a.chain, p), { ok: true });
     }
     assert.deepEqual([...reached].sort(), ["/a", "/d/b", "/d/e/c", "/d/e/g"]);
+  });
+
+  describe("who wrote last, and what the file carries", () => {
+    it("a collaborator's marker carrying the owner's grant proves; without the grant it does not", () => {
+      const a = allocation({ "/team/plan.txt": 70_000 });
+      const k = ed25519.generateKeys();
+      const bob = {
+        clientId: clientIdOf(k.publicKey),
+        publicKey: k.publicKey,
+        sign: (h: string) => ed25519.sign(k.privateKey, h),
+      };
+      const grant = signCollabGrant(owner, {
+        allocation_id: ALLOC,
+        file_path: "/team/plan.txt",
+        collab_id: bob.clientId,
+        timestamp: 1,
+      });
+      const { client_id: _c, signature: _s, ...body } = a.wm;
+      const wm = { ...signWriteMarker(bob, body), client_public_key: bob.publicKey, collab_grant: grant };
+      const ch = challenge(5);
+      const proof = { ...prove(a, ch), write_marker: wm };
+      assert.deepEqual(verifyChallengeProof(ch, a.chain, proof), { ok: true });
+      const bare = { ...proof, write_marker: signWriteMarker(bob, body) };
+      const v = verifyChallengeProof(ch, a.chain, bare);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, /collaborator grant/);
+    });
+    it("an encrypted file: its metadata with the encrypted key proves, without it the hash does not match", () => {
+      const a = allocation({ "/secret.txt": 2113 });
+      const enc = { ...(a.files.get("/secret.txt") as FileMeta), encrypted_key: Buffer.alloc(32, 7).toString("base64") };
+      const r = applyChanges(new Map(), [{ op: "upload", path: "/secret.txt", file: enc }]);
+      const root = allocationRoot(r.contentRoot, 1_700_000_000);
+      const { client_id: _c, signature: _s, ...body } = a.wm;
+      const b = {
+        ...a,
+        listings: r.listings,
+        files: new Map([["/secret.txt", enc]]),
+        wm: signWriteMarker(owner, { ...body, allocation_root: root }),
+        chain: { ...a.chain, allocation_root: root },
+      };
+      const ch = challenge(6);
+      const proof = prove(b, ch);
+      assert.deepEqual(verifyChallengeProof(ch, b.chain, proof), { ok: true });
+      const { encrypted_key: _k, ...plain } = enc;
+      const v = verifyChallengeProof(ch, b.chain, { ...proof, file: plain });
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, /metadata/);
+    });
   });
 
   describe("forgeries fail", () => {

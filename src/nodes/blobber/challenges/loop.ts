@@ -105,6 +105,8 @@ export async function buildProof(source: ChallengeSource, ch: OpenChallenge): Pr
     shard_size: file.shard_size,
     shard_roots: file.shard_roots,
     data_shards: file.data_shards,
+    // an encrypted file's key is part of its hash (`storage/reftree.ts`): without it the metadata would not verify
+    ...(file.encrypted_key === undefined ? {} : { encrypted_key: file.encrypted_key }),
   };
   const index = challengedBlock(w.rng, file.shard_size);
   if (index === undefined) return proof;
