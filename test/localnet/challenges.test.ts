@@ -37,7 +37,7 @@ import {
   walkTree,
 } from "../../src/storage/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
-import { stakeProviders } from "../support/cli-network.js";
+import { newAllocation, pour, stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 interface Stats {
@@ -141,36 +141,8 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     await stakeProviders({ net, client, clock, drive });
     alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
-    await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    const nowSec = Math.floor(clock.now() / 1000);
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 2147483648,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: nowSec + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    allocId = (JSON.parse(res.output) as { id: string }).id;
+    await pour({ net, client, clock, drive }, alice);
+    allocId = await newAllocation({ net, client, clock, drive }, alice, { size: 2147483648 });
     await until("every blobber caches the allocation", () =>
       net.providers.every((p) => p.blobber.ctx.allocations.get(allocId) !== undefined),
     );

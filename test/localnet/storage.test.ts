@@ -10,7 +10,7 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { BLOBBER_STAKE_SAS } from "../../src/localnet/providers.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
-import { stakeProviders } from "../support/cli-network.js";
+import { newAllocation, pour, stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("in-process network with blobbers and validators", { timeout: 900_000 }, () => {
@@ -50,36 +50,8 @@ describe("in-process network with blobbers and validators", { timeout: 900_000 }
   it("a new wallet pours 1 token and creates a 2+2 allocation with it; the blobbers cache it", async () => {
     const alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
-    await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-    const nowSec = Math.floor(clock.now() / 1000);
-    const res = await drive(
-      client.execute(alice, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.storage,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({
-          name: "new_allocation_request",
-          input: {
-            data_shards: 2,
-            parity_shards: 2,
-            size: 2147483648,
-            owner_id: alice.client_id,
-            owner_public_key: alice.client_key,
-            expiration_date: nowSec + 720 * 3600,
-            preferred_blobbers: [],
-            max_challenge_completion_time: 3600 * 1e9,
-          },
-        }),
-      }),
-    );
-    const alloc = JSON.parse(res.output) as { id: string };
+    await pour({ net, client, clock, drive }, alice);
+    const alloc = { id: await newAllocation({ net, client, clock, drive }, alice, { size: 2147483648 }) };
     assert.ok(sdk.isHash(alloc.id));
     await until("every blobber caches the allocation", () =>
       net.providers.every((p) => p.blobber.ctx.allocations.get(alloc.id) !== undefined),
