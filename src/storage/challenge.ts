@@ -10,9 +10,15 @@
  * A walk that ends in a directory holding only empty directories proves no block (nothing is stored there).
  *
  * Proof links, each checked:
- * 1. the write marker is the latest the chain redeemed for this blobber (its `allocation_root`), for this
- *    allocation and blobber, signed by the allocation owner's key;
- * 2. `allocation_root = sha3(hash(listing "/") : marker.timestamp)`;
+ * 1. the marker chain (storage-protocol §4.4 point 4): the challenge names the allocation root of the latest write
+ *    marker the chain had redeemed for the blobber when it drew the challenge; the proof carries the write markers
+ *    from that one to the marker whose tree it proves (`write_markers`, oldest first, at most
+ *    {@link MAX_MARKER_CHAIN}; one marker when the blobber wrote nothing since). The first marker's root is the
+ *    challenged root, each marker's `prev_allocation_root` is the previous one's root, every marker is for this
+ *    allocation and blobber and signed by the owner (or a collaborator carrying the owner's grant), and
+ *    `write_marker` is the last. So a blobber proves at any moment, whatever the owner committed since — it
+ *    cannot choose a tree nobody signed, only one of the owner's later ones;
+ * 2. `allocation_root = sha3(hash(listing "/") : marker.timestamp)` of the last marker;
  * 3. each listing on the path hashes to the entry its parent lists for it, and the walk picks exactly that child;
  * 4. the file's metadata hashes to its entry; its shard root for this blobber (the blobber's index in the
  *    allocation) roots a tree of `ceil(shard_size / 64 KiB)` leaves;
@@ -52,14 +58,23 @@ export interface ChainRecord {
   owner_public_key: string;
   /** The blobber's position in the allocation's blobber list (its shard index). */
   blobber_index: number;
-  /** The allocation root of the latest write marker the chain redeemed for this blobber. */
+  /** The challenged root: of the latest write marker the chain had redeemed for this blobber when the challenge was drawn. */
   allocation_root: string;
 }
+
+/** The most write markers a proof's chain may carry (an owner committing every second for 17 minutes). */
+export const MAX_MARKER_CHAIN = 1024;
 
 /** What a blobber sends each validator. */
 export interface ChallengeProof {
   challenge_id: string;
+  /** The marker whose tree the listings prove: the last of `write_markers`. */
   write_marker: WriteMarker;
+  /**
+   * The markers from the challenged root's to `write_marker`, oldest first (reference `write_markers`). Absent:
+   * `[write_marker]`, which must then carry the challenged root.
+   */
+  write_markers?: WriteMarker[];
   /** Children of every directory on the walk, `/` first. */
   listings: Record<string, Entry>[];
   /** The file reached ("" when the walk found no data). */
@@ -149,20 +164,14 @@ export function verifyChallengeProof(challenge: ChallengeInfo, chain: ChainRecor
 function verify(ch: ChallengeInfo, chain: ChainRecord, p: ChallengeProof): Verdict {
   if (!isObj(p)) return no("the proof is not a JSON object");
   if (p.challenge_id !== ch.id) return no(`the proof is for challenge ${String(p.challenge_id)}, not ${ch.id}`);
-  // 1. the marker
+  // 1. the marker chain
+  const chained = verifyMarkerChain(ch, chain, p.write_markers ?? [p.write_marker]);
+  if (!chained.ok) return chained;
   const wm = p.write_marker;
   if (!isObj(wm)) return no("no write marker");
-  if (wm.allocation_id !== ch.allocation_id || wm.blobber_id !== ch.blobber_id)
-    return no("the write marker is for another allocation or blobber");
-  // the owner's marker, or a collaborator's carrying the owner's grant (one rule with the blobber and the contract)
-  const signer = writeMarkerKey(wm as unknown as WriteMarker, chain.owner_id, chain.owner_public_key);
-  if ("refusal" in signer) return no(`the ${signer.refusal}`);
-  if (wm.allocation_root !== chain.allocation_root)
-    return no(
-      `the write marker's root ${String(wm.allocation_root).slice(0, 16)}… is not the latest redeemed one (${chain.allocation_root.slice(0, 16)}…)`,
-    );
-  if (!verifyClientSignature(signer.key, writeMarkerHash(wm), wm.signature))
-    return no("the write marker is not signed by the allocation owner or its collaborator");
+  const last = (p.write_markers ?? [wm]).at(-1) as WriteMarker;
+  if (wm.allocation_root !== last.allocation_root || wm.signature !== last.signature || wm.timestamp !== last.timestamp)
+    return no("the write marker is not the last of the marker chain");
   // 2. the root
   const listings = p.listings;
   if (!Array.isArray(listings) || listings.length === 0 || !listings.every(isObj)) return no("no directory listings");
@@ -217,6 +226,38 @@ function verify(ch: ChallengeInfo, chain: ChainRecord, p: ChallengeProof): Verdi
     return { ok: true };
   }
   return no("the walk never reaches a file");
+}
+
+/**
+ * Check a chain of write markers from the challenged root (`chain.allocation_root`) on (link 1 of the module
+ * comment): each for the challenge's allocation and blobber, signed by the owner or a collaborator with the owner's
+ * grant (`writeMarkerKey`, the rule the blobber and the contract apply), each built on the previous one's root, the
+ * first carrying the challenged root. Never throws.
+ */
+export function verifyMarkerChain(ch: ChallengeInfo, chain: ChainRecord, markers: unknown): Verdict {
+  if (!Array.isArray(markers) || markers.length === 0) return no("no write marker");
+  if (markers.length > MAX_MARKER_CHAIN)
+    return no(`the marker chain has ${markers.length} markers, more than ${MAX_MARKER_CHAIN}`);
+  let prev: WriteMarker | undefined;
+  for (const [i, m] of markers.entries()) {
+    if (!isObj(m)) return no(`write marker ${i} of the chain is not an object`);
+    const wm = m as unknown as WriteMarker;
+    if (wm.allocation_id !== ch.allocation_id || wm.blobber_id !== ch.blobber_id)
+      return no(`write marker ${i} of the chain is for another allocation or blobber`);
+    if (prev === undefined && wm.allocation_root !== chain.allocation_root)
+      return no(
+        `the marker chain starts at root ${String(wm.allocation_root).slice(0, 16)}…, not at the challenged root ${chain.allocation_root.slice(0, 16)}…`,
+      );
+    if (prev !== undefined && wm.prev_allocation_root !== prev.allocation_root)
+      return no(`write marker ${i} of the chain is not built on the previous one's root`);
+    // the owner's marker, or a collaborator's carrying the owner's grant (one rule with the blobber and the contract)
+    const signer = writeMarkerKey(wm, chain.owner_id, chain.owner_public_key);
+    if ("refusal" in signer) return no(`the ${signer.refusal} (write marker ${i} of the chain)`);
+    if (!verifyClientSignature(signer.key, writeMarkerHash(wm), wm.signature))
+      return no(`write marker ${i} of the chain is not signed by the allocation owner or its collaborator`);
+    prev = wm;
+  }
+  return { ok: true };
 }
 
 /** The hash a validator signs for a ticket. */

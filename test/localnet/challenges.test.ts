@@ -11,6 +11,9 @@
 // - after a second file, a blobber answering with its old marker, one sending a valid proof of the other file, and
 //   one with a valid proof but only one of its challenge's two validators' tickets (fewer honest validators than a
 //   pass needs) each fail and are slashed; the honest one passes and is not.
+// - an owner committing without pause from the challenges' creation to past their deadline, no marker redeemed
+//   meanwhile: each honest blobber proves its current tree with the chain of markers from the challenged root, and
+//   passes.
 // Idle rounds are 2 s apart (a round with transactions follows at once) and the blobbers' challenge_completion_time
 // is 20 s, so waiting out a deadline costs ~10 rounds. (Forged proofs of every kind fail in test/storage/challenge.test.ts; settlement in
 // test/contracts/storage/challenges.test.ts.)
@@ -49,6 +52,7 @@ interface Stats {
 
 interface ClosedChallenge {
   id: string;
+  allocation_root: string;
   status: "open" | "passed" | "failed";
   reason?: string;
   reward?: number | string;
@@ -385,12 +389,18 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     const before = await stakes([oldMarker, otherFile, honest]);
     const open = await openChallenges([oldMarker, otherFile, honest]);
 
-    // 1. the latest redeemed marker is the new one: a proof with the old one fails every validator
-    const c0 = open.get(oldMarker) as OpenChallenge;
+    // 1. a challenge drawn once the new marker was redeemed names its root: a proof with the old one fails every
+    //    validator (one drawn before names the old root, and the blobber answers it honestly)
+    let c0 = open.get(oldMarker) as OpenChallenge;
+    while (c0.allocation_root === stale.allocation_root) {
+      await answer(oldMarker);
+      assert.equal((await challenge(c0.id)).status, "passed");
+      c0 = (await openChallenges([oldMarker])).get(oldMarker) as OpenChallenge;
+    }
     const p0 = await drive(buildProof(sourceOf(oldMarker), c0));
-    const t0 = await tickets(c0, { ...p0, write_marker: stale });
+    const t0 = await tickets(c0, { ...p0, write_marker: stale, write_markers: [stale] });
     assert.ok(
-      t0.every((t) => !t.result && /not the latest redeemed/.test(t.message)),
+      t0.every((t) => !t.result && /challenged root/.test(t.message)),
       JSON.stringify(t0),
     );
     await respond(oldMarker, c0, t0);
@@ -441,5 +451,52 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     assert.ok(BigInt(closed.slashed ?? 0) > 0n);
     assert.ok(BigInt((await stake(oldMarker)).penalty) > BigInt(mid[0]?.penalty ?? 0));
     assert.equal(BigInt((await stake(honest)).penalty), BigInt(before[2]?.penalty ?? 0), "the honest blobber was not slashed");
+  });
+
+  it("an owner committing without pause across the challenges' whole window: every honest blobber passes every challenge", async () => {
+    // blobber 1 deleted its shard above; the other three hold everything they were sent
+    const honest = [0, 2, 3].map((i) => net.providers[i] as InProcessProvider);
+    for (const p of net.providers) challengeLoopOf(p.blobber.app)?.pause();
+    // no marker is redeemed during the story: every answer is made while the blobber's latest marker is not yet on
+    // chain, so the chain's root stays the challenged one (before the marker chain, these blobbers waited for
+    // settlement and missed every challenge)
+    for (const p of net.providers) p.blobber.ctx.files?.settlement?.pause();
+    let n = 0;
+    const commit = async () => {
+      const local = join(tmp, `stream-${n}.bin`);
+      writeFileSync(local, randomBytes(3_000 + n));
+      await drive(files.upload([{ localPath: local, remotePath: `/stream/${n}.bin` }]));
+      n++;
+    };
+    const unredeemed = (p: InProcessProvider) =>
+      p.blobber.ctx.files?.service.ledger.writeMarkers("accepted").filter((m) => m.wm.allocation_id === allocId).length ?? 0;
+    const open = await openChallenges(honest);
+    const deadlineMs = Math.max(...[...open.values()].map((c) => c.deadline)) * 1000;
+    const answered = new Set<string>();
+    let chained = 0;
+    // commit, answer, commit: from the challenges' creation to past their deadline
+    while (clock.now() <= deadlineMs + 2_000) {
+      await commit();
+      for (const p of honest) {
+        const ch = open.get(p) as OpenChallenge;
+        if (answered.has(ch.id)) continue;
+        assert.ok(unredeemed(p) > 0, `blobber ${p.n}'s latest marker is not redeemed`);
+        assert.ok(p.blobber.ctx.files);
+        const proof = await drive(buildProof(fileServiceSource(p.blobber.ctx.files.service), ch));
+        assert.equal(proof.write_markers?.[0]?.allocation_root, (await challenge(ch.id)).allocation_root);
+        if ((proof.write_markers?.length ?? 0) > 1) chained++;
+        await answer(p);
+        answered.add(ch.id);
+        await commit();
+      }
+    }
+    assert.equal(chained, honest.length, "every proof carried the markers written since the challenged root");
+    assert.ok(n >= 8, `the owner kept committing (${n} commits)`);
+    for (const p of honest) {
+      const ch = await challenge(open.get(p)?.id ?? "");
+      assert.equal(ch.status, "passed", `blobber ${p.n}: ${JSON.stringify(ch)}`);
+      assert.equal(history(p).get(ch.id)?.status, "passed");
+    }
+    for (const p of net.providers) p.blobber.ctx.files?.settlement?.resume();
   });
 });

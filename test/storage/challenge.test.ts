@@ -9,14 +9,16 @@ import {
   type ChallengeInfo,
   type ChallengeProof,
   challengedBlock,
+  MAX_MARKER_CHAIN,
   signTicket,
   verifyChallengeProof,
+  verifyMarkerChain,
   verifyTicket,
   walkTree,
 } from "../../src/storage/challenge.js";
 import { signCollabGrant } from "../../src/storage/grants.js";
 import { shardSize } from "../../src/storage/layout.js";
-import { signWriteMarker } from "../../src/storage/markers.js";
+import { signWriteMarker, type WriteMarker } from "../../src/storage/markers.js";
 import { BLOCK_SIZE, leafProof, leavesOf, merkleRoot } from "../../src/storage/merkle.js";
 import { allocationRoot, applyChanges, type Change, type FileMeta, type Listings } from "../../src/storage/reftree.js";
 
@@ -209,9 +211,9 @@ describe("challenge proofs", () => {
       bad({ ...other, challenge_id: ch.id }, /challenged file|block/);
     });
     it("a proof for another challenge", () => bad({ ...good, challenge_id: sha3("other") }, /challenge/));
-    it("an old marker (the chain redeemed a newer root)", () => {
+    it("an old marker (the challenge names a newer root)", () => {
       const newer = { ...a.chain, allocation_root: sha3("newer") };
-      bad(good, /latest redeemed/, newer);
+      bad(good, /challenged root/, newer);
     });
     it("a marker signed by someone else", () => {
       const k = ed25519.generateKeys();
@@ -229,6 +231,96 @@ describe("challenge proofs", () => {
       bad({} as ChallengeProof, /challenge/);
       bad({ ...good, listings: "x" } as unknown as ChallengeProof, /listings/);
     });
+  });
+
+  describe("the marker chain: a proof of the current tree against the challenged root", () => {
+    // the chain redeemed the first commit's marker (the challenged root); the owner then committed three more times
+    const KEYS = ["/a", "/b", "/c", "/d"];
+    function history() {
+      let listings: Listings = new Map();
+      const shards = new Map<string, Uint8Array>();
+      const files = new Map<string, FileMeta>();
+      const markers: WriteMarker[] = [];
+      for (const [i, path] of KEYS.entries()) {
+        const size = 70_000 + i;
+        const ss = shardSize(size, 2);
+        const shard = new Uint8Array(randomBytes(ss));
+        const file: FileMeta = {
+          size,
+          actual_hash: sha3(path),
+          mimetype: "x",
+          shard_size: ss,
+          shard_roots: [sha3(`${path}0`), merkleRoot(leavesOf(shard)), sha3(`${path}2`)],
+          data_shards: 2,
+        };
+        const r = applyChanges(listings, [{ op: "upload", path, file }]);
+        listings = new Map([...listings, ...r.listings]);
+        shards.set(path, shard);
+        files.set(path, file);
+        const ts = 1_700_000_000 + i;
+        markers.push(
+          signWriteMarker(owner, {
+            allocation_root: allocationRoot(r.contentRoot, ts),
+            prev_allocation_root: markers.at(-1)?.allocation_root ?? "",
+            allocation_id: ALLOC,
+            blobber_id: BLOBBER,
+            size: ss,
+            timestamp: ts,
+          }),
+        );
+      }
+      const last = markers.at(-1) as WriteMarker;
+      const first = markers[0] as WriteMarker;
+      const chain: ChainRecord = { ...allocation({}).chain, allocation_root: first.allocation_root };
+      const a: Alloc = { listings, shards, files, wm: last, chain };
+      return { a, markers };
+    }
+    const { a, markers } = history();
+    const ch = challenge(9);
+    const good: ChallengeProof = { ...prove(a, ch), write_markers: markers };
+    const bad = (p: ChallengeProof, re: RegExp) => {
+      const v = verifyChallengeProof(ch, a.chain, p);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    };
+    it("the chain from the challenged root to the current marker proves, for every seed", () => {
+      for (let n = 0; n < 12; n++) {
+        const c = challenge(200 + n);
+        assert.deepEqual(verifyChallengeProof(c, a.chain, { ...prove(a, c), write_markers: markers }), { ok: true });
+      }
+      assert.deepEqual(verifyMarkerChain(ch, a.chain, markers), { ok: true });
+    });
+    it("without the chain the current marker is not the challenged one", () => {
+      const { write_markers: _w, ...bare } = good;
+      bad(bare, /challenged root/);
+    });
+    it("a chain that does not start at the challenged root", () =>
+      bad({ ...good, write_markers: markers.slice(1) }, /challenged root/));
+    it("a broken link (a marker left out)", () =>
+      bad({ ...good, write_markers: [markers[0], markers[2], markers[3]] as WriteMarker[] }, /previous one's root/));
+    it("a forged link (a marker in the chain signed by another key)", () => {
+      const k = ed25519.generateKeys();
+      const mallory = { clientId: owner.clientId, publicKey: k.publicKey, sign: (h: string) => ed25519.sign(k.privateKey, h) };
+      const { client_id: _c, signature: _s, ...body } = markers[1] as WriteMarker;
+      const forged = [markers[0], signWriteMarker(mallory, body), markers[2], markers[3]] as WriteMarker[];
+      bad({ ...good, write_markers: forged }, /marker 1 of the chain is not signed/);
+    });
+    it("a link rewritten to skip a commit (prev root changed, signature no longer matching)", () => {
+      const skipped = { ...(markers[2] as WriteMarker), prev_allocation_root: (markers[0] as WriteMarker).allocation_root };
+      bad({ ...good, write_markers: [markers[0], skipped, markers[3]] as WriteMarker[] }, /marker 1 of the chain is not signed/);
+    });
+    it("a marker for another blobber in the chain", () => {
+      const { client_id: _c, signature: _s, ...body } = markers[2] as WriteMarker;
+      const other = signWriteMarker(owner, { ...body, blobber_id: sha3("other blobber") });
+      bad(
+        { ...good, write_markers: [markers[0], markers[1], other, markers[3]] as WriteMarker[] },
+        /another allocation or blobber/,
+      );
+    });
+    it("a write marker that is not the chain's last", () =>
+      bad({ ...good, write_markers: markers.slice(0, 3) }, /not the last of the marker chain|root listing/));
+    it("a chain longer than the bound", () =>
+      bad({ ...good, write_markers: Array(MAX_MARKER_CHAIN + 1).fill(markers[0]) as WriteMarker[] }, /more than/));
   });
 
   it("tickets: signed by the validator's key, verified, and forgeries refused", () => {

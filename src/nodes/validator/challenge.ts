@@ -1,8 +1,9 @@
 /**
  * The validator's challenge route: a blobber posts its {@link ChallengeProof}; the validator reads the challenge
  * and the allocation from the chain (sharders' storage REST views), checks the proof with the pure
- * `verifyChallengeProof` against that record (owner key, the blobber's shard index, the root of its latest
- * redeemed write marker) and answers a signed {@link ValidationTicket} — `result: false` with the reason when a
+ * `verifyChallengeProof` against that record (owner key, the blobber's shard index, the root the challenge names:
+ * of the latest write marker the chain had redeemed when it drew the challenge, from which the proof's marker chain
+ * starts) and answers a signed {@link ValidationTicket} — `result: false` with the reason when a
  * link fails (reference: a failed check is still a 200 with a ticket). A request for a challenge this validator
  * was not assigned, or one it cannot look up, is refused without a ticket.
  */
@@ -40,6 +41,8 @@ interface ChainChallenge {
   blobber_id: string;
   status: string;
   validators: { id: string }[];
+  /** The challenged root (absent from a chain before the marker chain: then the blobber's latest redeemed root). */
+  allocation_root?: string;
 }
 
 function refused(msg: string, code: NodeErrorCode = "invalid_request"): CodedError {
@@ -75,7 +78,7 @@ export function challengeVerifier(opts: {
       owner_id: a.owner_id,
       owner_public_key: a.owner_public_key,
       blobber_index: index,
-      allocation_root: d?.allocation_root ?? "",
+      allocation_root: ch.allocation_root || (d?.allocation_root ?? ""),
     };
     const verdict =
       ch.status !== "open"

@@ -3,9 +3,10 @@
  * its open challenges from the chain (`openchallenges`), builds each proof from its own store (the seeded walk to
  * the challenged file, the 64 KiB block of its shard with the block's Merkle path, the listings up to the root of
  * its latest redeemed write marker, that marker), asks the challenge's validators for tickets and sends
- * `challenge_response` once more than half passed — or once every validator answered. A challenge of an
- * allocation whose latest write marker is not redeemed yet waits for the settlement loop (the validators check
- * against the chain's root). What happened to each challenge is kept for the dashboard.
+ * `challenge_response` once more than half passed — or once every validator answered. The proof is of the
+ * blobber's current tree, with the chain of write markers from the root the challenge names (the latest the chain
+ * had redeemed) to the current one, so a challenge is answered at once however the owner keeps committing — no wait
+ * for the settlement loop. What happened to each challenge is kept for the dashboard.
  */
 import { errorMessage } from "../../../core/errors.js";
 import {
@@ -34,6 +35,8 @@ export interface OpenChallenge {
   validators: { id: string; url: string }[];
   created: number;
   deadline: number;
+  /** The challenged root (absent from a chain before the marker chain: the proof then starts at the latest marker). */
+  allocation_root?: string;
 }
 
 /** What the loop needs from the network. */
@@ -83,12 +86,18 @@ export class ChallengeHistory {
 
 /** Build the proof of `ch` from the blobber's store (throws when the store cannot, e.g. a file is gone). */
 export async function buildProof(source: ChallengeSource, ch: OpenChallenge): Promise<ChallengeProof> {
-  const { marker, settled } = source.latest(ch.allocation_id);
-  if (!marker || !settled) throw new Error("waiting for the latest write marker to be redeemed");
+  // the markers, the listings and the file record are read in one synchronous stretch: a commit cannot come between
+  const { marker } = source.latest(ch.allocation_id);
+  if (!marker) throw new Error("no write marker for the allocation");
+  const chain = source.markersFrom(ch.allocation_id, ch.allocation_root ?? marker.allocation_root);
+  if (!chain) throw new Error(`no write marker with the challenged root ${String(ch.allocation_root).slice(0, 16)}…`);
+  if (chain.at(-1)?.allocation_root !== marker.allocation_root)
+    throw new Error("the marker ledger is behind the file tree (retried at the next run)");
   const w = walkTree(ch.seed, (dir) => source.listing(ch.allocation_id, dir));
   const proof: ChallengeProof = {
     challenge_id: ch.id,
     write_marker: marker,
+    write_markers: chain,
     listings: w.listings,
     path: w.path,
     block_index: 0,
@@ -98,6 +107,8 @@ export async function buildProof(source: ChallengeSource, ch: OpenChallenge): Pr
   if (!w.path) return proof;
   const file = source.file(ch.allocation_id, w.path);
   if (!file) throw new Error(`no record of ${w.path}`);
+  // the shard is read after this point: a commit replacing the file meanwhile makes the proof fail its validators,
+  // and the next run answers again (the challenge stays open until its deadline)
   proof.file = {
     size: file.size,
     actual_hash: file.actual_hash,

@@ -7,7 +7,7 @@
 import type { Entry, FileMeta, WriteMarker } from "../../../storage/index.js";
 import { unpackHashes } from "../../../storage/index.js";
 import type { FileService } from "../files/index.js";
-import { KvKey } from "../files/keys.js";
+import { jsonOf, KvKey, type StoredWriteMarker } from "../files/keys.js";
 
 /** A file's record on this blobber: its metadata and this blobber's shard root. */
 export interface ChallengedFile extends FileMeta {
@@ -15,8 +15,13 @@ export interface ChallengedFile extends FileMeta {
 }
 
 export interface ChallengeSource {
-  /** The latest write marker the blobber's tree is at, and whether every marker of the allocation is redeemed. */
-  latest(allocationId: string): { marker?: WriteMarker; settled: boolean };
+  /** The latest write marker the blobber's tree is at (redeemed or not). */
+  latest(allocationId: string): { marker?: WriteMarker };
+  /**
+   * The write markers this blobber accepted for the allocation from the one whose root is `root` to its latest,
+   * oldest first: the chain a proof against `root` carries (undefined when no marker has that root).
+   */
+  markersFrom(allocationId: string, root: string): WriteMarker[] | undefined;
   /** A directory's children (undefined when the directory is unknown). */
   listing(allocationId: string, dir: string): Record<string, Entry> | undefined;
   file(allocationId: string, path: string): ChallengedFile | undefined;
@@ -32,8 +37,13 @@ export function fileServiceSource(service: FileService): ChallengeSource {
   return {
     latest(allocationId) {
       const s = kv.getJson<{ latest_write_marker?: WriteMarker }>(KvKey.allocState(allocationId));
-      const pending = service.ledger.writeMarkers("accepted").some((m) => m.wm.allocation_id === allocationId);
-      return { ...(s?.latest_write_marker ? { marker: s.latest_write_marker } : {}), settled: !pending };
+      return s?.latest_write_marker ? { marker: s.latest_write_marker } : {};
+    },
+    markersFrom(allocationId, root) {
+      // every accepted marker is kept (`ledger.ts`), in commit order; the challenged one is usually among the last
+      const all = kv.range({ prefix: KvKey.writeMarkerPrefix(allocationId) }).map((e) => jsonOf<StoredWriteMarker>(e.value).wm);
+      for (let i = all.length - 1; i >= 0; i--) if (all[i]?.allocation_root === root) return all.slice(i);
+      return undefined;
     },
     listing(allocationId, dir) {
       return kv.getJson<{ children: Record<string, Entry> }>(KvKey.dir(allocationId, dir))?.children;
