@@ -12,20 +12,22 @@
  * deadline is the block's time plus the blobber's `challenge_completion_time`.
  *
  * `challenge_response {challenge_id, validation_tickets}` (sender: the challenged blobber): tickets of the
- * challenge's validators, each signed with the key the validator registered. More than half passing: passed;
- * more than half failing, or all answered: failed; otherwise refused (the blobber may send more). Past the
+ * challenge's validators, each signed with the key the validator registered. More than half of the challenge's
+ * validators passing: passed (the reference's `success > validators / 2`); more than half failing, or all answered:
+ * failed; otherwise refused (the blobber may send more). So the honest majority decides: a minority of validators
+ * signing false tickets neither passes a blobber that lost its data nor fails an honest one. Past the
  * deadline the challenge fails. Open challenges past their deadline are failed by the next block's hook.
  *
  * Settlement of a challenge created at `t`: the blobber's share of the challenge pool for `[last, t)` out of
  * `[last, expiration)`, `move = integral × (t − last) / (expiration − last)`. `validator_reward` of it goes to
- * the validators with tickets (up to `num_validators_rewarded`, passing ones first); on a pass the rest goes to the
+ * the validators whose tickets agree with the outcome (up to `num_validators_rewarded`, in ticket order): a validator
+ * whose ticket the majority contradicted earns nothing for the challenge (the reference pays a random subset of
+ * every ticket's signer, liars included); on a pass the rest goes to the
  * blobber's stake pool (service charge to its delegate wallet, the rest to its delegates), on a failure back to
  * the owner's write pool, and `blobber_slash` of the stake the blobber locked for the allocation (its offer) is
  * taken from its delegates and paid to the allocation owner.
  *
- * State: `SA:challenge:<id>` → {@link StorageChallenge}; `SA:openchallenges` → `{list: [{id, deadline}]}`;
- * `SA:challengetargets` → `{targets: [{allocation_id, blobber_id, used}]}` (kept by `commit_connection`);
- * `SA:challengegen` → `{last_time, carry}`; `SA:settings` → the genesis overrides of the configuration.
+ * State and its pruning: `challenge-records.ts`.
  */
 
 import { stringifyExactJson } from "../../chain/codec.js";
@@ -35,7 +37,8 @@ import { type ValidationTicket, verifyTicket } from "../../storage/challenge.js"
 import type { AllocationStats, BlobberAllocation, StorageAllocation } from "../../storage/records.js";
 import type { BlockHookContext, ContractContext, ContractState } from "../context.js";
 import { type StorageConfig, seconds } from "./config.js";
-import { Input, notFound, refuse } from "./errors.js";
+import { challengeKeys, getChallenge, keepClosed, openList, type StorageChallenge } from "./challenge-records.js";
+import { Input, refuse } from "./errors.js";
 import { returnToPools } from "./pools.js";
 import { payReward, stakeTotal } from "./stakepool.js";
 import {
@@ -53,43 +56,8 @@ import {
   STORAGE_ADDRESS,
 } from "./state.js";
 
-const SA = STORAGE_ADDRESS;
 const MIB = 1n << 20n;
 const PPM = 1_000_000n;
-
-export const challengeKeys = {
-  challenge: (id: string) => `${SA}:challenge:${id}`,
-  open: `${SA}:openchallenges`,
-  targets: `${SA}:challengetargets`,
-  gen: `${SA}:challengegen`,
-  settings: `${SA}:settings`,
-} as const;
-
-/** A challenge as the chain keeps and serves it (reference `StorageChallenge`). */
-export interface StorageChallenge {
-  id: string;
-  allocation_id: string;
-  blobber_id: string;
-  /** Decimal unsigned 64-bit seed of the blobber's walk. */
-  seed: string;
-  validators: { id: string; url: string }[];
-  /** The root of the latest write marker the chain had redeemed for the blobber when the challenge was made. */
-  allocation_root: string;
-  /** Unix seconds. */
-  created: number;
-  deadline: number;
-  round: number;
-  status: "open" | "passed" | "failed";
-  closed_at?: number;
-  /** Why it closed as it did. */
-  reason?: string;
-  /** What the blobber earned (pass), or what went back to the write pool (fail), SAS. */
-  reward?: bigint;
-  validators_reward?: bigint;
-  slashed?: bigint;
-  /** The `challenge_response` transaction, when one closed it. */
-  txn?: string;
-}
 
 interface Target {
   allocation_id: string;
@@ -97,34 +65,7 @@ interface Target {
   used: bigint;
 }
 
-interface OpenEntry {
-  id: string;
-  deadline: number;
-}
-
 const big = (v: unknown): bigint => (typeof v === "bigint" ? v : BigInt(Math.trunc(Number(v ?? 0))));
-
-export function getChallenge(s: NodeReader, id: string): StorageChallenge | undefined {
-  const c = s.getNode<StorageChallenge>(challengeKeys.challenge(id));
-  if (!c) return undefined;
-  const out: StorageChallenge = {
-    ...c,
-    created: Number(c.created),
-    deadline: Number(c.deadline),
-    round: Number(c.round),
-    seed: String(c.seed),
-  };
-  if (c.closed_at !== undefined) out.closed_at = Number(c.closed_at);
-  for (const k of ["reward", "validators_reward", "slashed"] as const) if (c[k] !== undefined) out[k] = big(c[k]);
-  return out;
-}
-
-function openList(s: NodeReader): OpenEntry[] {
-  return (s.getNode<{ list: OpenEntry[] }>(challengeKeys.open)?.list ?? []).map((e) => ({
-    id: e.id,
-    deadline: Number(e.deadline),
-  }));
-}
 
 function targets(s: NodeReader): Target[] {
   return (s.getNode<{ targets: Target[] }>(challengeKeys.targets)?.targets ?? []).map((t) => ({ ...t, used: big(t.used) }));
@@ -323,14 +264,15 @@ export function challengeResponse(ctx: ContractContext, conf: StorageConfig, inp
   if (pass > threshold) passed = true;
   else if (fail > threshold || tickets.length === ch.validators.length) passed = false;
   else refuse(code, `not enough validation tickets: ${pass} passing of ${ch.validators.length} (need ${threshold + 1})`);
-  const order = [...tickets.filter((t) => t.result === passed), ...tickets.filter((t) => t.result !== passed)];
+  // only the validators the outcome agrees with are paid
+  const agreeing = tickets.filter((t) => t.result === passed);
   const reason = passed ? `${pass} of ${ch.validators.length} validators passed it` : failReason(tickets);
   const c = closeChallenge(
     ctx.state,
     conf,
     id,
     passed,
-    order.map((t) => t.validator_id),
+    agreeing.map((t) => t.validator_id),
     ctx.now,
     reason,
     ctx.txn.hash,
@@ -356,6 +298,9 @@ function closeChallenge(
 ): StorageChallenge {
   const ch = getChallenge(state, id) as StorageChallenge;
   state.putNode(challengeKeys.open, { list: openList(state).filter((e) => e.id !== id) });
+  const previousLatest =
+    getAllocation(state, ch.allocation_id)?.blobber_details.find((x) => x.blobber_id === ch.blobber_id)?.stats
+      ?.latest_closed_challenge ?? "";
   ch.status = passed ? "passed" : "failed";
   ch.closed_at = now;
   ch.reason = reason;
@@ -364,6 +309,7 @@ function closeChallenge(
   const d = a?.blobber_details.find((x) => x.blobber_id === ch.blobber_id);
   if (a && d) settle(state, conf, ch, a, d, passed, validatorIds);
   state.putNode(challengeKeys.challenge(id), ch);
+  keepClosed(state, ch, previousLatest, conf.closed_challenges_kept);
   return ch;
 }
 
@@ -397,6 +343,7 @@ function settle(
     d.challenge_pool_integral_value -= move;
     const paidTo = validatorIds.slice(0, Math.max(0, conf.num_validators_rewarded));
     let vr = paidTo.length > 0 ? (move * BigInt(Math.round(conf.validator_reward * 1e6))) / PPM : 0n;
+    const paid: string[] = [];
     if (vr > 0n) {
       const each = vr / BigInt(paidTo.length);
       let left = vr;
@@ -407,11 +354,13 @@ function settle(
         if (sp) {
           payReward(state, sp, amount, "validator");
           putStakePool(state, sp);
+          paid.push(vid);
         } else vr -= amount; // a validator without a pool: its part stays with the blobber's share
       });
       a.moved_to_validators += vr;
     }
     ch.validators_reward = vr;
+    if (paid.length > 0) ch.rewarded_validators = paid;
     const rest = move - vr;
     if (passed) {
       const sp = getStakePool(state, d.blobber_id);
@@ -472,24 +421,4 @@ function minBig(...xs: bigint[]): bigint {
   let m = xs[0] as bigint;
   for (const x of xs) if (x < m) m = x;
   return m;
-}
-
-/** REST views: `openchallenges?blobber=`, `getchallenge?challenge=`, `challenges?allocation=&blobber=`. */
-export const CHALLENGE_REST_POINTS = ["openchallenges", "getchallenge", "challenges"] as const;
-
-export function challengeRest(state: NodeReader, endpoint: string, params: Record<string, string>): unknown {
-  if (endpoint === "getchallenge") {
-    const id = params.challenge ?? params.challenge_id ?? "";
-    const ch = getChallenge(state, id);
-    return ch ?? notFound(`can't get challenge ${id}: value not present`);
-  }
-  const open = openList(state)
-    .map((e) => getChallenge(state, e.id))
-    .filter((c): c is StorageChallenge => c !== undefined);
-  if (endpoint === "openchallenges") {
-    const blobber = params.blobber ?? params.blobber_id ?? "";
-    return { blobber_id: blobber, challenges: open.filter((c) => blobber === "" || c.blobber_id === blobber) };
-  }
-  const alloc = params.allocation ?? params.allocation_id ?? "";
-  return { allocation_id: alloc, challenges: open.filter((c) => alloc === "" || c.allocation_id === alloc) };
 }

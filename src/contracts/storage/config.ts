@@ -70,8 +70,10 @@ export interface StorageConfig {
   max_challenges_per_generation: number;
   /** Validators asked to verify each challenge (a pass needs more than half of them). */
   validators_per_challenge: number;
-  /** Most validators paid for one challenge (those with passing tickets first). */
+  /** Most validators paid for one challenge (only those whose tickets agree with the outcome). */
   num_validators_rewarded: number;
+  /** Closed challenges kept per blobber in the state (older ones are pruned: `challenge-records.ts`). */
+  closed_challenges_kept: number;
   max_delegates: number;
   /** Largest service charge a provider may take. */
   max_charge: number;
@@ -105,6 +107,7 @@ export const DEFAULT_STORAGE_CONFIG: Readonly<StorageConfig> = Object.freeze({
   max_challenges_per_generation: 100,
   validators_per_challenge: 2,
   num_validators_rewarded: 10,
+  closed_challenges_kept: 32,
   max_delegates: 200,
   max_charge: 0.5,
 });

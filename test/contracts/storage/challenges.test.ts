@@ -288,4 +288,156 @@ describe("storage contract: challenges", () => {
     }
     assert.equal(w.c.rest("openchallenges", {}).challenges.length, 0);
   });
+
+  describe("a validator that signs false tickets (one of three: a minority)", () => {
+    const rewardOf = (w: World, v: Wallet) => {
+      const sp = w.c.rest("getStakePoolStat", { validator_id: v.id });
+      return BigInt(sp.rewards.validator) + BigInt(sp.rewards.charge);
+    };
+    /** The first challenge with money to move, its blobber, and its validators: the liar first. */
+    function setUp() {
+      const w = world({}, 500n * MiB);
+      // answered in the block's second: a refusal's block draws nothing new
+      const ch = firstChallenge(w, T0 + 3600);
+      const [liar, h1, h2] = vOf(w, ch) as [Wallet, Wallet, Wallet];
+      return { w, ch, b: wOf(w, ch.blobber_id), liar, honest: [h1, h2] };
+    }
+
+    it("passes a blobber that lost its shard: the honest majority fails it, the blobber is slashed, the liar earns nothing", () => {
+      const { w, ch, b, liar, honest } = setUp();
+      const [h1, h2] = honest as [Wallet, Wallet];
+      const before = [liar, h1, h2].map((v) => rewardOf(w, v));
+      // the liar's pass alone, or with one honest failure, decides nothing
+      for (const tickets of [[ticket(liar, ch, true)], [ticket(liar, ch, true), ticket(h1, ch, false)]])
+        w.c.refused(b.blobber, "challenge_response", { challenge_id: ch.id, validation_tickets: tickets }, 0n, /not enough/);
+      const out = w.c.ok(b.blobber, "challenge_response", {
+        challenge_id: ch.id,
+        validation_tickets: [ticket(liar, ch, true), ticket(h1, ch, false), ticket(h2, ch, false)],
+      });
+      assert.equal(out.status, "failed");
+      assert.ok(BigInt(out.slashed as number) > 0n, "the blobber that lost its shard is slashed");
+      const closed = w.c.rest("getchallenge", { challenge: ch.id });
+      assert.deepEqual([...closed.rewarded_validators].sort(), [h1.id, h2.id].sort());
+      assert.equal(rewardOf(w, liar), before[0], "the liar earned nothing for the challenge");
+      assert.ok(rewardOf(w, h1) > (before[1] as bigint) && rewardOf(w, h2) > (before[2] as bigint), "the honest ones were paid");
+    });
+
+    it("fails an honest blobber: the honest majority passes it, the liar earns nothing", () => {
+      const { w, ch, b, liar, honest } = setUp();
+      const [h1, h2] = honest as [Wallet, Wallet];
+      const before = rewardOf(w, liar);
+      const out = w.c.ok(b.blobber, "challenge_response", {
+        challenge_id: ch.id,
+        validation_tickets: [ticket(liar, ch, false), ticket(h1, ch, true), ticket(h2, ch, true)],
+      });
+      assert.equal(out.status, "passed");
+      assert.equal(BigInt(out.slashed as number), 0n);
+      assert.equal(rewardOf(w, liar), before, "the liar earned nothing for the challenge");
+      assert.deepEqual([...w.c.rest("getchallenge", { challenge: ch.id }).rewarded_validators].sort(), [h1.id, h2.id].sort());
+    });
+  });
+
+  it("closed challenges are pruned: after many, the state keeps the open ones, the last few per blobber and each pair's latest; the stats and views still answer", () => {
+    const KEEP_CLOSED_PER_BLOBBER = 4;
+    const w = world({ challenge_rate_per_mb_min: 10, max_challenges_per_generation: 4, closed_challenges_kept: 4 });
+    const seen = new Set<string>();
+    const challengeNodes = () =>
+      w.c
+        .view()
+        .trie.entries()
+        .filter(([k]) => k.includes(":challenge:")).length;
+    const sizes: number[] = [];
+    for (let s = 1; s <= 150; s++) {
+      w.c.now = T0 + s;
+      w.c.tick();
+      // every blobber answers every challenge at once, as an honest one does
+      for (const ch of w.c.rest("openchallenges", {}).challenges as Ch[]) {
+        seen.add(ch.id);
+        w.c.ok(wOf(w, ch.blobber_id).blobber, "challenge_response", {
+          challenge_id: ch.id,
+          validation_tickets: vOf(w, ch).map((v) => ticket(v, ch, true)),
+        });
+      }
+      if (s % 50 === 0) sizes.push(challengeNodes());
+    }
+    const pairs = w.bs.length;
+    assert.ok(seen.size > 4 * KEEP_CLOSED_PER_BLOBBER * pairs, `${seen.size} challenges`);
+    assert.ok((sizes[0] as number) >= KEEP_CLOSED_PER_BLOBBER * pairs, `the recent lists filled: ${sizes.join(", ")}`);
+    // a blobber's one allocation: its latest closed one is in its recent list, so the bound is the recent lists
+    for (const n of sizes) assert.ok(n <= KEEP_CLOSED_PER_BLOBBER * pairs + pairs, `challenge nodes: ${sizes.join(", ")}`);
+    assert.equal(sizes[1], sizes[2], `the state stopped growing: ${sizes.join(", ")}`);
+    const a = w.c.rest("allocation", { allocation: w.id });
+    assert.equal(a.stats.total_challenges, seen.size, "the counts keep every challenge");
+    assert.equal(a.stats.num_success_challenges, seen.size);
+    assert.equal(w.c.rest("getchallenge", { challenge: a.stats.latest_closed_challenge }).status, "passed");
+    for (const d of a.blobber_details as { blobber_id: string; stats: { latest_closed_challenge: string } }[]) {
+      const recent = w.c.rest("closedchallenges", { blobber: d.blobber_id }).challenges as Ch[];
+      assert.equal(recent.length, KEEP_CLOSED_PER_BLOBBER);
+      assert.equal(recent[0]?.id, d.stats.latest_closed_challenge, "newest first");
+      assert.equal(w.c.rest("getchallenge", { challenge: d.stats.latest_closed_challenge }).id, d.stats.latest_closed_challenge);
+    }
+    const oldest = [...seen][0] as string;
+    w.c.refused(
+      wOf(w, w.bs[0]?.blobber.id ?? "").blobber,
+      "challenge_response",
+      { challenge_id: oldest, validation_tickets: [] },
+      0n,
+      /value not present|no validation tickets|only the challenged/,
+    );
+  });
+
+  it("a pair's latest closed challenge outlives the blobber's recent list until the pair closes another", () => {
+    // a second allocation storing little on the same blobbers: its pairs are seldom drawn
+    const w = world({ challenge_rate_per_mb_min: 10, max_challenges_per_generation: 4, closed_challenges_kept: 2 }, 64n * MiB);
+    const owner2 = wallet();
+    w.c.fund(owner2, 10n * ZCN);
+    const small = w.c.ok(owner2, "new_allocation_request", allocInput(owner2, { size: 2n * GiB }), 2n * ZCN).id as string;
+    for (const b of w.bs) {
+      const wm = signedWriteMarker(owner2, {
+        allocation_root: sha3(`small root ${b.blobber.id}`),
+        prev_allocation_root: "",
+        allocation_id: small,
+        size: MiB / 4n,
+        blobber_id: b.blobber.id,
+        timestamp: w.c.now,
+      });
+      w.c.ok(b.blobber, "commit_connection", { allocation_root: wm.allocation_root, prev_allocation_root: "", write_marker: wm });
+    }
+    const answerAll = () => {
+      for (const ch of w.c.rest("openchallenges", {}).challenges as Ch[])
+        w.c.ok(wOf(w, ch.blobber_id).blobber, "challenge_response", {
+          challenge_id: ch.id,
+          validation_tickets: vOf(w, ch).map((v) => ticket(v, ch, true)),
+        });
+    };
+    const latestOf = (alloc: string, blobber: string): string =>
+      w.c.rest("allocation", { allocation: alloc }).blobber_details.find((d: { blobber_id: string }) => d.blobber_id === blobber)
+        ?.stats?.latest_closed_challenge ?? "";
+    let kept = "";
+    let blobber = "";
+    for (let s = 1; s <= 6000 && kept === ""; s++) {
+      w.c.now += 1;
+      w.c.tick();
+      answerAll();
+      // a small pair's latest closed challenge no longer among its blobber's recent ones
+      for (const b of w.bs) {
+        const id = latestOf(small, b.blobber.id);
+        if (id === "") continue;
+        const recent = (w.c.rest("closedchallenges", { blobber: b.blobber.id }).challenges as Ch[]).map((c) => c.id);
+        if (!recent.includes(id)) {
+          kept = id;
+          blobber = b.blobber.id;
+        }
+      }
+    }
+    assert.ok(kept !== "", "a small pair's latest closed challenge fell out of its blobber's recent list");
+    assert.equal(w.c.rest("getchallenge", { challenge: kept }).status, "passed", "still readable: it is its pair's latest");
+    for (let s = 1; s <= 6000 && latestOf(small, blobber) === kept; s++) {
+      w.c.now += 1;
+      w.c.tick();
+      answerAll();
+    }
+    assert.notEqual(latestOf(small, blobber), kept, "the pair closed another");
+    assert.throws(() => w.c.rest("getchallenge", { challenge: kept }), /value not present/);
+  });
 });
