@@ -13,32 +13,21 @@
 // challenge pools) is what the honest reads and writes give: nothing moved without its owner's signature.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
-import { findFreeBase } from "../../src/localnet/ports.js";
-import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
+import { getScheme } from "../../src/core/schemes.js";
+import type { LocalnetLayout } from "../../src/localnet/layout.js";
 import { loadKeysFile } from "../../src/nodes/config/operator.js";
 import { walletFromKeys } from "../../src/nodes/provider/chain.js";
 import * as sdk from "../../src/sdk/index.js";
-import {
-  BlobberPages,
-  FileRoutes,
-  lookupHash,
-  type ReadMarker,
-  readCost,
-  signAuthTicket,
-  signReadMarker,
-} from "../../src/storage/index.js";
+import { FileRoutes, lookupHash, type ReadMarker, readCost, signAuthTicket, signReadMarker } from "../../src/storage/index.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
-import { json, waitFor } from "../support/poll.js";
+import { waitFor } from "../support/poll.js";
+import { type StorageLocalnet, startStorageLocalnet } from "../support/storage-localnet.js";
 import { signerOf } from "../support/storage-net.js";
 
 const BLOCK = 64 * 1024;
@@ -122,71 +111,35 @@ async function blobberProxy(target: string) {
 const sum = (xs: bigint[]) => xs.reduce((t, x) => t + x, 0n);
 
 describe("the cheapest storage attacks on a real local network move no token", { timeout: 600_000 }, () => {
+  let net: StorageLocalnet;
   let layout: LocalnetLayout;
-  const nodes: RunningNode[] = [];
   let cfg = "";
-  let dir = "";
-  let sharder = "";
   let chain: sdk.ChainClient;
-  const transport = new sdk.HttpTransport();
+  let transport: sdk.HttpTransport;
   const zbox = (args: string[], wallet = "wallet.json"): Promise<CliRun> => runCli("zbox", [...args, "--silent"], cfg, wallet);
-  const screst = <T>(endpoint: string, q: Record<string, string>) =>
-    json<T>(`${sharder}/v1/screst/${sdk.ScAddress.storage}/${endpoint}?${new URLSearchParams(q)}`);
+  const screst = <T>(endpoint: string, q: Record<string, string>) => net.screst<T>(endpoint, q);
   const balanceOf = async (id: string) => (await chain.getBalance(id))?.balance ?? 0n;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "cairn-e2e-adversary-"));
-    const basePort = await findFreeBase({ offsets: [...portOffsets(1, 1, 2), 99] });
-    layout = await createLocalnetLayout(dir, {
-      miners: 1,
-      sharders: 1,
-      blobbers: 2,
-      basePort,
-      softTimeout: "1s",
-      proposalWait: "50ms",
+    net = await startStorageLocalnet("cairn-e2e-adversary-", (l, dir) => {
+      // no challenges: their rewards would move tokens the attacks do not
+      const sc = join(dir, "genesis", "sc.yaml");
+      const text = readFileSync(sc, "utf8");
+      assert.match(text, /challenge_enabled: true\n/);
+      writeFileSync(sc, text.replace(/challenge_enabled: true\n/, "challenge_enabled: false\n"));
+      // a dear write price, so a small write pool pays a small file and not a few MB more
+      for (const p of l.providers ?? []) {
+        const y = p.blobber.configFile;
+        const t = readFileSync(y, "utf8");
+        assert.match(t, /^write_price: 0\.1$/m);
+        writeFileSync(y, t.replace(/^write_price: 0\.1$/m, "write_price: 50"));
+      }
     });
-    // no challenges: their rewards would move tokens the attacks do not
-    const sc = join(dir, "genesis", "sc.yaml");
-    const text = readFileSync(sc, "utf8");
-    assert.match(text, /challenge_enabled: true\n/);
-    writeFileSync(sc, text.replace(/challenge_enabled: true\n/, "challenge_enabled: false\n"));
-    // a dear write price, so a small write pool pays a small file and not a few MB more
-    for (const p of layout.providers ?? []) {
-      const y = p.blobber.configFile;
-      const t = readFileSync(y, "utf8");
-      assert.match(t, /^write_price: 0\.1$/m);
-      writeFileSync(y, t.replace(/^write_price: 0\.1$/m, "write_price: 50"));
-    }
-    cfg = layout.clientConfigDir;
-    sharder = layout.sharders[0]?.url ?? "";
-    const logs = join(dir, "logs");
-    const bw = startNode(layout.blockworker, logs);
-    nodes.push(bw);
-    await waitReady(bw, "/", 20_000);
-    for (const n of [...layout.sharders, ...layout.miners]) nodes.push(startNode(n, logs));
-    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
-    const providers = layout.providers ?? [];
-    const first = nodes.length;
-    for (const p of providers) nodes.push(startNode(p.validator, logs), startNode(p.blobber, logs));
-    for (const n of nodes.slice(first)) await waitReady(n, BlobberPages.diagnosticsJson.path, 60_000);
-    await initCrypto();
-    chain = new sdk.ChainClient({
-      blockWorker: `${layout.blockworker.url}/dns`,
-      chainId: layout.chainId,
-      transport,
-      scheme: getScheme("bls0chain"),
-    });
-    await registerAndStake(
-      chain,
-      providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
-      { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 120_000 },
-    );
+    ({ layout, cfg, chain, transport } = net);
   });
 
   after(async () => {
-    await transport.close();
-    await stopNodes(nodes);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await net?.close();
   });
 
   it("forged payer, dictated counter, bearer replay and an over-pool write are refused; every balance is the honest one", async (t) => {

@@ -6,30 +6,15 @@
 // challenge; restarted, it answers that challenge.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
-import { findFreeBase } from "../../src/localnet/ports.js";
-import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
-import * as sdk from "../../src/sdk/index.js";
+import type { LocalnetLayout } from "../../src/localnet/layout.js";
+import { type RunningNode, startNode, waitReady } from "../../src/localnet/processes.js";
 import { BlobberPages } from "../../src/storage/api.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
-import { json, waitFor } from "../support/poll.js";
+import { waitFor } from "../support/poll.js";
+import { type StorageLocalnet, startStorageLocalnet } from "../support/storage-localnet.js";
 
 interface Stats {
   num_success_challenges: number;
@@ -50,66 +35,27 @@ function filesUnder(dir: string): string[] {
 }
 
 describe("proof of storage on a real local network", { timeout: 600_000 }, () => {
+  let net: StorageLocalnet;
   let layout: LocalnetLayout;
-  const nodes: RunningNode[] = [];
+  let nodes: RunningNode[] = [];
   let cfg = "";
-  let dir = "";
   let logs = "";
-  let sharder = "";
   const zbox = (args: string[]): Promise<CliRun> => runCli("zbox", [...args, "--silent"], cfg);
-  const screst = <T>(endpoint: string, q: Record<string, string>) =>
-    json<T>(`${sharder}/v1/screst/${sdk.ScAddress.storage}/${endpoint}?${new URLSearchParams(q)}`);
+  const screst = <T>(endpoint: string, q: Record<string, string>) => net.screst<T>(endpoint, q);
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), "cairn-e2e-challenges-"));
-    const basePort = await findFreeBase({ offsets: [...portOffsets(1, 1, 2), 99] });
-    layout = await createLocalnetLayout(dir, {
-      miners: 1,
-      sharders: 1,
-      blobbers: 2,
-      basePort,
-      softTimeout: "1s",
-      proposalWait: "50ms",
+    net = await startStorageLocalnet("cairn-e2e-challenges-", (_layout, dir) => {
+      // challenges every few seconds for the MiB stored (npm start: about one per MiB per minute)
+      const sc = join(dir, "genesis", "sc.yaml");
+      const text = readFileSync(sc, "utf8");
+      assert.match(text, /challenge_rate_per_mb_min: 1\n/);
+      writeFileSync(sc, text.replace(/challenge_rate_per_mb_min: 1\n/, "challenge_rate_per_mb_min: 20\n"));
     });
-    // challenges every few seconds for the MiB stored (npm start: about one per MiB per minute)
-    const sc = join(dir, "genesis", "sc.yaml");
-    const text = readFileSync(sc, "utf8");
-    assert.match(text, /challenge_rate_per_mb_min: 1\n/);
-    writeFileSync(sc, text.replace(/challenge_rate_per_mb_min: 1\n/, "challenge_rate_per_mb_min: 20\n"));
-    cfg = layout.clientConfigDir;
-    sharder = layout.sharders[0]?.url ?? "";
-    logs = join(dir, "logs");
-    const bw = startNode(layout.blockworker, logs);
-    nodes.push(bw);
-    await waitReady(bw, "/", 20_000);
-    for (const n of [...layout.sharders, ...layout.miners]) nodes.push(startNode(n, logs));
-    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
-    const providers = layout.providers ?? [];
-    const first = nodes.length;
-    for (const p of providers) nodes.push(startNode(p.validator, logs), startNode(p.blobber, logs));
-    for (const n of nodes.slice(first)) await waitReady(n, BlobberPages.diagnosticsJson.path, 60_000);
-    await initCrypto();
-    const transport = new sdk.HttpTransport();
-    try {
-      const client = new sdk.ChainClient({
-        blockWorker: `${layout.blockworker.url}/dns`,
-        chainId: layout.chainId,
-        transport,
-        scheme: getScheme("bls0chain"),
-      });
-      await registerAndStake(
-        client,
-        providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
-        { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 120_000 },
-      );
-    } finally {
-      await transport.close();
-    }
+    ({ layout, nodes, cfg, logs } = net);
   });
 
   after(async () => {
-    await stopNodes(nodes);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await net?.close();
   });
 
   it("upload, challenges pass; a corrupted object file fails its challenge and the stake shrinks", async () => {

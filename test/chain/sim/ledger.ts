@@ -33,10 +33,14 @@ export function stateRoot(balances: Balances): string {
 
 /** The sim's genesis block (round 0). */
 export function simGenesis(chainId: string): Block {
-  const state_hash = stateRoot(genesisBalances());
+  return simGenesisBlock(chainId, stateRoot(genesisBalances()), "sim-genesis", 0);
+}
+
+/** A sim chain's genesis block over the state root `stateHash` (its hash: `sha3("{tag}|{chainId}|{stateHash}")`). */
+export function simGenesisBlock(chainId: string, stateHash: string, tag: string, creationDate: number): Block {
   return {
     version: "1.0",
-    creation_date: 0,
+    creation_date: creationDate,
     latest_finalized_magic_block_hash: "",
     latest_finalized_magic_block_round: 0,
     prev_hash: "",
@@ -45,15 +49,63 @@ export function simGenesis(chainId: string): Block {
     round: 0,
     round_random_seed: 0n,
     round_timeout_count: 0,
-    state_hash,
+    state_hash: stateHash,
     transactions: [],
     verification_tickets: [],
-    hash: sha3(`sim-genesis|${chainId}|${state_hash}`),
+    hash: sha3(`${tag}|${chainId}|${stateHash}`),
     signature: "",
     chain_id: chainId,
     chain_weight: 0,
     running_txn_count: 0,
   };
+}
+
+/** A sim block on `parent` (every sim ledger's header); `hash` is left to fill once `state_hash` is known. */
+export function simBlock(o: {
+  chainId: string;
+  genesisHash: string;
+  minerId: string;
+  parent: Block;
+  round: number;
+  seed: bigint;
+  timeoutCount: number;
+  creationDate: number;
+  transactions: Transaction[];
+  stateHash: string;
+}): Block {
+  return {
+    version: "1.0",
+    creation_date: o.creationDate,
+    latest_finalized_magic_block_hash: o.genesisHash,
+    latest_finalized_magic_block_round: 0,
+    prev_hash: o.parent.hash,
+    prev_verification_tickets: [],
+    miner_id: o.minerId,
+    round: o.round,
+    round_random_seed: o.seed,
+    round_timeout_count: o.timeoutCount,
+    state_hash: o.stateHash,
+    transactions: o.transactions,
+    verification_tickets: [],
+    hash: "",
+    signature: "",
+    chain_id: o.chainId,
+    chain_weight: 0,
+    running_txn_count: o.parent.running_txn_count + o.transactions.length,
+  };
+}
+
+/**
+ * The header checks of every sim ledger before it replays a block: parent, chain, transaction hashes (by
+ * `hashOf`), block hash ({@link simBlockHash}), running transaction count.
+ */
+export function checkSimBlock(block: Block, parent: Block, chainId: string, hashOf: (t: Transaction) => string): void {
+  if (block.prev_hash !== parent.hash) throw codedError("invalid_block", "prev_hash does not name the parent");
+  if (block.chain_id !== chainId) throw codedError("invalid_block", `chain ${block.chain_id}`);
+  for (const t of block.transactions) if (t.hash !== hashOf(t)) throw codedError("hash_mismatch", `transaction ${t.hash}`);
+  if (block.hash !== simBlockHash(block)) throw codedError("hash_mismatch", `block ${block.hash}`);
+  if (block.running_txn_count !== parent.running_txn_count + block.transactions.length)
+    throw codedError("invalid_block", `running_txn_count ${block.running_txn_count}`);
 }
 
 /** Transaction hash (reference formula: creation_date:client_id:to_client_id:value:sha3(data)). */
@@ -169,26 +221,18 @@ export class ToyLedger implements BlockLogic {
         // dropped
       }
     }
-    const block: Block = {
-      version: "1.0",
-      creation_date,
-      latest_finalized_magic_block_hash: this.genesis.hash,
-      latest_finalized_magic_block_round: 0,
-      prev_hash: parent.hash,
-      prev_verification_tickets: [],
-      miner_id: this.minerId,
+    const block = simBlock({
+      chainId: this.chainId,
+      genesisHash: this.genesis.hash,
+      minerId: this.minerId,
+      parent,
       round,
-      round_random_seed: seed,
-      round_timeout_count: timeoutCount,
-      state_hash: stateRoot(state),
+      seed,
+      timeoutCount,
+      creationDate: creation_date,
       transactions,
-      verification_tickets: [],
-      hash: "",
-      signature: "",
-      chain_id: this.chainId,
-      chain_weight: 0,
-      running_txn_count: parent.running_txn_count + transactions.length,
-    };
+      stateHash: stateRoot(state),
+    });
     block.hash = simBlockHash(block);
     this.states.set(block.hash, state);
     return block;
@@ -197,12 +241,7 @@ export class ToyLedger implements BlockLogic {
   validate(block: Block, parent: Block): void {
     const base = this.states.get(parent.hash);
     if (!base) throw codedError("state_node_missing", `no state for parent ${parent.hash}`);
-    if (block.prev_hash !== parent.hash) throw codedError("invalid_block", "prev_hash does not name the parent");
-    if (block.chain_id !== this.chainId) throw codedError("invalid_block", `chain ${block.chain_id}`);
-    for (const t of block.transactions) if (t.hash !== txnHash(t)) throw codedError("hash_mismatch", `transaction ${t.hash}`);
-    if (block.hash !== simBlockHash(block)) throw codedError("hash_mismatch", `block ${block.hash}`);
-    if (block.running_txn_count !== parent.running_txn_count + block.transactions.length)
-      throw codedError("invalid_block", `running_txn_count ${block.running_txn_count}`);
+    checkSimBlock(block, parent, this.chainId, txnHash);
     const state = applyTransfers(base, block.transactions);
     if (stateRoot(state) !== block.state_hash) throw codedError("invalid_block", `block ${block.hash} state root`);
     this.states.set(block.hash, state);

@@ -47,6 +47,7 @@ import {
   walkTree,
 } from "../../../src/storage/index.js";
 import { poolsTotal, walletsTotal } from "../../contracts/storage/chain.js";
+import { checkSimBlock, simBlock, simBlockHash, simGenesisBlock } from "./ledger.js";
 
 const SA = STORAGE_ADDRESS;
 const ZCN = 10_000_000_000n;
@@ -405,46 +406,9 @@ export function executeStorageBlock(w: StorageWorld, root: string, b: Block): st
   return r.root;
 }
 
-/** The sim's block hash for storage blocks (header, transactions, state root). */
-export function storageBlockHash(b: Block): string {
-  const txRoot = sha3(b.transactions.map((t) => t.hash).join(""));
-  return sha3(
-    [
-      b.miner_id,
-      b.prev_hash,
-      b.creation_date,
-      b.round,
-      b.round_random_seed,
-      b.round_timeout_count,
-      txRoot,
-      b.state_hash,
-      b.chain_id,
-    ].join(":"),
-  );
-}
-
 /** The genesis block of a storage run: its state is the world's. */
 export function storageGenesisBlock(chainId: string, w: StorageWorld): Block {
-  return {
-    version: "1.0",
-    creation_date: STORAGE_T0,
-    latest_finalized_magic_block_hash: "",
-    latest_finalized_magic_block_round: 0,
-    prev_hash: "",
-    prev_verification_tickets: [],
-    miner_id: "",
-    round: 0,
-    round_random_seed: 0n,
-    round_timeout_count: 0,
-    state_hash: w.root,
-    transactions: [],
-    verification_tickets: [],
-    hash: sha3(`sim-storage-genesis|${chainId}|${w.root}`),
-    signature: "",
-    chain_id: chainId,
-    chain_weight: 0,
-    running_txn_count: 0,
-  };
+  return simGenesisBlock(chainId, w.root, "sim-storage-genesis", STORAGE_T0);
 }
 
 /** Block logic of one sim miner over the storage contract. */
@@ -479,28 +443,20 @@ export class StorageLedger implements BlockLogic {
     const creation_date = Math.max(parent.creation_date, STORAGE_T0 + Math.floor(nowMs / 1000));
     // a blobber's answer reaches this generator in time, or only for a later block (a slow network)
     const transactions = challengeAnswers(this.world, base, creation_date).filter(() => !this.rng.chance(0.2));
-    const block: Block = {
-      version: "1.0",
-      creation_date,
-      latest_finalized_magic_block_hash: this.genesis.hash,
-      latest_finalized_magic_block_round: 0,
-      prev_hash: parent.hash,
-      prev_verification_tickets: [],
-      miner_id: this.minerId,
+    const block = simBlock({
+      chainId: this.chainId,
+      genesisHash: this.genesis.hash,
+      minerId: this.minerId,
+      parent,
       round,
-      round_random_seed: seed,
-      round_timeout_count: timeoutCount,
-      state_hash: "",
+      seed,
+      timeoutCount,
+      creationDate: creation_date,
       transactions,
-      verification_tickets: [],
-      hash: "",
-      signature: "",
-      chain_id: this.chainId,
-      chain_weight: 0,
-      running_txn_count: parent.running_txn_count + transactions.length,
-    };
+      stateHash: "",
+    });
     block.state_hash = executeStorageBlock(this.world, base, block);
-    block.hash = storageBlockHash(block);
+    block.hash = simBlockHash(block);
     this.roots.set(block.hash, block.state_hash);
     return block;
   }
@@ -508,14 +464,8 @@ export class StorageLedger implements BlockLogic {
   validate(block: Block, parent: Block): void {
     const base = this.roots.get(parent.hash);
     if (base === undefined) throw codedError("state_node_missing", `no state for parent ${parent.hash}`);
-    if (block.prev_hash !== parent.hash) throw codedError("invalid_block", "prev_hash does not name the parent");
-    if (block.chain_id !== this.chainId) throw codedError("invalid_block", `chain ${block.chain_id}`);
+    checkSimBlock(block, parent, this.chainId, transactionHash);
     if (block.creation_date < parent.creation_date) throw codedError("invalid_block", "block time before its parent's");
-    for (const t of block.transactions)
-      if (t.hash !== transactionHash(t)) throw codedError("hash_mismatch", `transaction ${t.hash}`);
-    if (block.hash !== storageBlockHash(block)) throw codedError("hash_mismatch", `block ${block.hash}`);
-    if (block.running_txn_count !== parent.running_txn_count + block.transactions.length)
-      throw codedError("invalid_block", `running_txn_count ${block.running_txn_count}`);
     const root = executeStorageBlock(this.world, base, block);
     if (root !== block.state_hash) throw codedError("invalid_block", `block ${block.hash} state root`);
     this.roots.set(block.hash, root);
