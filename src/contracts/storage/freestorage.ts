@@ -85,7 +85,8 @@ export interface Funded {
 export const freeStorageAssignerKey = (name: string): string => `${STORAGE_ADDRESS}:freestorageassigner:${name}`;
 
 function conf(c: StorageConfig): FreeStorageConfig {
-  return c.free_storage ?? DEFAULT_FREE_STORAGE;
+  const fc = c.free_storage ?? DEFAULT_FREE_STORAGE;
+  return c.owner_id ? { ...fc, owner: c.owner_id } : fc;
 }
 
 export function getFreeStorageAssigner(state: Parameters<typeof getTyped>[0], name: string): FreeStorageAssigner | undefined {
