@@ -85,9 +85,11 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     const reason = /is not the owner of allocation \w+ and sent no auth ticket/;
     const list = await zB("list", "--allocation", allocation, "--remotepath", "/docs");
     assert.equal(list.code, 1);
+    assert.match(list.err, /^list_request_failed: Failed to get list response from the blobbers: /);
     assert.equal(count(list.err, reason), 4, list.err);
     const meta = await zB("meta", "--allocation", allocation, "--remotepath", "/docs/report.pdf");
     assert.equal(meta.code, 1);
+    assert.match(meta.err, /^file_meta_error: Error getting the file meta data from blobbers: /);
     assert.equal(count(meta.err, reason), 4, meta.err);
     const stats = await zB("stats", "--allocation", allocation, "--remotepath", "/docs/report.pdf");
     assert.equal(stats.code, 1);
