@@ -206,7 +206,7 @@ export async function main(argv: string[]): Promise<void> {
         if (hasFreeStorage(dir)) {
           const did = await registerFreeStorageAssigner(client, dir);
           const rel = relative(process.cwd(), dir) || ".";
-          freeLine = `  npx cairn-free-marker --dir ${rel} --recipient <your client id> && npx zbox --configDir ${relative(process.cwd(), layout.clientConfigDir) || "."} newallocation --free_storage marker.json   (free storage: up to ${LOCALNET_ASSIGNER.individual_limit} tokens a marker, assigner ${did === "added" ? "added" : "in place"})\n`;
+          freeLine = `  npx cairn-free-marker --dir ${rel} --recipient <client id>   (free storage: a signed marker.json for \`zbox newallocation --free_storage marker.json\`; assigner ${did === "added" ? "added" : "in place"}, up to ${LOCALNET_ASSIGNER.individual_limit} tokens a marker)\n`;
         }
       } catch (err) {
         storageNote = `\nWARNING: the storage network is not ready: ${(err as Error).message}\nSee the blobber logs (${join(dir, "blobber1", "log")}) and dashboards.\n`;
