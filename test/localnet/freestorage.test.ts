@@ -1,10 +1,12 @@
 // Free storage as `npm start` sets it up, on the in-process network (3 miners, 1 sharder, 4 blobbers, manual
 // clock): the network's own storage contract owner (sc.yaml `owner_id`, funded at genesis) adds the local assigner,
-// `cairn-free-marker` signs a marker for a wallet that never held a token, and `zbox newallocation --free_storage`
-// and `updateallocation --free_storage` redeem markers. A marker used twice, another recipient's marker and one over
+// `cairn-free-marker` signs a marker for a wallet that never held a token, `zbox newallocation --free_storage` and
+// `updateallocation --free_storage` redeem markers, and that wallet uploads and reads back a file (the marker funds
+// the write pool and, by read_pool_fraction, the read pool). A marker used twice, another recipient's marker and one over
 // the assigner's limit are refused.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -108,8 +110,28 @@ describe("free storage on the local network", { timeout: 600_000 }, () => {
     assert.equal(made.code, 0, made.err);
     const id = /^Allocation created: ([0-9a-f]{64})$/m.exec(made.out)?.[1] ?? "";
     assert.ok(id, made.out);
-    assert.equal(await writePool(alice), 2n * ZCN, "the marker's tokens fund the write pool");
+    assert.equal(await writePool(alice), (8n * ZCN) / 5n, "the marker's tokens fund the write pool (0.8 of them)...");
+    const rp = await drive(sdk.storage.getReadPoolStat(client, alice.client_id));
+    assert.equal(BigInt(rp.pools[0]?.balance ?? 0), (2n * ZCN) / 5n, "...and the read pool (0.2), to read back");
     assert.equal((await drive(client.getBalance(alice.client_id)))?.balance ?? 0n, 0n, "alice never held a token");
+    // a wallet without a token stores a file and reads it back
+    const bytes = new Uint8Array(randomBytes(100_000));
+    writeFileSync(join(tmp, "hello.bin"), bytes);
+    const put = await zbox(
+      alice,
+      "upload",
+      "--allocation",
+      id,
+      "--localpath",
+      join(tmp, "hello.bin"),
+      "--remotepath",
+      "/hello.bin",
+    );
+    assert.equal(put.code, 0, put.err);
+    const back = join(tmp, "back.bin");
+    const down = await zbox(alice, "download", "--allocation", id, "--remotepath", "/hello.bin", "--localpath", back);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(new Uint8Array(readFileSync(back)), bytes);
 
     await clock.advance(1000); // the same transaction in the same second would be a duplicate, not a reuse
     const again = await zbox(alice, "newallocation", "--free_storage", m1.file, ...size);
@@ -135,7 +157,7 @@ describe("free storage on the local network", { timeout: 600_000 }, () => {
     const up = await zbox(alice, "updateallocation", "--allocation", id, "--free_storage", m2.file);
     assert.equal(up.code, 0, up.err);
     assert.match(up.out, /^Allocation updated with txId : [0-9a-f]{64}$/m);
-    assert.equal(await writePool(alice), (7n * ZCN) / 2n);
+    assert.equal(await writePool(alice), (31n * ZCN) / 10n, "1.6 + the update's 1.5");
     // bob redeems his own marker
     const bobs = await zbox(bob, "newallocation", "--free_storage", theirs.file, ...size);
     assert.equal(bobs.code, 0, bobs.err);
