@@ -4,6 +4,7 @@
  * clock (a `ManualClock` in tests, so every timer and timeout moves only when the test says so).
  */
 
+import type { InitialState } from "../chain/genesis.js";
 import type { Block, MagicBlock } from "../chain/types.js";
 import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
 import { getScheme } from "../core/schemes.js";
@@ -57,6 +58,8 @@ export interface InProcessOptions {
   blobbers?: number;
   /** Storage contract settings of the genesis state (challenge rate, validators per challenge, …; sc.yaml `storagesc`). */
   storageSettings?: NonNullable<Parameters<typeof contractGenesis>[2]>["storage"];
+  /** More genesis balances (e.g. the storage contract's owner of `freestorage.ts`). */
+  extraStates?: InitialState[];
   /** The blobbers' `challenge_completion_time` (default: the 2 min of `npm start`'s blobber yaml). */
   challengeCompletionTimeMs?: number;
   /** Where blobber `n` (1-based) keeps its data (default: a `MemoryKV` and a `MemoryShardStore`; lmdb and files for a test of lost data directories). */
@@ -122,7 +125,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
   const p = ports({});
   const generated = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
   const g = await generateGenesis({
-    extraStates: providerGenesisStates(generated),
+    extraStates: [...providerGenesisStates(generated), ...(opts.extraStates ?? [])],
     miners: opts.miners ?? 3,
     sharders: opts.sharders ?? 1,
     host: HOST,

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { parse as yamlParse, stringify as yamlStringify } from "yaml";
 import type { MagicNode } from "../chain/types.js";
 import * as sdk from "../sdk/index.js";
+import { createFreeStorageWallets } from "./freestorage.js";
 import { generateGenesis } from "./genesis.js";
 import type { NodeProcessSpec } from "./processes.js";
 import { blobberYaml, generateProviders, providerGenesisStates, validatorYaml } from "./providers.js";
@@ -103,14 +104,18 @@ export const LOCALNET_STORAGE_SC = {
   failed_challenges_to_cancel: 5,
 } as const;
 
-/** sc.yaml text: `development.view_change` and the miner contract's settings. */
-export function scConfigYaml(viewChange: boolean, minerSc: LayoutOptions["minerSc"] = {}): string {
+/**
+ * sc.yaml text: `development.view_change`, the miner contract's settings and the storage contract's (with its
+ * `owner_id`, who adds free storage assigners, when given).
+ */
+export function scConfigYaml(viewChange: boolean, minerSc: LayoutOptions["minerSc"] = {}, storageOwner?: string): string {
   return `# Genesis settings of the miner contract, shared by every node of this chain (read at each start to rebuild
 # the genesis block: changing them makes a different chain; start a new one with --fresh).
 # development.view_change: false keeps the genesis miners and sharders; stake pools are then settled every
 # reward_round_frequency rounds. true: view changes by the miners' DKG, phases of *_rounds rounds each.
-# storagesc: proofs of storage — challenges per MiB stored per minute, validators per challenge, slashing.
-${yamlStringify({ development: { view_change: viewChange }, smart_contracts: { minersc: { ...LOCALNET_MINER_SC, ...minerSc }, storagesc: LOCALNET_STORAGE_SC } })}`;
+# storagesc: proofs of storage — challenges per MiB stored per minute, validators per challenge, slashing;
+# owner_id: the wallet that adds free storage assigners (free-storage/owner_wallet.json of a local network).
+${yamlStringify({ development: { view_change: viewChange }, smart_contracts: { minersc: { ...LOCALNET_MINER_SC, ...minerSc }, storagesc: { ...LOCALNET_STORAGE_SC, ...(storageOwner ? { owner_id: storageOwner } : {}) } } })}`;
 }
 
 /** Port assignment of a local network. `miner`/`sharder` take 0-based indexes, `blobber`/`validator` 1-based N. */
@@ -161,6 +166,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   const tlsYaml = tls && { cert_file: "../tls/node.pem", key_file: "../tls/node-key.pem", ca_file: "../tls/ca.pem" };
   const caFileOf = tls ? { caFile: tls.caFile } : {};
   const providers = await generateProviders(opts.blobbers ?? 0, p.blobber, p.validator);
+  const free = createFreeStorageWallets(dir);
   const g = await generateGenesis({
     miners: opts.miners,
     sharders: opts.sharders,
@@ -169,7 +175,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     minerPort: p.miner,
     sharderPort: p.sharder,
     nowSec: opts.nowSec ?? Math.floor(sdk.systemNow() / 1000),
-    extraStates: providerGenesisStates(providers),
+    extraStates: [...providerGenesisStates(providers), ...free.states],
   });
   const { miners, sharders } = g;
   const mb = g.magicBlock;
@@ -178,7 +184,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   sdk.writeFileAtomic(join(genesisDir, "magic_block.json"), `${JSON.stringify(mb, null, 2)}\n`);
   const initialStates = g.initialStates.map((s) => ({ id: s.id, tokens: s.tokens }));
   sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
-  sdk.writeFileAtomic(join(genesisDir, "sc.yaml"), scConfigYaml(opts.viewChange ?? false, opts.minerSc));
+  sdk.writeFileAtomic(join(genesisDir, "sc.yaml"), scConfigYaml(opts.viewChange ?? false, opts.minerSc, free.ownerId));
 
   const consensus = {
     soft_timeout: opts.softTimeout ?? "3s",

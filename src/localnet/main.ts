@@ -16,6 +16,7 @@ import { getScheme, initCrypto } from "../core/schemes.js";
 import { type Clock, SystemClock } from "../nodes/io/clock.js";
 import * as sdk from "../sdk/index.js";
 import { BlobberPages } from "../storage/api.js";
+import { hasFreeStorage, LOCALNET_ASSIGNER, registerFreeStorageAssigner } from "./freestorage.js";
 import {
   addLocalnetNode,
   createLocalnetLayout,
@@ -184,6 +185,7 @@ export async function main(argv: string[]): Promise<void> {
     console.log("Waiting for blocks to finalize...");
     const round = await waitFinalized(sharderUrl, 3, 120_000, clock);
     let storageNote = "";
+    let freeLine = "";
     if (providers.length > 0) {
       await Promise.all(running.slice(firstProvider).map((n) => waitReady(n, BlobberPages.diagnosticsJson.path, 120_000)));
       console.log("Waiting for the blobbers to register, then staking them from their delegate wallets...");
@@ -201,6 +203,11 @@ export async function main(argv: string[]): Promise<void> {
           providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
           { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), timeoutMs: 120_000 },
         );
+        if (hasFreeStorage(dir)) {
+          const did = await registerFreeStorageAssigner(client, dir);
+          const rel = relative(process.cwd(), dir) || ".";
+          freeLine = `  npx cairn-free-marker --dir ${rel} --recipient <client id>   (free storage: a signed marker.json for \`zbox newallocation --free_storage marker.json\`; assigner ${did === "added" ? "added" : "in place"}, up to ${LOCALNET_ASSIGNER.individual_limit} tokens a marker)\n`;
+        }
       } catch (err) {
         storageNote = `\nWARNING: the storage network is not ready: ${(err as Error).message}\nSee the blobber logs (${join(dir, "blobber1", "log")}) and dashboards.\n`;
       } finally {
@@ -250,7 +257,7 @@ ${
     ? `  npx zbox --configDir ${cfgDir} ls-blobbers
   npx zbox --configDir ${cfgDir} newallocation --lock 1
   npx zbox --configDir ${cfgDir} listallocations
-`
+${freeLine}`
     : ""
 }
 Press Ctrl-C to stop the network.`);

@@ -54,6 +54,8 @@ export const STORAGE_SC_VIEWS = [
   "openchallenges",
   "getchallenge",
   "challenges",
+  /** Cairn's: a free storage assigner by `name` (limits, redeemed, fund). */
+  "free_storage_assigner",
 ] as const;
 
 export type StorageScView = (typeof STORAGE_SC_VIEWS)[number];

@@ -10,14 +10,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { zboxMain } from "../../src/cli/zbox.js";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet } from "../../src/core/wallet.js";
-import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import { initCrypto } from "../../src/core/schemes.js";
+import type { createWallet } from "../../src/core/wallet.js";
+import type { InProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
-import { runInProcess } from "../support/cli-inprocess.js";
-import { newAllocation, pour as pourTokens, stakeProviders, writeCliConfig } from "../support/cli-network.js";
+import { newAllocation, type WalletsOnNetwork, walletsOnNetwork } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -36,15 +34,10 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
   const bytes = new Uint8Array(randomBytes(300_000));
   const { drive } = virtualTime(clock);
 
-  const cfgOf = (w: Wallet) => join(tmp, w.client_id.slice(0, 8));
-  const as =
-    (w: Wallet) =>
-    (...args: string[]) =>
-      runInProcess(zboxMain, [...args, "--configDir", cfgOf(w), "--silent"], { transport: net.transport, clock, drive });
-  const zA = (...args: string[]) => as(alice)(...args);
-  const zB = (...args: string[]) => as(bob)(...args);
-  const zC = (...args: string[]) => as(carol)(...args);
-  const pour = (w: Wallet) => pourTokens({ net, client, clock, drive }, w);
+  let as: WalletsOnNetwork["zbox"];
+  const zA = (...args: string[]) => as("alice")(...args);
+  const zB = (...args: string[]) => as("bob")(...args);
+  const zC = (...args: string[]) => as("carol")(...args);
   const readPool = async (w: Wallet): Promise<bigint> => {
     const st = await drive(sdk.storage.getReadPoolStat(client, w.client_id).catch(() => ({ pools: [] })));
     return st.pools.reduce((s, p) => s + BigInt(p.balance), 0n);
@@ -61,17 +54,9 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
 
   before(async () => {
     await initCrypto();
-    alice = createWallet(getScheme("bls0chain"));
-    bob = createWallet(getScheme("bls0chain"));
-    carol = createWallet(getScheme("bls0chain"));
-    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = net.client();
-    await stakeProviders({ net, client, clock, drive });
-    for (const w of [alice, bob, carol]) {
-      await drive(client.registerClient(w));
-      writeCliConfig(cfgOf(w), net, w);
-    }
-    for (const w of [alice, alice, carol]) await pour(w);
+    const s = await walletsOnNetwork({ clock, drive, tmp, names: ["alice", "bob", "carol"], pours: ["alice", "alice", "carol"] });
+    ({ net, client, zbox: as } = s);
+    [alice, bob, carol] = s.wallets as [Wallet, Wallet, Wallet];
     allocation = await newAllocation({ net, client, clock, drive }, alice);
     const local = join(tmp, "plan.txt");
     writeFileSync(local, bytes);

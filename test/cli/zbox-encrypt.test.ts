@@ -10,16 +10,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { zboxMain } from "../../src/cli/zbox.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet } from "../../src/core/wallet.js";
-import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import type { createWallet } from "../../src/core/wallet.js";
+import type { InProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { encryptionKeys, SEGMENT_PLAIN, sealedSize } from "../../src/storage/encryption.js";
 import { signAuthTicket } from "../../src/storage/index.js";
-import { runInProcess } from "../support/cli-inprocess.js";
-import { newAllocation, pour, stakeProviders, writeCliConfig } from "../support/cli-network.js";
+import { newAllocation, type WalletsOnNetwork, walletsOnNetwork } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -40,11 +38,7 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
   const sizes = { one: 1, segment: SEGMENT_PLAIN, stripe: 2 * 65536, many: 2_500_000 + 17 };
   const data = Object.fromEntries(Object.entries(sizes).map(([k, n]) => [k, new Uint8Array(randomBytes(n))]));
 
-  const cfgOf = (name: string) => join(tmp, name);
-  const as =
-    (dir: string) =>
-    (...args: string[]) =>
-      runInProcess(zboxMain, [...args, "--configDir", cfgOf(dir), "--silent"], { transport: net.transport, clock, drive });
+  let as: WalletsOnNetwork["zbox"];
   const zA = (...args: string[]) => as("alice")(...args);
   const zB = (...args: string[]) => as("bob")(...args);
   const zC = (...args: string[]) => as("carol")(...args);
@@ -61,25 +55,16 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
 
   before(async () => {
     await initCrypto();
-    alice = createWallet(getScheme("bls0chain"));
-    bob = createWallet(getScheme("bls0chain"));
-    carol = createWallet(getScheme("bls0chain"));
-    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = net.client();
-    await stakeProviders({ net, client, clock, drive });
-    const dirs: [string, Wallet][] = [
-      ["alice", alice],
-      ["bob", bob],
-      ["carol", carol],
-      ["alice-nomnemonic", { ...alice, mnemonics: "" }],
-    ];
-    for (const w of [alice, bob, carol]) await drive(client.registerClient(w));
-    for (const [name, w] of dirs) {
-      writeCliConfig(cfgOf(name), net, w);
-    }
-    for (const w of [alice, alice, bob]) {
-      await pour({ net, client, clock, drive }, w);
-    }
+    const s = await walletsOnNetwork({
+      clock,
+      drive,
+      tmp,
+      names: ["alice", "bob", "carol"],
+      pours: ["alice", "alice", "bob"],
+      extra: ([a]) => [["alice-nomnemonic", { ...(a as Wallet), mnemonics: "" }]],
+    });
+    ({ net, client, zbox: as } = s);
+    [alice, bob, carol] = s.wallets as [Wallet, Wallet, Wallet];
     allocation = await newAllocation({ net, client, clock, drive }, alice);
     for (const z of [zA, zB]) {
       const lock = await z("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.5");

@@ -9,14 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { zboxMain } from "../../src/cli/zbox.js";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createWallet } from "../../src/core/wallet.js";
-import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
+import { initCrypto } from "../../src/core/schemes.js";
+import type { createWallet } from "../../src/core/wallet.js";
+import type { InProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
-import { runInProcess } from "../support/cli-inprocess.js";
-import { newAllocation, pour as pourTokens, stakeProviders, writeCliConfig } from "../support/cli-network.js";
+import { newAllocation, type WalletsOnNetwork, walletsOnNetwork } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 type Wallet = ReturnType<typeof createWallet>;
@@ -32,19 +30,13 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
   const tmp = mkdtempSync(join(tmpdir(), "cairn-zbox-share-"));
   let alice: Wallet;
   let bob: Wallet;
-  let carol: Wallet;
   const bytes = new Uint8Array(randomBytes(200_000));
   const { drive } = virtualTime(clock);
 
-  const cfgOf = (w: Wallet) => join(tmp, w.client_id.slice(0, 8));
-  const as =
-    (w: Wallet) =>
-    (...args: string[]) =>
-      runInProcess(zboxMain, [...args, "--configDir", cfgOf(w), "--silent"], { transport: net.transport, clock, drive });
-  const zA = (...args: string[]) => as(alice)(...args);
-  const zB = (...args: string[]) => as(bob)(...args);
-  const zC = (...args: string[]) => as(carol)(...args);
-  const pour = (w: Wallet) => pourTokens({ net, client, clock, drive }, w);
+  let as: WalletsOnNetwork["zbox"];
+  const zA = (...args: string[]) => as("alice")(...args);
+  const zB = (...args: string[]) => as("bob")(...args);
+  const zC = (...args: string[]) => as("carol")(...args);
   const ticketOf = (out: string) => {
     const m = /^Auth token :([A-Za-z0-9+/=]+)\n$/.exec(out);
     assert.ok(m, `no auth token in ${JSON.stringify(out)}`);
@@ -53,17 +45,9 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
 
   before(async () => {
     await initCrypto();
-    alice = createWallet(getScheme("bls0chain"));
-    bob = createWallet(getScheme("bls0chain"));
-    carol = createWallet(getScheme("bls0chain"));
-    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, blobbers: 4 });
-    client = net.client();
-    await stakeProviders({ net, client, clock, drive });
-    for (const w of [alice, bob, carol]) {
-      await drive(client.registerClient(w));
-      writeCliConfig(cfgOf(w), net, w);
-    }
-    for (const w of [alice, alice, bob]) await pour(w);
+    const s = await walletsOnNetwork({ clock, drive, tmp, names: ["alice", "bob", "carol"], pours: ["alice", "alice", "bob"] });
+    ({ net, client, zbox: as } = s);
+    [alice, bob] = s.wallets as [Wallet, Wallet];
     allocation = await newAllocation({ net, client, clock, drive }, alice);
     const local = join(tmp, "report.pdf");
     writeFileSync(local, bytes);
@@ -85,9 +69,11 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     const reason = /is not the owner of allocation \w+ and sent no auth ticket/;
     const list = await zB("list", "--allocation", allocation, "--remotepath", "/docs");
     assert.equal(list.code, 1);
+    assert.match(list.err, /^list_request_failed: Failed to get list response from the blobbers: /);
     assert.equal(count(list.err, reason), 4, list.err);
     const meta = await zB("meta", "--allocation", allocation, "--remotepath", "/docs/report.pdf");
     assert.equal(meta.code, 1);
+    assert.match(meta.err, /^file_meta_error: Error getting the file meta data from blobbers: /);
     assert.equal(count(meta.err, reason), 4, meta.err);
     const stats = await zB("stats", "--allocation", allocation, "--remotepath", "/docs/report.pdf");
     assert.equal(stats.code, 1);

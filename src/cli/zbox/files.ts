@@ -113,6 +113,10 @@ export async function guarded<T>(prefix: string, body: () => Promise<T>, bar?: c
   }
 }
 
+/** The reference's (gosdk) failure lines of `list` and `meta`; the nodes and their reasons follow. */
+const LIST_FAILED = "list_request_failed: Failed to get list response from the blobbers: ";
+const META_FAILED = "file_meta_error: Error getting the file meta data from blobbers: ";
+
 /** Every regular file under `dir`, sorted. */
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -254,7 +258,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (given(opts, "authticket")) return listShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const s = await open(ctx, opts);
-        const l = await guarded("", () => s.files.list(remote));
+        const l = await guarded(LIST_FAILED, () => s.files.list(remote));
         if (opts.json) {
           ctx.println(JSON.stringify(l.list.map(listJson)));
           return;
@@ -301,7 +305,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         if (given(opts, "authticket")) return metaShared(ctx, opts);
         const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
         const s = await open(ctx, opts);
-        const m = await guarded("", () => s.files.meta(remote));
+        const m = await guarded(META_FAILED, () => s.files.meta(remote));
         const t = thumbnailFields(m.type === "f" ? await guarded("", () => thumbnailOf(s.files, remote)) : undefined);
         printMeta(ctx, m, Boolean(opts.json), t);
       }),

@@ -97,10 +97,12 @@ export const SETTABLE = [
   "validator_reward",
   "blobber_slash",
   "failed_challenges_to_cancel",
+  "owner_id",
 ] as const satisfies readonly (keyof StorageConfig)[];
 
 function readSetting(k: (typeof SETTABLE)[number], v: unknown): unknown {
   if (k === "challenge_enabled") return v === true;
+  if (k === "owner_id") return String(v);
   if (k === "challenge_rate_per_mb_min" || k === "validator_reward" || k === "blobber_slash") return Number(v) / 1e6;
   return Number(v);
 }
@@ -114,7 +116,8 @@ export function storageGenesis(
   for (const k of SETTABLE) {
     const v = over[k];
     if (v === undefined) continue;
-    stored[k] = typeof v === "boolean" ? v : Number.isInteger(v) && !FRACTIONS.has(k) ? v : Math.round(v * 1e6);
+    stored[k] =
+      typeof v === "boolean" || typeof v === "string" ? v : Number.isInteger(v) && !FRACTIONS.has(k) ? v : Math.round(v * 1e6);
   }
   if (Object.keys(stored).length > 0) state.putNode(challengeKeys.settings, stored);
 }

@@ -77,6 +77,11 @@ export interface StorageConfig {
   max_delegates: number;
   /** Largest service charge a provider may take. */
   max_charge: number;
+  /**
+   * The contract's owner (reference sc.yaml `storagesc.owner_id`): who adds free storage assigners; absent, the
+   * free storage settings' `owner` (the reference owner address). A local network sets a wallet it made.
+   */
+  owner_id?: string;
   /** Free storage: who adds assigners, their limits, a free allocation's shape (`freestorage.ts` defaults when absent). */
   free_storage?: FreeStorageConfig;
 }

@@ -12,10 +12,11 @@
  * Where Cairn differs: the reference mints the free tokens; here they are the assigner's *fund* — tokens the owner
  * sends with `add_free_storage_assigner`, held on the contract's balance — so a redemption moves tokens from the
  * fund into the allocation's write pool and no token is created. A marker worth more than the fund holds is
- * refused. All the free tokens go to the write pool (the reference puts a configurable fraction in the read pool).
+ * refused. A new free allocation's tokens go `read_pool_fraction` (0.2, as the reference) to the recipient's read
+ * pool for it and the rest to its write pool; `free_update_allocation`'s all go to the write pool.
  */
 
-import { stringifyExactJson } from "../../chain/codec.js";
+import { parseExactJson, stringifyExactJson } from "../../chain/codec.js";
 import { ScAddress } from "../../chain/types.js";
 import { zcnNumberToSas } from "../../core/amount.js";
 import { SECOND } from "../../core/duration.js";
@@ -26,7 +27,8 @@ import type { StorageScErrorCode } from "../errors.js";
 import { newAllocationRequest, updateAllocationRequest } from "./allocation.js";
 import type { StorageConfig } from "./config.js";
 import { Input, refuse } from "./errors.js";
-import { getTyped, STORAGE_ADDRESS } from "./state.js";
+import { addPool, readWeights } from "./pools.js";
+import { getAllocation, getReadPools, getTyped, putReadPools, STORAGE_ADDRESS } from "./state.js";
 
 const ZCN = 10_000_000_000n;
 
@@ -44,6 +46,8 @@ export interface FreeStorageConfig {
   size: bigint;
   /** ns. */
   duration: bigint;
+  /** Share of a free allocation's tokens put in its recipient's read pool for the allocation (the rest: write pool). */
+  read_pool_fraction: number;
 }
 
 export const DEFAULT_FREE_STORAGE: Readonly<FreeStorageConfig> = Object.freeze({
@@ -54,6 +58,7 @@ export const DEFAULT_FREE_STORAGE: Readonly<FreeStorageConfig> = Object.freeze({
   parity_shards: 5,
   size: 10_000_000_000n,
   duration: 5000n * 3600n * SECOND,
+  read_pool_fraction: 0.2,
 });
 
 /** An assigner as the contract keeps it. */
@@ -85,7 +90,8 @@ export interface Funded {
 export const freeStorageAssignerKey = (name: string): string => `${STORAGE_ADDRESS}:freestorageassigner:${name}`;
 
 function conf(c: StorageConfig): FreeStorageConfig {
-  return c.free_storage ?? DEFAULT_FREE_STORAGE;
+  const fc = c.free_storage ?? DEFAULT_FREE_STORAGE;
+  return c.owner_id ? { ...fc, owner: c.owner_id } : fc;
 }
 
 export function getFreeStorageAssigner(state: Parameters<typeof getTyped>[0], name: string): FreeStorageAssigner | undefined {
@@ -205,7 +211,16 @@ export function freeAllocationRequest(ctx: ContractContext, c: StorageConfig, in
     preferred_blobbers: i.strings("blobbers"),
     max_challenge_completion_time: i.int("max_challenge_completion_time", 0n),
   };
-  const out = newAllocationRequest(ctx, c, request, { value, code });
+  const toRead = (value * BigInt(Math.round((fc.read_pool_fraction ?? 0) * 1e6))) / 1_000_000n;
+  const out = newAllocationRequest(ctx, c, request, { value: value - toRead, code });
+  if (toRead > 0n) {
+    // the read pool's share, for the new allocation until it expires: the recipient can read back what it stores
+    const a = getAllocation(ctx.state, (parseExactJson(out) as { id: string }).id);
+    if (!a) return refuse(code, "the new allocation is not in the state");
+    const rp = getReadPools(ctx.state, marker.recipient) ?? { pools: [] };
+    addPool(rp, ctx.txn.hash, a.id, a.expiration_date, toRead, readWeights(a));
+    putReadPools(ctx.state, marker.recipient, rp);
+  }
   ctx.state.putNode(freeStorageAssignerKey(assigner.client_id), assigner);
   return out;
 }

@@ -10,6 +10,7 @@ import { readAllocationRequest, selectBlobbers, totalMinLock } from "./allocatio
 import { isHealthy } from "./blobbers.js";
 import { configJson, type StorageConfig } from "./config.js";
 import { badParam, notFound } from "./errors.js";
+import { getFreeStorageAssigner } from "./freestorage.js";
 import { poolsStat } from "./pools.js";
 import { cleanStake, offersTotal, pendingInterests, stakedCapacity, stakeTotal, unstakeTotal } from "./stakepool.js";
 import {
@@ -178,6 +179,10 @@ export function storageRest(
       const b = need(params, "blobber");
       const a = need(params, "allocation");
       return getTyped<{ read_marker: ReadMarker }>(state, keys.readMarker(a, b, c))?.read_marker ?? {};
+    }
+    case "free_storage_assigner": {
+      const name = need(params, "name");
+      return getFreeStorageAssigner(state, name) ?? notFound(`error getting assigner details: ${name}: value not present`);
     }
     default:
       throw notFound(`the storage contract has no endpoint "${endpoint.slice(0, 40)}" (${STORAGE_REST_POINTS.join(", ")})`);

@@ -25,6 +25,7 @@
  *     validator_reward: 0.025           # share of a challenge's value paid to its validators
  *     blobber_slash: 0.1                # share of the blobber's stake for the allocation slashed on a failure
  *     failed_challenges_to_cancel: 20
+ *     owner_id: <client id>             # who adds free storage assigners (default: the reference owner)
  * ```
  */
 import type { MinerScConfig } from "../../contracts/index.js";
@@ -80,6 +81,7 @@ export type StorageScSettings = Partial<
     | "validator_reward"
     | "blobber_slash"
     | "failed_challenges_to_cancel"
+    | "owner_id"
   >
 >;
 
@@ -93,6 +95,7 @@ export function parseStorageScConfig(text: string, file: string): StorageScSetti
     if (s.has(f)) out[f] = s.int(f, { min: 0 });
   if (s.has("validators_per_challenge")) out.validators_per_challenge = s.int("validators_per_challenge", { min: 1 });
   for (const f of ["validator_reward", "blobber_slash"] as const) if (s.has(f)) out[f] = s.num(f, { min: 0, max: 1 });
+  if (s.has("owner_id")) out.owner_id = s.hash("owner_id");
   return out;
 }
 

@@ -59,7 +59,10 @@ describe("storage contract: free storage", () => {
     assert.equal(alloc.owner_id, alice.id);
     assert.equal(alloc.data_shards, 2);
     const wp = c.rest("getWritePoolStat", { client_id: alice.id });
-    assert.equal(wp.pools[0].balance, (3n * ZCN) / 2n, "the write pool holds the marker's 1.5 tokens");
+    assert.equal(wp.pools[0].balance, (6n * ZCN) / 5n, "the write pool holds 0.8 of the marker's 1.5 tokens");
+    const rp = c.rest("getReadPoolStat", { client_id: alice.id });
+    assert.equal(rp.pools[0].balance, (3n * ZCN) / 10n, "the read pool holds read_pool_fraction 0.2 of them");
+    assert.equal(rp.pools[0].allocation_id, a.id);
     assert.equal(c.balance(alice.id), ZCN, "the recipient paid nothing");
     const s = getFreeStorageAssigner(c.view(), "promo");
     assert.equal(s?.current_redeemed, (3n * ZCN) / 2n);
@@ -74,7 +77,7 @@ describe("storage contract: free storage", () => {
     });
     const wp2 = c.rest("getWritePoolStat", { client_id: alice.id });
     const total = (wp2.pools as { balance: bigint }[]).reduce((t, p) => t + BigInt(p.balance), 0n);
-    assert.equal(total, (5n * ZCN) / 2n);
+    assert.equal(total, (11n * ZCN) / 5n, "1.2 + all of the update's 1 token");
     assert.equal(c.rest("allocation", { allocation: a.id as string }).size, 2n * GiB);
   });
 
