@@ -100,6 +100,41 @@ async function uploadAndDownload(cliCfg: string, work: string, data: number, par
   assert.ok(readFileSync(back).equals(bytes), "downloaded bytes equal the uploaded ones");
 }
 
+/** The time of each step: `lap(what)` ends one, `times()` lists them. */
+function stopwatch(): { lap: (what: string) => void; restart: () => void; times: () => string } {
+  const laps: [string, number][] = [];
+  let t = Date.now();
+  return {
+    lap: (what) => {
+      const now = Date.now();
+      laps.push([what, now - t]);
+      t = now;
+    },
+    restart: () => {
+      t = Date.now();
+    },
+    times: () => laps.map(([w, ms]) => `${w} ${(ms / 1000).toFixed(1)} s`).join("; "),
+  };
+}
+
+/** How long registerAndStake waits for the providers to register. */
+const STAKE_WAIT = {
+  now: () => Date.now(),
+  sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+  timeoutMs: 5 * MIN,
+};
+
+/** `fn` with a chain client of the network whose block worker is `blockWorker`; its transport closed after. */
+async function withChain(blockWorker: string, chainId: string, fn: (client: sdk.ChainClient) => Promise<void>): Promise<void> {
+  await initCrypto();
+  const transport = new sdk.HttpTransport();
+  try {
+    await fn(new sdk.ChainClient({ blockWorker, chainId, transport, scheme: getScheme("bls0chain") }));
+  } finally {
+    await transport.close();
+  }
+}
+
 /** The round the sharder at `url` last finalized. */
 async function finalizedRound(url: string): Promise<number> {
   const r = await fetch(`${url}/v1/block/get/latest_finalized`, { signal: AbortSignal.timeout(3000) });
@@ -115,13 +150,7 @@ it("without podman and buildah the container test is skipped and says why", () =
 });
 
 describe("containers: images, a bridge network, the whole network as podman containers", { skip, timeout: 45 * MIN }, () => {
-  const times: [string, number][] = [];
-  let t = Date.now();
-  const lap = (what: string): void => {
-    const now = Date.now();
-    times.push([what, now - t]);
-    t = now;
-  };
+  const { lap, restart, times } = stopwatch();
   let dir = "";
   let layout: LocalnetLayout;
   const names: string[] = [];
@@ -145,7 +174,7 @@ describe("containers: images, a bridge network, the whole network as podman cont
   };
 
   before(async () => {
-    t = Date.now();
+    restart();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     const left = removeLeftovers();
@@ -266,23 +295,13 @@ describe("containers: images, a bridge network, the whole network as podman cont
     }
     for (const p of providers)
       for (const s of [p.blobber, p.validator]) await waitFor(s.name, () => ok(`${s.url}/_diagnostics/json`), 3 * MIN, logs);
-    await initCrypto();
-    const transport = new sdk.HttpTransport();
-    try {
-      const client = new sdk.ChainClient({
-        blockWorker: `${layout.blockworker.url}/dns`,
-        chainId: layout.chainId,
-        transport,
-        scheme: getScheme("bls0chain"),
-      });
-      await registerAndStake(
+    await withChain(`${layout.blockworker.url}/dns`, layout.chainId, (client) =>
+      registerAndStake(
         client,
         providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
-        { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 5 * MIN },
-      );
-    } finally {
-      await transport.close();
-    }
+        STAKE_WAIT,
+      ),
+    );
     lap("blobbers registered and staked");
   });
 
@@ -295,7 +314,7 @@ describe("containers: images, a bridge network, the whole network as podman cont
     if (dir) rmSync(dir, { recursive: true, force: true });
     lap(`removed ${removed.length} containers, volumes and networks`);
     const left = removeLabelled(RUN_ID);
-    console.log(`# container test times: ${times.map(([w, ms]) => `${w} ${(ms / 1000).toFixed(1)} s`).join("; ")}`);
+    console.log(`# container test times: ${times()}`);
     assert.deepEqual(left, [], "nothing of this run is left");
   });
 
@@ -315,13 +334,7 @@ describe("compose: the chain and blobbers from docker.local's compose files with
   timeout: 30 * MIN,
 }, () => {
   const projects = `cairn-cc${RUN_ID}-`;
-  const times: [string, number][] = [];
-  let t = Date.now();
-  const lap = (what: string): void => {
-    const now = Date.now();
-    times.push([what, now - t]);
-    t = now;
-  };
+  const { lap, restart, times } = stopwatch();
   let dir = "";
   let env: Record<string, string> = {};
   const chainDir = (): string => join(dir, "chain");
@@ -346,7 +359,7 @@ describe("compose: the chain and blobbers from docker.local's compose files with
     must("bash", ["-c", `cd "$1" && shift && exec bash "$@"`, "script", cwd, join(BIN, name), ...args], 5 * MIN, env);
 
   before(async () => {
-    t = Date.now();
+    restart();
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     const left = [...removeComposeProjects(), ...removeLeftovers()];
@@ -397,42 +410,30 @@ describe("compose: the chain and blobbers from docker.local's compose files with
     lap("chain up with podman-compose");
     await script("blobber.init.setup.sh", REPO);
     for (const n of [1, 2]) await script("blobber.start_bls.sh", join(dir, `blobber${n}`), ["-d"]);
-    await initCrypto();
-    const transport = new sdk.HttpTransport();
     try {
-      const client = new sdk.ChainClient({
-        blockWorker: `http://${subnet.gateway}:${base}/dns`,
-        chainId: sdk.DEFAULT_CHAIN_ID,
-        transport,
-        scheme: getScheme("bls0chain"),
-      });
-      const keyOf = (file: string): string => readFileSync(file, "utf8").split("\n")[0] ?? "";
-      const targets = [1, 2].map((n) => ({
-        id: clientIdOf(keyOf(join(dir, `blobber${n}`, "config", "keys.txt"))),
-        validatorId: clientIdOf(keyOf(join(dir, `blobber${n}`, "config", "validator_keys.txt"))),
-        delegate: sdk.readWalletFile(join(dir, `blobber${n}`, "delegate_wallet.json")),
-      }));
-      // each folder's delegate wallet gets tokens from the faucet (docs/deploy.md's step), then stakes
-      for (const { delegate } of targets) {
-        await client.registerClient(delegate);
-        // under 10 ZCN per pour (the faucet gives 1 ZCN otherwise); the stakes are 10 + 1 ZCN
-        for (const _ of [1, 2])
-          await client.execute(delegate, {
-            type: sdk.TxnType.smartContract,
-            toClientId: sdk.ScAddress.faucet,
-            value: 9n * sdk.SAS_PER_ZCN,
-            data: JSON.stringify({ name: "pour", input: "{}" }),
-          });
-      }
-      await registerAndStake(client, targets, {
-        now: () => Date.now(),
-        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-        timeoutMs: 5 * MIN,
+      await withChain(`http://${subnet.gateway}:${base}/dns`, sdk.DEFAULT_CHAIN_ID, async (client) => {
+        const keyOf = (file: string): string => readFileSync(file, "utf8").split("\n")[0] ?? "";
+        const targets = [1, 2].map((n) => ({
+          id: clientIdOf(keyOf(join(dir, `blobber${n}`, "config", "keys.txt"))),
+          validatorId: clientIdOf(keyOf(join(dir, `blobber${n}`, "config", "validator_keys.txt"))),
+          delegate: sdk.readWalletFile(join(dir, `blobber${n}`, "delegate_wallet.json")),
+        }));
+        // each folder's delegate wallet gets tokens from the faucet (docs/deploy.md's step), then stakes
+        for (const { delegate } of targets) {
+          await client.registerClient(delegate);
+          // under 10 ZCN per pour (the faucet gives 1 ZCN otherwise); the stakes are 10 + 1 ZCN
+          for (const _ of [1, 2])
+            await client.execute(delegate, {
+              type: sdk.TxnType.smartContract,
+              toClientId: sdk.ScAddress.faucet,
+              value: 9n * sdk.SAS_PER_ZCN,
+              data: JSON.stringify({ name: "pour", input: "{}" }),
+            });
+        }
+        await registerAndStake(client, targets, STAKE_WAIT);
       });
     } catch (err) {
       assert.fail(`${errorMessage(err)}${await logs()}`);
-    } finally {
-      await transport.close();
     }
     lap("blobbers up with podman-compose, registered and staked");
   });
@@ -443,7 +444,7 @@ describe("compose: the chain and blobbers from docker.local's compose files with
     const removed = [...removeComposeProjects(projects), ...removeLabelled(RUN_ID)];
     if (dir) rmSync(dir, { recursive: true, force: true });
     lap(`removed ${removed.length} containers and the network`);
-    console.log(`# compose test times: ${times.map(([w, ms]) => `${w} ${(ms / 1000).toFixed(1)} s`).join("; ")}`);
+    console.log(`# compose test times: ${times()}`);
     assert.deepEqual([...removeComposeProjects(projects), ...removeLabelled(RUN_ID)], [], "nothing of this run is left");
   });
 
