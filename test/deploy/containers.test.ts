@@ -341,6 +341,7 @@ describe("compose: the chain and blobbers from docker.local's compose files with
   const onSignal = (): void => {
     removeComposeProjects(projects);
     removeLabelled(RUN_ID);
+    if (dir) rmSync(dir, { recursive: true, force: true });
     process.exit(130);
   };
   const logs = async (): Promise<string> => {
