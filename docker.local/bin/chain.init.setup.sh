@@ -2,9 +2,8 @@
 # Create the chain's folders under docker.local/chain: genesis/ (magic block, initial balances, sc.yaml),
 # blockworker/, sharder1..sharderS and miner1..minerM (keys, node.yaml, the miners' genesis key shares), and
 # zcn/config.yaml for the CLIs. SHARDERS (default 1) and MINERS (default 3) set the counts.
-# Local: each node gets its fixed address on the container network (block worker 198.18.0.98, sharder N
-# 198.18.0.8N, miner N 198.18.0.7N). Cloud VM: PUBLIC_HOST=<the VM's public IP> puts that address (and the
-# published ports) in every keys file and node.yaml instead. CHAIN_DIR: another folder.
+# Every node registers an address and its published port: locally the container network's gateway ($GATEWAY,
+# the host), on a cloud VM PUBLIC_HOST=<the VM's public IP>. CHAIN_DIR: another folder; BASE_PORT: other ports.
 # shellcheck source=docker.local/bin/common.sh
 . "$(dirname "$0")/common.sh"
 SHARDERS="${SHARDERS:-1}"
@@ -14,22 +13,16 @@ cd "$REPO_ROOT"
 [ -d dist/src ] || npm run build --silent
 [ ! -e "$CHAIN_DIR/genesis" ] || die "$CHAIN_DIR already holds a chain; remove it to make a new one"
 mkdir -p "$CHAIN_DIR"
-public=""
-if [ "$PUBLIC_HOST" != localhost ]; then public="$PUBLIC_HOST"; fi
 # shellcheck disable=SC2016 # a JavaScript program: its ${…} are the program's
-CHAIN_DIR="$CHAIN_DIR" SHARDERS="$SHARDERS" MINERS="$MINERS" PUBLIC="$public" node --input-type=module -e '
+CHAIN_DIR="$CHAIN_DIR" SHARDERS="$SHARDERS" MINERS="$MINERS" node --input-type=module -e '
 const { createLocalnetLayout } = await import(process.cwd() + "/dist/src/localnet/layout.js");
 const env = process.env;
-const local = (name) => {
-  if (name === "blockworker") return "198.18.0.98";
-  const m = /^(miner|sharder)(\d+)$/.exec(name);
-  return `198.18.0.${m[1] === "miner" ? 70 + Number(m[2]) : 80 + Number(m[2])}`;
-};
 await createLocalnetLayout(env.CHAIN_DIR, {
   miners: Number(env.MINERS),
   sharders: Number(env.SHARDERS),
   bind: "0.0.0.0",
-  hostOf: (name) => env.PUBLIC || local(name),
+  host: env.NODE_HOST,
+  basePort: env.BASE_PORT ? Number(env.BASE_PORT) : undefined,
 });
 '
 # the image runs as uid 10001: it must read the keys and write the data folders

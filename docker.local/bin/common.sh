@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Shared settings of the docker.local scripts (sourced). Override by environment:
 #   ENGINE        podman (default when installed) or docker
-#   PUBLIC_HOST   the address others reach the nodes at (default localhost; a cloud VM's public IP)
+#   PUBLIC_HOST   the address others reach the nodes at (default localhost: the container network's gateway,
+#                 which is this host, with the published ports; a cloud VM's public IP)
 #   NETWORK       container network name (default testnet0), SUBNET, GATEWAY
 #   IMAGE_TAG     image tag (default dev)
+#   BASE_PORT     other ports than the defaults (block worker P, miner N P+10+N-1, sharder N P+50+N-1, blobber N
+#                 P+100+N, validator N P+110+N), for a host where 9091/70xx/71xx/50xx are taken
+#   PROJECT_PREFIX  prefix of the compose project names (default none: blockworker, sharder1, blobber1 …)
 set -euo pipefail
 DOCKER_LOCAL="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 REPO_ROOT="$(cd "$DOCKER_LOCAL/.." && pwd)"
@@ -16,7 +20,22 @@ NETWORK="${NETWORK:-testnet0}"
 SUBNET="${SUBNET:-198.18.0.0/15}"
 GATEWAY="${GATEWAY:-198.18.0.255}"
 IMAGE_TAG="${IMAGE_TAG:-dev}"
-export ENGINE PUBLIC_HOST NETWORK SUBNET GATEWAY IMAGE_TAG
+BASE_PORT="${BASE_PORT:-}"
+PROJECT_PREFIX="${PROJECT_PREFIX:-}"
+# the address the nodes register: locally the network's gateway (the host: containers and the host's CLIs reach
+# every node through its published port, with no fixed container address, which podman-compose 1.0.3 ignores)
+if [ "$PUBLIC_HOST" = localhost ]; then NODE_HOST="$GATEWAY"; else NODE_HOST="$PUBLIC_HOST"; fi
+export ENGINE PUBLIC_HOST NETWORK SUBNET GATEWAY IMAGE_TAG BASE_PORT PROJECT_PREFIX NODE_HOST
+
+# The value of `key:` in a yaml file's top level (node.yaml's port, host).
+yaml_value() {
+  awk -v k="$1:" '$1 == k {print $2; exit}' "$2"
+}
+
+# Line N of a keys file (3: host, 4: port).
+keys_line() {
+  sed -n "$1p" "$2"
+}
 
 die() {
   echo "error: $*" >&2

@@ -30,24 +30,66 @@ export function writeManifests(dir: string, manifests: Manifest[]): string[] {
   });
 }
 
-/** Apply with @kubernetes/client-node (server-side apply); loaded only when asked. */
+/** What a Kubernetes API error says: the Status object's reason and message (ApiException's body), or the error. */
+export function apiErrorReason(err: unknown): string {
+  const raw = (err as { body?: unknown }).body;
+  let body = raw;
+  if (typeof raw === "string") {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+  }
+  const status = body as { reason?: unknown; message?: unknown; code?: unknown } | undefined;
+  if (status && (typeof status.reason === "string" || typeof status.message === "string"))
+    return [status.code, status.reason, status.message].filter((x) => x !== undefined && x !== "").join(" ");
+  return errorMessage(err).split("\n")[0] ?? "";
+}
+
+/** `Kind namespace/name` of a manifest, as the apply lines name it. */
+const objectName = (m: Manifest): string =>
+  `${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}`;
+
+/**
+ * Apply with @kubernetes/client-node (server-side apply: one PATCH per object creates it or updates it, so a
+ * second apply of the same input updates instead of failing); loaded only when asked. A refused object stops the
+ * apply, named with the server's reason.
+ */
 async function apply(input: DeployInput, manifests: Manifest[]): Promise<void> {
   const k8s = await import("@kubernetes/client-node");
   const kc = new k8s.KubeConfig();
+  const cluster = (): string => kc.getCurrentCluster()?.server ?? "(none configured)";
+  const fail = (what: string, err: unknown): CodedError<OrchestrateErrorCode> =>
+    new CodedError<OrchestrateErrorCode>(
+      { code: "deploy_apply_failed", op: "apply manifests" },
+      `cluster ${cluster()}: ${what}: ${apiErrorReason(err)}`,
+      {
+        cause: err,
+      },
+    );
+  let client: InstanceType<typeof k8s.KubernetesObjectApi>;
   try {
     if (input.kubeconfig_path) kc.loadFromFile(input.kubeconfig_path);
     else kc.loadFromDefault();
-    const client = k8s.KubernetesObjectApi.makeApiClient(kc);
-    for (const m of manifests) {
-      await client.patch(m as never, undefined, undefined, "cairn-deploy", true, k8s.PatchStrategy.ServerSideApply);
-      console.log(`applied ${m.kind} ${m.metadata.namespace ? `${m.metadata.namespace}/` : ""}${m.metadata.name}`);
-    }
+    client = k8s.KubernetesObjectApi.makeApiClient(kc);
   } catch (err) {
-    throw new CodedError<OrchestrateErrorCode>(
-      { code: "deploy_apply_failed", op: "apply manifests" },
-      `cluster ${kc.getCurrentCluster()?.server ?? "(none configured)"}: ${errorMessage(err)}`,
-      { cause: err },
-    );
+    throw fail(`kubeconfig ${input.kubeconfig_path || "(default)"}`, err);
+  }
+  for (const m of manifests) {
+    try {
+      await client.patch(
+        structuredClone(m) as never,
+        undefined,
+        undefined,
+        "cairn-deploy",
+        true,
+        k8s.PatchStrategy.ServerSideApply,
+      );
+    } catch (err) {
+      throw fail(objectName(m), err);
+    }
+    console.log(`applied ${objectName(m)}`);
   }
 }
 

@@ -34,35 +34,28 @@ describe("deployment files", () => {
     assert.equal(r.status, 0, r.stdout + r.stderr);
   });
 
-  it("the blobber compose file runs blobber N and its validator on 505N/506N on the external bridge network", () => {
+  it("the blobber compose file runs a blobber and its validator on their keys files' ports and addresses on the external network", () => {
     const doc = parse(readFileSync("docker.local/b0docker-compose.yml", "utf8")) as {
-      services: Record<string, { image: string; command: string[]; ports: string[]; networks: Record<string, unknown> }>;
-      networks: Record<string, { external?: boolean }>;
+      services: Record<string, { image: string; command: string[]; ports: string[]; volumes: string[]; networks: string[] }>;
+      networks: Record<string, { external?: boolean; name?: string }>;
     };
     assert.deepEqual(Object.keys(doc.services).sort(), ["blobber", "validator"]);
-    assert.deepEqual(doc.services.blobber?.ports, ["505${BLOBBER}:505${BLOBBER}"]);
-    assert.deepEqual(doc.services.validator?.ports, ["506${BLOBBER}:506${BLOBBER}"]);
+    assert.deepEqual(doc.services.blobber?.ports, ["${BLOBBER_PORT}:${BLOBBER_PORT}"]);
+    assert.deepEqual(doc.services.validator?.ports, ["${VALIDATOR_PORT}:${VALIDATOR_PORT}"]);
+    assert.ok(doc.services.blobber?.command.includes("${BLOBBER_HOST}"), "the registered address is the keys file's");
+    assert.ok(doc.services.validator?.command.includes("${VALIDATOR_HOST}"));
     for (const s of Object.values(doc.services)) {
       assert.match(s.image, /^localhost\/cairn\/(blobber|validator):\$\{IMAGE_TAG:-dev\}$/);
-      assert.ok(s.command.includes("${PUBLIC_HOST:-localhost}"), "the public address is one variable");
-      assert.ok("testnet0" in s.networks);
+      assert.deepEqual(s.networks, ["chain"]);
+      for (const v of s.volumes) assert.match(v, /^\$\{BLOBBER_DIR\}\//, "volumes from the blobber's folder");
     }
-    assert.equal(doc.networks.testnet0?.external, true);
+    assert.deepEqual(doc.networks.chain, { external: true, name: "${NETWORK:-testnet0}" });
   });
 
-  it("the chain's compose file runs one program from its folder on its port and fixed address on the bridge network", () => {
+  it("the chain's compose file runs one program from its folder on its port on the external network", () => {
     const doc = parse(readFileSync("docker.local/chain-docker-compose.yml", "utf8")) as {
-      services: Record<
-        string,
-        {
-          image: string;
-          command: string[];
-          ports: string[];
-          volumes: string[];
-          networks: Record<string, { ipv4_address: string }>;
-        }
-      >;
-      networks: Record<string, { external?: boolean }>;
+      services: Record<string, { image: string; command: string[]; ports: string[]; volumes: string[]; networks: string[] }>;
+      networks: Record<string, { external?: boolean; name?: string }>;
     };
     const node = doc.services.node;
     assert.ok(node);
@@ -70,40 +63,46 @@ describe("deployment files", () => {
     assert.deepEqual(node.command, ["--config", "/cairn/config/${NODE_NAME}/node.yaml"]);
     assert.deepEqual(node.ports, ["${NODE_PORT}:${NODE_PORT}"]);
     assert.deepEqual(node.volumes, ["${CHAIN_DIR}:/cairn/config"]);
-    assert.equal(node.networks.testnet0?.ipv4_address, "${NODE_IP}");
-    assert.equal(doc.networks.testnet0?.external, true);
+    assert.deepEqual(node.networks, ["chain"]);
+    assert.deepEqual(doc.networks.chain, { external: true, name: "${NETWORK:-testnet0}" });
   });
 
-  it("chain.init.setup.sh gives each node its address on the bridge network, or PUBLIC_HOST on a cloud VM", () => {
-    const hostsOf = (publicHost?: string): Record<string, string> => {
+  it("chain.init.setup.sh gives each node the network's gateway (the host) and its port, or PUBLIC_HOST on a cloud VM", () => {
+    const nodesOf = (env1: Record<string, string>): Record<string, string> => {
       const dir = join(mkdtempSync(join(tmpdir(), "cairn-chain-")), "chain");
-      const env: NodeJS.ProcessEnv = { ...process.env, CHAIN_DIR: dir, MINERS: "2", SHARDERS: "1" };
-      delete env.PUBLIC_HOST;
-      if (publicHost) env.PUBLIC_HOST = publicHost;
+      const env: NodeJS.ProcessEnv = { ...process.env, CHAIN_DIR: dir, MINERS: "2", SHARDERS: "1", ...env1 };
+      for (const k of ["PUBLIC_HOST", "BASE_PORT", "GATEWAY"]) if (!(k in env1)) delete env[k];
       const r = spawnSync("bash", [join(BIN, "chain.init.setup.sh")], { encoding: "utf8", env });
       assert.equal(r.status, 0, r.stdout + r.stderr);
       const out: Record<string, string> = {};
       for (const n of ["blockworker", "sharder1", "miner1", "miner2"]) {
-        const host = (parse(readFileSync(join(dir, n, "node.yaml"), "utf8")) as { host: string }).host;
-        if (n !== "blockworker") assert.equal(readFileSync(join(dir, n, "keys.txt"), "utf8").split("\n")[2], host, n);
-        out[n] = host;
+        const y = parse(readFileSync(join(dir, n, "node.yaml"), "utf8")) as { host: string; port: number };
+        if (n !== "blockworker")
+          assert.deepEqual(
+            readFileSync(join(dir, n, "keys.txt"), "utf8")
+              .split("\n")
+              .slice(2, 4),
+            [y.host, String(y.port)],
+            n,
+          );
+        out[n] = `${y.host}:${y.port}`;
       }
       const again = spawnSync("bash", [join(BIN, "chain.init.setup.sh")], { encoding: "utf8", env });
       assert.notEqual(again.status, 0, "a second init refuses to overwrite the chain");
       rmSync(dirname(dir), { recursive: true, force: true });
       return out;
     };
-    assert.deepEqual(hostsOf(), {
-      blockworker: "198.18.0.98",
-      sharder1: "198.18.0.81",
-      miner1: "198.18.0.71",
-      miner2: "198.18.0.72",
+    assert.deepEqual(nodesOf({}), {
+      blockworker: "198.18.0.255:9091",
+      sharder1: "198.18.0.255:7171",
+      miner1: "198.18.0.255:7071",
+      miner2: "198.18.0.255:7072",
     });
-    assert.deepEqual(hostsOf("203.0.113.7"), {
-      blockworker: "203.0.113.7",
-      sharder1: "203.0.113.7",
-      miner1: "203.0.113.7",
-      miner2: "203.0.113.7",
+    assert.deepEqual(nodesOf({ PUBLIC_HOST: "203.0.113.7", BASE_PORT: "21000" }), {
+      blockworker: "203.0.113.7:21000",
+      sharder1: "203.0.113.7:21050",
+      miner1: "203.0.113.7:21010",
+      miner2: "203.0.113.7:21011",
     });
   });
 

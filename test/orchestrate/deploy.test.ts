@@ -2,53 +2,19 @@
 // and the manifests it writes, validated offline against the Kubernetes schemas (kubernetes-models).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
-import { Ingress } from "kubernetes-models/networking.k8s.io/v1";
-import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
+import { StatefulSet } from "kubernetes-models/apps/v1";
 import { CodedError } from "../../src/core/errors.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
-import { buildManifests, dnsRecords, type Manifest } from "../../src/orchestrate/manifests.js";
+import { buildManifests, dnsRecords } from "../../src/orchestrate/manifests.js";
+import { deployInput, STANDALONE, validateManifests } from "../support/deploy-input.js";
 
-const GOOD = {
-  cloud_provider: "on-premise",
-  cluster_name: "cairn-test",
+const GOOD = deployInput({
   sharder_count: "2",
-  miner_count: "3",
   blobber_count: "4",
-  deploy_main: true,
-  deploy_auxiliary: true,
-  host_address: "cairn.example.com",
-  host_ip: "203.0.113.7",
-  kubeconfig_path: "",
-  n2n_delay: "",
   fs_type: "microk8s-hostpath",
-  repo_type: "localhost/cairn",
-  image_tag: "0.1.0",
-  record_type: "A",
-  deployment_type: "public",
   monitoring: { elk: "true", elk_address: "", rancher: "false", rancher_address: "", grafana: "true", grafana_address: "" },
-  on_premise: { environment: "", host_ip: "" },
-  standalone: {
-    public_key: "",
-    private_key: "",
-    network_url: "",
-    blobber_delegate_ID: "",
-    read_price: "",
-    write_price: "",
-    capacity: "",
-  },
-};
-
-const STANDALONE = {
-  public_key: "ab".repeat(128),
-  private_key: "cd".repeat(32),
-  network_url: "cairn.example.com",
-  blobber_delegate_ID: "ef".repeat(32),
-  read_price: "0.01",
-  write_price: "0.1",
-  capacity: "1073741824",
-};
+});
 
 function withField(path: string, value: unknown, base: Record<string, unknown> = GOOD): Record<string, unknown> {
   const copy = structuredClone(base) as Record<string, unknown>;
@@ -137,29 +103,11 @@ describe("deployment input", () => {
   });
 });
 
-const MODELS: Record<string, new (data: never) => { validate(): void }> = {
-  Namespace,
-  Secret,
-  Service,
-  ConfigMap,
-  Deployment,
-  StatefulSet,
-  Ingress,
-};
-
-function validateAll(ms: Manifest[]): void {
-  for (const m of ms) {
-    const Model = MODELS[m.kind];
-    assert.ok(Model, `no schema for ${m.kind}`);
-    new Model(m as never).validate();
-  }
-}
-
 describe("manifests", () => {
   it("a whole network: namespace, StatefulSets, block worker, ingress, monitoring — valid Kubernetes objects", () => {
     const input = parseDeployInput(GOOD);
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"));
-    validateAll(ms);
+    validateManifests(ms);
     // the schema check is real: a StatefulSet without its selector and template is refused
     assert.throws(() => new StatefulSet({ metadata: { name: "x" }, spec: { serviceName: "x" } } as never).validate());
     assert.equal(ms[0]?.kind, "Namespace");
@@ -188,7 +136,7 @@ describe("manifests", () => {
   it("standalone adds one blobber and its validator, nothing of the chain", () => {
     const input = parseDeployInput(withField("standalone", STANDALONE));
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"));
-    validateAll(ms);
+    validateManifests(ms);
     const sets = ms.filter((m) => m.kind === "StatefulSet");
     assert.deepEqual(
       sets.map((m) => m.metadata.name),

@@ -7,63 +7,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
-import { Ingress } from "kubernetes-models/networking.k8s.io/v1";
-import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
 import { parse } from "yaml";
 import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
 import { buildManifests, type Manifest } from "../../src/orchestrate/manifests.js";
 import { networkConfigSecret, networkFiles, secretKey } from "../../src/orchestrate/network-config.js";
+import { deployInput, validateManifests } from "../support/deploy-input.js";
 
-const INPUT = {
-  cloud_provider: "on-premise",
-  cluster_name: "cairn-test",
-  sharder_count: "1",
-  miner_count: "3",
-  blobber_count: "2",
-  deploy_main: true,
-  deploy_auxiliary: true,
-  host_address: "cairn.example.com",
-  host_ip: "203.0.113.7",
-  kubeconfig_path: "",
-  n2n_delay: "",
-  fs_type: "standard",
-  repo_type: "localhost/cairn",
-  image_tag: "0.1.0",
-  record_type: "A",
-  deployment_type: "public",
-  monitoring: { elk: "true", elk_address: "", rancher: "true", rancher_address: "", grafana: "true", grafana_address: "" },
-  on_premise: { environment: "", host_ip: "" },
-  standalone: {
-    public_key: "",
-    private_key: "",
-    network_url: "",
-    blobber_delegate_ID: "",
-    read_price: "",
-    write_price: "",
-    capacity: "",
-  },
-};
-
-const MODELS: Record<string, { new (x: never): { validate(): void } }> = {
-  Namespace,
-  Secret,
-  Service,
-  ConfigMap,
-  Deployment,
-  StatefulSet,
-  Ingress,
-} as never;
-
-function validateAll(ms: Manifest[]): void {
-  for (const m of ms) {
-    const Model = MODELS[m.kind];
-    assert.ok(Model, `no schema for ${m.kind}`);
-    new Model(m as never).validate();
-  }
-}
+const INPUT = deployInput();
 
 type Pod = { containers: { name: string; args: string[]; env?: unknown[] }[]; volumes: Record<string, unknown>[] };
 function podOfSet(ms: Manifest[], name: string): Pod {
@@ -121,7 +73,7 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
 
     const config = networkConfigSecret(input, files);
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"), config);
-    validateAll(ms);
+    validateManifests(ms);
     const secret = ms.find((m) => m.kind === "Secret" && m.metadata.name === "cairn-network-config");
     assert.ok(secret);
     assert.equal(ms.indexOf(secret), 1, "the Secret right after the namespace");
@@ -157,7 +109,7 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
   it("elk and rancher flags add Elasticsearch, Kibana and Rancher, each dashboard behind the deployment's login", () => {
     const input = parseDeployInput(INPUT);
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"));
-    validateAll(ms);
+    validateManifests(ms);
     for (const name of ["elasticsearch", "kibana", "rancher", "grafana", "prometheus"])
       assert.ok(
         ms.some((m) => m.kind === "Deployment" && m.metadata.name === name),

@@ -105,3 +105,37 @@ export function removeLeftovers(): string[] {
   );
   return [...runs].flatMap((v) => removeLabelled(v));
 }
+
+/** The label podman-compose puts on every container it makes (value: the compose project's name). */
+const COMPOSE_PROJECT_LABEL = "io.podman.compose.project";
+
+/**
+ * Remove the containers of the compose projects named `<prefix>…` (what a compose test started through
+ * docker.local's scripts); with no prefix, those of compose tests (`cairn-cc<pid>-…`) whose process is gone.
+ */
+export function removeComposeProjects(prefix?: string): string[] {
+  const rows = (
+    spawnSync("podman", ["ps", "-a", "--filter", `label=${COMPOSE_PROJECT_LABEL}`, "--format", "{{.Names}}"], {
+      encoding: "utf8",
+    }).stdout ?? ""
+  )
+    .split("\n")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const gone = rows.filter((n) => {
+    if (prefix) return n.startsWith(prefix);
+    const m = /^cairn-cc(\d+)-/.exec(n);
+    return m !== null && !isAlive(Number(m[1]));
+  });
+  if (gone.length > 0) spawnSync("podman", ["rm", "-f", "-t", "0", ...gone], { stdio: "ignore" });
+  return gone;
+}
+
+/** Why the compose test cannot run here (podman-compose missing, or the container test's own reasons). */
+export function composeTestSkipReason(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const base = containerTestSkipReason(env);
+  if (base) return base;
+  if (spawnSync("/bin/sh", ["-c", "command -v podman-compose"], { stdio: "ignore", env }).status !== 0)
+    return "podman-compose not installed (apt-get install podman-compose; .ci/run does): Debian 12's podman 4.3 has no `podman compose`";
+  return undefined;
+}
