@@ -88,7 +88,7 @@ export async function open(
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
     ...(authTicket ? { authTicket } : {}),
-    ...(wallet.mnemonics ? { encryption: sdk.storageFiles.walletEncryptionKeys(wallet) } : {}),
+    ...(wallet.mnemonics ? { encryption: sdk.storageFiles.lazyWalletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {
       onEvent?.(e);
       if (e.kind === "progress" && bar) {
