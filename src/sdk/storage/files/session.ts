@@ -6,6 +6,7 @@
  */
 
 import type { AuthTicket, CollabGrant, EncryptionKeys, ErasureCoder, Signer } from "../../../storage/index.js";
+import type { RedeemedMarker } from "../../../storage/records.js";
 import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
 import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
@@ -34,12 +35,8 @@ export interface StorageAllocation {
   redeemed?: Record<string, RedeemedMarker>;
 }
 
-/** The latest write marker the chain redeemed for a blobber: its allocation root and time. */
-export interface RedeemedMarker {
-  allocation_root: string;
-  /** Unix seconds (the marker's timestamp). */
-  timestamp: number;
-}
+/** The latest write marker the chain redeemed for a blobber: its allocation root and time (`storage/records.ts`). */
+export type { RedeemedMarker } from "../../../storage/records.js";
 
 export type FilesEvent =
   | { kind: "blobber_failed"; index: number; blobber: BlobberRef; reason: string; op: string }
