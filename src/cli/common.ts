@@ -129,7 +129,7 @@ export class CliContext {
     if (this.chainClient) return this.chainClient;
     const loaded = this.requireConfig();
     await sdk.initCrypto();
-    const transport = this.io.transport ?? new sdk.HttpTransport();
+    const transport = this.io.transport ?? new sdk.HttpTransport({ leanHttp: true });
     const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
     if (this.showsSdkLog()) extra.log = (line) => this.io.err(`${line}\n`);
     if (this.io.nowMs) extra.nowMs = this.io.nowMs;

@@ -19,9 +19,9 @@ export function wantsSessionKey(signer: Pick<Signer, "publicKey">): boolean {
   return signer.publicKey.length !== 64;
 }
 
-/** A session key (from `randomBytes`) granted by `signer`, one grant per blobber, renewed when it nears expiry. */
-export function sessionSigner(signer: Signer, randomBytes: (n: number) => Uint8Array): SessionSigner {
-  const secret = toHex(randomBytes(32));
+/** A session key (from `draw`, the session's random bytes) granted by `signer`, one grant per blobber, renewed when it nears expiry. */
+export function sessionSigner(signer: Signer, draw: (n: number) => Uint8Array): SessionSigner {
+  const secret = toHex(draw(32));
   const key = ed25519.publicKeyOf(secret);
   const grants = new Map<string, SessionGrant>();
   return {
