@@ -2,6 +2,7 @@
  * Shared CLI plumbing: global flags, the per-invocation context (config dir, config, wallet), output and
  * error handling. Expected failures print one line to stderr and exit 1; output never carries colour codes.
  */
+import { join } from "node:path";
 import { type Command, CommanderError } from "commander";
 import * as sdk from "../sdk/index.js";
 
@@ -128,11 +129,13 @@ export class CliContext {
     if (this.chainClient) return this.chainClient;
     const loaded = this.requireConfig();
     await sdk.initCrypto();
-    const transport = this.io.transport ?? new sdk.HttpTransport();
+    const transport = this.io.transport ?? new sdk.HttpTransport({ leanHttp: true });
     const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
     if (this.showsSdkLog()) extra.log = (line) => this.io.err(`${line}\n`);
     if (this.io.nowMs) extra.nowMs = this.io.nowMs;
     if (this.io.sleep) extra.sleep = this.io.sleep;
+    // the block worker's answer, kept for a short time: most commands then start without asking it
+    extra.networkCache = { path: join(this.configDir, sdk.NETWORK_CACHE_FILE) };
     this.chainClient = sdk.chainClientFor(loaded, sdk.getScheme(loaded.config.signature_scheme), transport, extra);
     return this.chainClient;
   }

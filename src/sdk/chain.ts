@@ -6,14 +6,16 @@
  */
 
 import type { Confirmation, Transaction } from "../chain/types.js";
+import { errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
 import { systemNow, systemRandom, systemSleep } from "./ambient.js";
 import { confirm, queryConfirmation } from "./client/confirm.js";
 import { discoverNetwork, whoami } from "./client/discovery.js";
+import { type NetworkCacheOptions, readNetworkCache, writeNetworkCache } from "./client/network-cache.js";
 import { freshSharders, getBalance, latestFinalizedRounds, latestMagicBlock, scRest, sharderQuery } from "./client/queries.js";
 import { buildTransaction, execute, registerClient, submit } from "./client/transactions.js";
-import type { NodeResult } from "./multi.js";
+import { isNotFound, type NodeResult } from "./multi.js";
 import type { Transport } from "./transport.js";
 
 export { scRestPath } from "./client/queries.js";
@@ -63,6 +65,8 @@ export interface ChainClientOptions {
   random?: () => number;
   /** SDK log lines (shown unless --silent). */
   log?: (line: string) => void;
+  /** Keep the block worker's answer in this file for a short time (`client/network-cache.ts`; the CLIs do). */
+  networkCache?: NetworkCacheOptions;
 }
 
 /** What to put on chain. `value`/`fee` in SAS. */
@@ -95,6 +99,8 @@ export interface Balance {
  */
 export class ChainClient {
   private nodes: NetworkNodes | undefined;
+  /** Whether `nodes` came from the cache file (not from the block worker in this process). */
+  private fromCache = false;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
@@ -110,16 +116,65 @@ export class ChainClient {
     this.opts.log?.(line);
   }
 
-  /** Miners and sharders: network.yaml when it lists them, else `GET <block_worker>/network` (kept until `refresh`). */
+  /**
+   * Miners and sharders: network.yaml when it lists them, else `GET <block_worker>/network` (kept until `refresh`;
+   * with `networkCache`, a recent answer from the cache file instead, or an older one when the block worker fails).
+   */
   async network(refresh = false): Promise<NetworkNodes> {
     if (this.nodes && !refresh) return this.nodes;
-    this.nodes = await discoverNetwork(this);
+    const cache = this.cacheOptions();
+    const key = cache ? JSON.stringify([this.opts.blockWorker, this.opts.network ?? {}]) : "";
+    const hit = cache ? readNetworkCache(cache, key, this.now()) : undefined;
+    if (hit?.fresh && !refresh) {
+      this.nodes = hit.nodes;
+      this.fromCache = true;
+      return this.nodes;
+    }
+    try {
+      this.nodes = await discoverNetwork(this);
+      this.fromCache = false;
+    } catch (err) {
+      if (!hit || refresh) throw err;
+      this.log(`discover network: ${errorMessage(err)}; using the nodes it named before`);
+      this.nodes = hit.nodes;
+      this.fromCache = true;
+      return this.nodes;
+    }
+    if (cache) writeNetworkCache(cache, key, this.now(), this.nodes);
     return this.nodes;
+  }
+
+  /** The cache options when the block worker is asked (network.yaml listing both miners and sharders: never). */
+  private cacheOptions(): NetworkCacheOptions | undefined {
+    const o = this.opts.network;
+    if ((o?.miners?.length ?? 0) > 0 && (o?.sharders?.length ?? 0) > 0) return undefined;
+    return this.opts.networkCache;
+  }
+
+  /**
+   * Run `op` on the network; when it fails with nodes from the cache file (a node gone since), ask the block worker
+   * again and, if its answer differs, run `op` once more. An answer that the chain refused (not found) is no reason.
+   */
+  async viaNetwork<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (!this.fromCache || isNotFound(err)) throw err;
+      const before = JSON.stringify(this.nodes);
+      try {
+        await this.network(true);
+      } catch {
+        throw err;
+      }
+      if (JSON.stringify(this.nodes) === before) throw err;
+      this.log(`the cached network failed (${errorMessage(err)}); asked the block worker again`);
+      return op();
+    }
   }
 
   /** Register the wallet's public key with the miners (`POST /v1/client/put`); at least 25 % must accept. */
   registerClient(wallet: Pick<WalletFile, "client_id" | "client_key">): Promise<void> {
-    return registerClient(this, wallet);
+    return this.viaNetwork(() => registerClient(this, wallet));
   }
 
   /** Build and sign a transaction from the wallet (creation date = now, in seconds). */
@@ -129,7 +184,7 @@ export class ChainClient {
 
   /** Send a signed transaction to `min_submit` % of the miners (random choice); at least 25 % of those must accept. */
   submit(txn: Transaction): Promise<void> {
-    return submit(this, txn);
+    return this.viaNetwork(() => submit(this, txn));
   }
 
   /** One round of confirmation queries to all sharders; the confirmation most sharders agree on, if any. */
@@ -147,12 +202,12 @@ export class ChainClient {
 
   /** The sharders within `STALE_SHARDER_ROUNDS` of the network, and a description of those that are not. */
   freshSharders(): Promise<{ fresh: string[]; stale: string; top: number }> {
-    return freshSharders(this);
+    return this.viaNetwork(() => freshSharders(this));
   }
 
   /** Wait until the sharders confirm `hash` (see `client/confirm.ts`). */
   confirm(hash: string, creationDateSec: number): Promise<TxnResult> {
-    return confirm(this, hash, creationDateSec);
+    return this.viaNetwork(() => confirm(this, hash, creationDateSec));
   }
 
   /** Build, sign, submit and confirm. A transaction the chain recorded as failed throws `txn_failed` with the contract's reason. */
@@ -162,22 +217,22 @@ export class ChainClient {
 
   /** GET a path from every sharder and return the body most of them agree on (≥ `min_confirmation` %). */
   sharderQuery(path: string, op: string): Promise<string> {
-    return sharderQuery(this, path, op);
+    return this.viaNetwork(() => sharderQuery(this, path, op));
   }
 
   /** Balance of a client at the latest finalized block; `undefined` when the chain has never seen it. */
   getBalance(clientId: string): Promise<Balance | undefined> {
-    return getBalance(this, clientId);
+    return this.viaNetwork(() => getBalance(this, clientId));
   }
 
   /** Smart-contract REST endpoint answered by the sharders (`/v1/screst/<address>/<endpoint>`). */
   scRest<T = unknown>(address: string, endpoint: string, params: Record<string, string> = {}): Promise<T> {
-    return scRest<T>(this, address, endpoint, params);
+    return this.viaNetwork(() => scRest<T>(this, address, endpoint, params));
   }
 
   /** The latest finalized magic block, as the sharders agree on it. */
   latestMagicBlock(): Promise<Record<string, unknown>> {
-    return latestMagicBlock(this);
+    return this.viaNetwork(() => latestMagicBlock(this));
   }
 
   /** Node id from `GET <url>/_nh/whoami` (`type,host,port,id,public_key`). */
@@ -218,6 +273,7 @@ export function chainClientFor(
       | "querySleepMs"
       | "confirmationChainLength"
       | "submitTimeoutMs"
+      | "networkCache"
     >
   > = {},
 ): ChainClient {

@@ -37,6 +37,7 @@ export {
   type TxnRequest,
   type TxnResult,
 } from "./chain.js";
+export { NETWORK_CACHE_FILE, NETWORK_CACHE_TTL_MS, type NetworkCacheOptions } from "./client/network-cache.js";
 export {
   type ClientConfig,
   clientConfigYaml,

@@ -219,9 +219,34 @@ export interface AllocationRecordFields {
   blobbers: { id: string; url: string }[];
   /** Per entry of `blobbers`: its prices from `blobber_details`, else from the node record (0n when neither says). */
   prices: BlobberPrices[];
-  /** The `blobber_details`, in their order: a blobber's share, bytes written and prices. */
-  details: ({ blobber_id: string; size: bigint; used: bigint } & BlobberPrices)[];
+  /**
+   * The `blobber_details`, in their order: a blobber's share, bytes written, prices, and the challenges it passed
+   * (`stats.num_success_challenges`, 0 when the record does not say).
+   */
+  details: ({ blobber_id: string; size: bigint; used: bigint; challenges_passed: number } & BlobberPrices)[];
+  /**
+   * The latest write marker the chain redeemed for each blobber, by blobber id (from `blobber_details`: its
+   * `allocation_root` and its `last_write_marker`'s time); a blobber with no redeemed marker yet is absent.
+   */
+  redeemed: Record<string, RedeemedMarker>;
   raw: Record<string, unknown>;
+}
+
+/** The latest write marker the chain redeemed for a blobber: its allocation root and time. */
+export interface RedeemedMarker {
+  allocation_root: string;
+  /** Unix seconds (the marker's timestamp; 0 when the record does not say). */
+  timestamp: number;
+}
+
+function redeemedOf(details: (Json | null)[]): Record<string, RedeemedMarker> {
+  const out: Record<string, RedeemedMarker> = {};
+  for (const d of details) {
+    if (typeof d?.blobber_id !== "string" || typeof d.allocation_root !== "string" || d.allocation_root === "") continue;
+    const wm = (typeof d.last_write_marker === "object" && d.last_write_marker !== null ? d.last_write_marker : {}) as Json;
+    out[d.blobber_id] = { allocation_root: d.allocation_root, timestamp: num(wm.timestamp) || 0 };
+  }
+  return out;
 }
 
 type Json = Record<string, unknown>;
@@ -259,8 +284,10 @@ export function readAllocationRecord(raw: unknown): AllocationRecordFields {
       blobber_id: String(d?.blobber_id ?? ""),
       size: big(d?.size),
       used: big(d?.used),
+      challenges_passed: num((d?.stats as Json | undefined)?.num_success_challenges) || 0,
       ...pricesOf(d?.terms),
     })),
+    redeemed: redeemedOf(details),
     raw: a,
   };
 }

@@ -206,13 +206,13 @@ function withReplyBuffers(inner: Transport): Transport {
 type Wrap = (t: Transport) => Transport;
 
 /** The test node on real HTTP (port 0), with a URL where nothing listens. */
-async function httpHarness(wrap: Wrap = (t) => t): Promise<Harness> {
+async function httpHarness(wrap: Wrap = (t) => t, opts: ConstructorParameters<typeof HttpTransport>[0] = {}): Promise<Harness> {
   const { app, releaseAll } = testApp();
   const srv = await listen(app, "127.0.0.1", 0);
   // a port that was just free: listen, note it, close
   const tmp = await listen(createServer({ node: "tmp", logger: silentLogger() }), "127.0.0.1", 0);
   await tmp.close();
-  const transport = wrap(new HttpTransport());
+  const transport = wrap(new HttpTransport(opts));
   return {
     transport,
     base: srv.url,
@@ -247,6 +247,8 @@ transportContract("HttpTransport", () => httpHarness());
 transportContract("MemoryTransport", () => memoryHarness());
 transportContract("HttpTransport, bulk replies (lean HTTP/1.1 client)", () => httpHarness(withReplyBuffers));
 transportContract("MemoryTransport, bulk replies", () => memoryHarness(withReplyBuffers));
+// the CLIs' transport: every plain-HTTP request through the lean client, undici never loaded (issue 18.9)
+transportContract("HttpTransport, every request lean (leanHttp)", () => httpHarness(undefined, { leanHttp: true }));
 
 /** A raw TCP server answering each request with `answer(n)` (n = request number, from 1), counting connections. */
 async function rawServer(

@@ -41,7 +41,8 @@ describe("readAllocationRecord", () => {
       { read_price: 1n, write_price: 2n },
       { read_price: 7n, write_price: 8n },
     ]);
-    assert.deepEqual(a.details, [{ blobber_id: B1, size: 5n, used: 2n, read_price: 1n, write_price: 2n }]);
+    assert.deepEqual(a.details, [{ blobber_id: B1, size: 5n, used: 2n, challenges_passed: 0, read_price: 1n, write_price: 2n }]);
+    assert.deepEqual(a.redeemed, {}, "no blobber has a redeemed marker");
     assert.equal(a.raw, raw);
   });
 
@@ -52,6 +53,30 @@ describe("readAllocationRecord", () => {
     assert.equal(a.size, 0n);
     assert.deepEqual(a.blobbers, []);
     assert.equal(a.time_unit, DEFAULT_TIME_UNIT);
+  });
+
+  it("reads the chain's redeemed write markers and passed challenges from the blobber details (issue 18.3)", () => {
+    const a = readAllocationRecord({
+      id: A,
+      blobber_details: [
+        {
+          blobber_id: B1,
+          allocation_root: "r1",
+          last_write_marker: { timestamp: 1700000000 },
+          stats: { num_success_challenges: 4 },
+        },
+        { blobber_id: B2, allocation_root: "", last_write_marker: null },
+        { blobber_id: "b3", allocation_root: "r3" },
+      ],
+    });
+    assert.deepEqual(a.redeemed, {
+      [B1]: { allocation_root: "r1", timestamp: 1700000000 },
+      b3: { allocation_root: "r3", timestamp: 0 },
+    });
+    assert.deepEqual(
+      a.details.map((d) => d.challenges_passed),
+      [4, 0, 0],
+    );
   });
 
   it("refuses a record without an id (invalid_allocation)", () => {

@@ -83,12 +83,12 @@ export async function open(
   const files = new sdk.storageFiles.AllocationFiles({
     allocation: record,
     ...uploadWindow(opts),
-    transport: ctx.io.transport ?? new sdk.HttpTransport(),
+    transport: ctx.io.transport ?? new sdk.HttpTransport({ leanHttp: true }),
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
     ...(authTicket ? { authTicket } : {}),
-    ...(wallet.mnemonics ? { encryption: sdk.storageFiles.walletEncryptionKeys(wallet) } : {}),
+    ...(wallet.mnemonics ? { encryption: sdk.storageFiles.lazyWalletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {
       onEvent?.(e);
       if (e.kind === "progress" && bar) {
@@ -400,11 +400,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           return;
         }
         // CHALLENGES: the challenges the blobber passed for this allocation, from the chain's per-blobber stats
-        const details = Array.isArray(s.record.raw.blobber_details)
-          ? (s.record.raw.blobber_details as { blobber_id?: string; stats?: { num_success_challenges?: number } }[])
-          : [];
-        const passed = (id: string) =>
-          String(Number(details.find((d) => d.blobber_id === id)?.stats?.num_success_challenges ?? 0));
+        const passed = (id: string) => String(s.record.details.find((d) => d.blobber_id === id)?.challenges_passed ?? 0);
         const rows = st.map((x) =>
           x.stats
             ? [

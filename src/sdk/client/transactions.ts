@@ -85,7 +85,7 @@ export async function submit(client: ChainClient, txn: Transaction): Promise<voi
 /** Build, sign, submit and confirm. A transaction the chain recorded as failed throws `txn_failed` with the contract's reason. */
 export async function execute(client: ChainClient, wallet: WalletFile, req: TxnRequest): Promise<TxnResult> {
   const txn = buildTransaction(client, wallet, req);
-  await submit(client, txn);
+  await client.submit(txn);
   const res = await client.confirm(txn.hash, txn.creation_date);
   if (res.status !== TxnStatus.success) {
     throw new CodedError<SdkErrorCode>(

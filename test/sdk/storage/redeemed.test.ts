@@ -74,4 +74,27 @@ describe("the chain's redeemed write markers", () => {
     // without the chain's record the older state is only a version (behind)
     assert.equal(verifiedStamp(markerTrust({ id: "a", owner_id: owner.clientId }, owner), b, stateAt("e".repeat(64), 100)), 100);
   });
+
+  it("a verified marker's signature does not vouch for other fields shown with it (issue 18.9: remembered checks)", () => {
+    const owner = signerOf();
+    const b = { id: "b".repeat(64), url: "http://b:1" };
+    const content = "c".repeat(64);
+    const wm = signWriteMarker(owner, {
+      allocation_root: allocationRoot(content, 100),
+      prev_allocation_root: "",
+      allocation_id: "a",
+      size: 1,
+      blobber_id: b.id,
+      timestamp: 100,
+    });
+    const trust = markerTrust({ id: "a", owner_id: owner.clientId, owner_public_key: owner.publicKey }, owner);
+    assert.equal(verifiedStamp(trust, b, { content_root: content, latest_write_marker: wm }), 100);
+    assert.equal(verifiedStamp(trust, b, { content_root: content, latest_write_marker: wm }), 100, "remembered");
+    // the same signature on a marker claiming a later time (its root made consistent with that time)
+    const later = { ...wm, timestamp: 900, allocation_root: allocationRoot(content, 900) };
+    assert.throws(
+      () => verifiedStamp(trust, b, { content_root: content, latest_write_marker: later }),
+      faulty(/not signed by the allocation owner/),
+    );
+  });
 });

@@ -79,4 +79,40 @@ describe("files: tiny shards on 2+2", () => {
     await net.start(0);
     await net.start(1);
   });
+
+  it("an upload reads the blobbers' tree states once: the commit starts from the states read before the write (issue 18.9)", async () => {
+    const files = net.files();
+    const reads: number[] = files.clients.map(() => 0);
+    files.clients.forEach((c, i) => {
+      const rp = c.referencePath.bind(c);
+      c.referencePath = (...args: Parameters<typeof c.referencePath>) => {
+        reads[i] = (reads[i] ?? 0) + 1;
+        return rp(...args);
+      };
+    });
+    const bytes = new Uint8Array(randomBytes(1000));
+    await files.upload([{ localPath: localFile(bytes), remotePath: "/once/a.bin" }]);
+    assert.deepEqual(reads, [1, 1, 1, 1]);
+    const dst = out();
+    await net.files().download({ remotePath: "/once/a.bin", localPath: dst });
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    // another writer commits between this client's state read and its commit: the leader refuses the marker, the
+    // commit reads the states again, and both files land
+    const mine = net.files();
+    const other = net.files();
+    const rp0 = mine.clients[0] as (typeof mine.clients)[0];
+    const original = rp0.batch.bind(rp0);
+    let once = false;
+    rp0.batch = async (...args: Parameters<typeof rp0.batch>) => {
+      if (!once) {
+        once = true;
+        await other.upload([{ localPath: localFile(new Uint8Array(randomBytes(10))), remotePath: "/once/other.bin" }]);
+      }
+      return original(...args);
+    };
+    await mine.upload([{ localPath: localFile(bytes), remotePath: "/once/b.bin" }]);
+    const names = (await net.files().list("/once")).list.map((e) => e.name).sort();
+    assert.deepEqual(names, ["a.bin", "b.bin", "other.bin"]);
+    assert.equal((await net.files().divergent()).inSync.length, 4);
+  });
 });

@@ -8,7 +8,7 @@ import { TxnStatus } from "../../../chain/types.js";
 import { CodedError } from "../../../core/errors.js";
 import * as sdk from "../../../sdk/index.js";
 import { redeemableBalance } from "../../../storage/pricing.js";
-import { big } from "../../../storage/records.js";
+import { big, readAllocationRecord } from "../../../storage/records.js";
 import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { BlobberContext } from "../context.js";
@@ -95,9 +95,7 @@ export async function registerFileApi(app: NodeApp, ctx: BlobberContext): Promis
 /** A reader's unexpired read-pool money for an allocation on this blobber (storage SC REST), and the read price. */
 async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: string): Promise<ReadBudget> {
   const a = ctx.allocations.get(allocId) ?? (await ctx.allocations.refresh(allocId));
-  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
-  const terms = details.find((d) => d?.blobber_id === ctx.id)?.terms as Record<string, unknown> | undefined;
-  const readPrice = big(terms?.read_price);
+  const readPrice = readAllocationRecord(a.raw).details.find((d) => d.blobber_id === ctx.id)?.read_price ?? 0n;
   if (readPrice === 0n) return { balance: 0n, readPrice };
   let pools: unknown;
   try {
@@ -124,15 +122,14 @@ async function readBudgetOf(ctx: BlobberContext, clientId: string, allocId: stri
  */
 async function writeBudgetOf(ctx: BlobberContext, ownerId: string, allocId: string): Promise<WriteBudget> {
   const a = await ctx.allocations.refresh(allocId);
-  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
-  const mine = details.find((d) => d?.blobber_id === ctx.id);
-  const terms = mine?.terms as Record<string, unknown> | undefined;
+  const record = readAllocationRecord(a.raw);
+  const mine = record.details.find((d) => d.blobber_id === ctx.id);
   const budget = {
-    writePrice: big(terms?.write_price),
-    timeUnit: big(a.raw.time_unit) || 172_800_000_000_000n,
+    writePrice: mine?.write_price ?? 0n,
+    timeUnit: record.time_unit,
     expiration: a.expiration_date,
-    share: Number(big(mine?.size)),
-    used: Number(big(mine?.used)),
+    share: Number(mine?.size ?? 0n),
+    used: Number(mine?.used ?? 0n),
   };
   if (budget.writePrice === 0n) return { ...budget, balance: 0n };
   let pools: unknown;

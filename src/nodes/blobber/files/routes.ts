@@ -16,6 +16,7 @@ import {
   MemoryNonceCache,
   type NonceCache,
   type RouteDef,
+  SessionGrants,
   StorageErrors,
   storageError,
   verifyRequest,
@@ -142,6 +143,7 @@ function publicError(err: unknown, service: FileService, op: string): unknown {
 /** Mount the file API on `app`. */
 export function registerFileRoutes(app: FastifyInstance, service: FileService, opts: FileRoutesOptions = {}): void {
   const nonces = opts.nonces ?? new MemoryNonceCache();
+  const sessions = new SessionGrants();
   const startedAt = service.startedAt;
   // upload chunks (up to 1 MiB each, a 1 GiB file is 512 per blobber) are read into reused buffers, given back once
   // the chunk is written: no concatenation of the socket's pieces, and no new megabyte per request for the collector
@@ -170,6 +172,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       startedAt,
       nonces,
       leaves,
+      sessions,
     );
     if (!byClient.take(claims.clientId)) throw limited(`client ${claims.clientId}`);
     return { clientId: claims.clientId, publicKey: claims.publicKey };

@@ -29,6 +29,7 @@ import {
   type RefsReply,
   type RevokeReply,
   type RouteDef,
+  type SessionSigner,
   type Signer,
   type StatsReply,
   signRequest,
@@ -56,6 +57,8 @@ export interface BlobberClientOptions {
   randomBytes?: (n: number) => Uint8Array;
   /** The owner's auth ticket a reader other than the owner sends with list, meta and download. */
   authTicket?: AuthTicket;
+  /** Sign requests with this session key, granted by `signer` (`session-key.ts`); with `signer` itself when absent. */
+  session?: SessionSigner;
 }
 
 /**
@@ -134,6 +137,7 @@ export class BlobberClient {
           (this.opts.now ?? systemNow)(),
           Buffer.from((this.opts.randomBytes ?? systemRandomBytes)(16)).toString("hex"),
           opts.leaves,
+          this.opts.session,
         ),
       );
     const url = this.blobber.url.replace(/\/+$/, "") + path;

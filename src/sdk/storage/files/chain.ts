@@ -6,7 +6,7 @@ import { CodedError } from "../../../core/errors.js";
 import type { SignatureScheme } from "../../../core/scheme.js";
 import type { WalletFile } from "../../../core/wallet.js";
 import { allocationReadCost, allocationWriteCost, type Signer, stripeCount } from "../../../storage/index.js";
-import { readAllocationRecord } from "../../../storage/records.js";
+import { type AllocationRecordFields, readAllocationRecord } from "../../../storage/records.js";
 import type { ChainClient } from "../../chain.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { StorageAllocation } from "./allocation.js";
@@ -17,23 +17,14 @@ export interface AllocationRecord extends StorageAllocation {
   terms: { read_price: bigint; write_price: bigint }[];
   /** Go duration (ns) of the allocation's time unit. */
   time_unit: bigint;
+  /** The `blobber_details` as `storage/records.ts` reads them (share, bytes written, prices, challenges passed). */
+  details: AllocationRecordFields["details"];
   raw: Record<string, unknown>;
 }
 
 /** Parse the contract's allocation JSON (`storage/records.ts`). @throws CodedError `invalid_allocation` */
 export function parseAllocationRecord(raw: unknown): AllocationRecord {
   const a = readAllocationRecord(raw);
-  // the latest write marker the chain redeemed for each blobber (none before its first write)
-  const redeemed: Record<string, { allocation_root: string; timestamp: number }> = {};
-  const details = Array.isArray(a.raw.blobber_details) ? (a.raw.blobber_details as Record<string, unknown>[]) : [];
-  for (const d of details) {
-    const wm = (typeof d.last_write_marker === "object" && d.last_write_marker !== null ? d.last_write_marker : {}) as Record<
-      string,
-      unknown
-    >;
-    if (typeof d.blobber_id === "string" && typeof d.allocation_root === "string" && d.allocation_root !== "")
-      redeemed[d.blobber_id] = { allocation_root: d.allocation_root, timestamp: Number(wm.timestamp ?? 0) || 0 };
-  }
   return {
     id: a.id,
     owner_id: a.owner_id,
@@ -43,9 +34,11 @@ export function parseAllocationRecord(raw: unknown): AllocationRecord {
     expiration_date: a.expiration_date,
     size: Number(a.size),
     blobbers: a.blobbers,
-    ...(Object.keys(redeemed).length > 0 ? { redeemed } : {}),
+    // the latest write marker the chain redeemed for each blobber (none before its first write)
+    ...(Object.keys(a.redeemed).length > 0 ? { redeemed: a.redeemed } : {}),
     terms: a.prices,
     time_unit: a.time_unit,
+    details: a.details,
     raw: a.raw,
   };
 }

@@ -30,6 +30,16 @@ export interface CommitOutcome {
   contentRoot: string;
 }
 
+/**
+ * Tree states read before the write (`repairIfBehind`), with the listings of `paths`: a commit whose directories are
+ * among them starts from these instead of reading the states again. Should another writer commit in between, the
+ * leader refuses the marker (`prev_allocation_root_mismatch`) and the commit reads the states again, as always.
+ */
+export interface Prefetched {
+  paths: string[];
+  states: { i: number; rp?: RefPathReply; error?: string }[];
+}
+
 /** A fresh connection id (16 random bytes of the session's generator, hex). */
 export function newConnectionId(s: Session): string {
   return Buffer.from(s.randomBytes(16)).toString("hex");
@@ -46,7 +56,7 @@ export async function commit(
   s: Session,
   conn: string,
   changes: Change[],
-  opts: { targets?: number[]; minimum?: number; expectRoot?: string } = {},
+  opts: { targets?: number[]; minimum?: number; expectRoot?: string; prefetched?: Prefetched } = {},
 ): Promise<CommitOutcome> {
   const op = "commit";
   const failed = new Map<number, string>();
@@ -74,18 +84,27 @@ export async function commit(
     }
     return merged as RefPathReply;
   };
+  const pre = opts.prefetched;
+  const reuse = pre !== undefined && needed.every((p) => pre.paths.includes(p));
   for (let attempt = 0; ; attempt++) {
     failed.clear();
-    const states = await Promise.all(
-      idx.map(async (i) => {
-        try {
-          return { i, rp: await readState(i) };
-        } catch (err) {
-          failed.set(i, errorMessage(err));
-          return { i, rp: undefined };
-        }
-      }),
-    );
+    const states =
+      attempt === 0 && reuse
+        ? idx.map((i) => {
+            const st = pre.states.find((x) => x.i === i);
+            if (!st?.rp) failed.set(i, st?.error ?? "no state read");
+            return { i, rp: st?.rp };
+          })
+        : await Promise.all(
+            idx.map(async (i) => {
+              try {
+                return { i, rp: await readState(i) };
+              } catch (err) {
+                failed.set(i, errorMessage(err));
+                return { i, rp: undefined };
+              }
+            }),
+          );
     // only states the owner signed count: a blobber showing another is faulty, named, and left out
     const groups = new Map<string, { i: number; rp: RefPathReply; at: number }[]>();
     for (const st of states) {

@@ -34,7 +34,7 @@ export {
 } from "./chain-commit.js";
 export type { CommitOutcome } from "./commit.js";
 export type { DownloadOptions, DownloadResult } from "./download.js";
-export { NO_MNEMONIC, walletEncryptionKeys } from "./encrypt.js";
+export { lazyWalletEncryptionKeys, NO_MNEMONIC, walletEncryptionKeys } from "./encrypt.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
 export type { AllocationFilesOptions, FilesEvent, RedeemedMarker, StorageAllocation } from "./session.js";

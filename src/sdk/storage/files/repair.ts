@@ -8,7 +8,7 @@ import { CodedError, errorMessage } from "../../../core/errors.js";
 import { BLOCK_SIZE, CHUNK_SIZE, type Change, type FileMeta, type RefPathReply, type RefView } from "../../../storage/index.js";
 import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient, BlobberRef } from "./blobber-client.js";
-import { commit, newConnectionId } from "./commit.js";
+import { commit, newConnectionId, type Prefetched } from "./commit.js";
 import { shardReader } from "./download.js";
 import { rankByQuorum } from "./quorum.js";
 import { fileConsensus } from "./reader.js";
@@ -31,8 +31,15 @@ export async function states(s: Session, paths: string[] = ["/"]): Promise<{ i: 
 /** The content root most blobbers hold, the blobbers holding it, and the others (behind, or unreachable). */
 export async function divergent(
   s: Session,
-): Promise<{ root: string; inSync: number[]; behind: number[]; unreachable: Map<number, string> }> {
-  const st = await states(s);
+  paths: string[] = ["/"],
+): Promise<{
+  root: string;
+  inSync: number[];
+  behind: number[];
+  unreachable: Map<number, string>;
+  states: { i: number; rp?: RefPathReply; error?: string }[];
+}> {
+  const st = await states(s, paths);
   const groups = new Map<string, number[]>();
   const unreachable = new Map<number, string>();
   const stamps = new Map<number, number>();
@@ -62,7 +69,7 @@ export async function divergent(
   const inSync = (ranked[0] ?? []).map((m) => m.i);
   const root = ranked[0]?.[0]?.rp.content_root ?? "";
   const behind = ranked.slice(1).flatMap((g) => g.map((m) => m.i));
-  return { root, inSync, behind, unreachable };
+  return { root, inSync, behind, unreachable, states: st };
 }
 
 /**
@@ -161,10 +168,18 @@ export async function repairQuietly(s: Session): Promise<void> {
   }
 }
 
-export async function repairIfBehind(s: Session): Promise<void> {
-  if (s.options.signer.clientId !== s.allocation.owner_id) return;
-  const d = await divergent(s);
-  if (d.behind.length > 0 && d.inSync.length >= s.dataShards) await repairQuietly(s);
+/**
+ * Repair lagging blobbers before a write (owner only). The tree states read for it (with the listings of `paths`)
+ * are returned when no repair changed them: the write's commit may start from them (`commit`'s `prefetched`).
+ */
+export async function repairIfBehind(s: Session, paths: string[] = ["/"]): Promise<Prefetched | undefined> {
+  if (s.options.signer.clientId !== s.allocation.owner_id) return undefined;
+  const d = await divergent(s, paths);
+  if (d.behind.length > 0 && d.inSync.length >= s.dataShards) {
+    await repairQuietly(s);
+    return undefined;
+  }
+  return { paths, states: d.states };
 }
 
 /** A file's metadata as its reference view carries it. */

@@ -6,11 +6,13 @@
  */
 
 import type { AuthTicket, CollabGrant, EncryptionKeys, ErasureCoder, Signer } from "../../../storage/index.js";
+import type { RedeemedMarker } from "../../../storage/records.js";
 import { systemNow, systemRandomBytes, systemSleep } from "../../ambient.js";
 import { sdkError } from "../../errors.js";
 import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
+import { sessionSigner, wantsSessionKey } from "./session-key.js";
 import { type MarkerTrust, markerTrust } from "./versions.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -33,12 +35,8 @@ export interface StorageAllocation {
   redeemed?: Record<string, RedeemedMarker>;
 }
 
-/** The latest write marker the chain redeemed for a blobber: its allocation root and time. */
-export interface RedeemedMarker {
-  allocation_root: string;
-  /** Unix seconds (the marker's timestamp). */
-  timestamp: number;
-}
+/** The latest write marker the chain redeemed for a blobber: its allocation root and time (`storage/records.ts`). */
+export type { RedeemedMarker } from "../../../storage/records.js";
 
 export type FilesEvent =
   | { kind: "blobber_failed"; index: number; blobber: BlobberRef; reason: string; op: string }
@@ -75,6 +73,11 @@ export interface AllocationFilesOptions {
   authTicket?: AuthTicket;
   /** The wallet's encryption keys (`encrypt.ts walletEncryptionKeys`): upload with `encrypt`, read encrypted files. */
   encryption?: EncryptionKeys;
+  /**
+   * Sign blobber requests with a session key granted by `signer` when its key is not ed25519 (default true; see
+   * `session-key.ts`): one bls0chain signature per blobber instead of one per request.
+   */
+  sessionKey?: boolean;
 }
 
 /** The shared state of one allocation's file operations. */
@@ -114,6 +117,9 @@ export class Session {
       now: this.now,
       randomBytes: this.randomBytes,
       ...(opts.authTicket ? { authTicket: opts.authTicket } : {}),
+      ...(opts.sessionKey !== false && wantsSessionKey(opts.signer)
+        ? { session: sessionSigner(opts.signer, this.randomBytes) }
+        : {}),
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);

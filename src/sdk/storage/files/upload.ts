@@ -25,7 +25,7 @@ import {
 import { sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { loadCollabGrants } from "./collab.js";
-import { commit, rollbackAll } from "./commit.js";
+import { commit, dirsNeeded, rollbackAll } from "./commit.js";
 import { firstError, isRefusal, refused } from "./failures.js";
 import { Lane } from "./lane.js";
 import { mimeTypeOf } from "./mime.js";
@@ -77,7 +77,9 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
     sources.map((src) => src.remotePath),
     op,
   );
-  await repairIfBehind(s);
+  // the tree states read before the write, with the directories the commit needs: the commit starts from them
+  const dirs = dirsNeeded(sources.map((src) => ({ op, path: normalizePath(src.remotePath, op) }) as Change));
+  const prefetched = await repairIfBehind(s, dirs.join("").length < 6000 ? dirs : ["/"]);
   const progress = await loadProgress(s, sources, opts.progressKey);
   const resuming = progress.resumed === true;
   const conn = progress.connection_id;
@@ -170,7 +172,7 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
   }
   const live = s.clients.map((_, i) => i).filter((i) => !dead.has(i));
   if (live.length < s.dataShards) throw firstError(dead, op, s.dataShards);
-  const out = await commit(s, conn, changes, { targets: live });
+  const out = await commit(s, conn, changes, { targets: live, ...(prefetched ? { prefetched } : {}) });
   await dropProgress(s, opts.progressKey, sources);
   for (const [i, why] of dead) out.failed.set(i, why);
   if (out.failed.size > 0) await repairQuietly(s);

@@ -18,6 +18,7 @@ import {
   type ReadMarker,
   verifyReadMarker,
   verifyWriteMarker,
+  writeMarkerHash,
   writeMarkerKey,
 } from "../../../storage/index.js";
 import type { SdkErrorCode } from "../../errors.js";
@@ -97,17 +98,23 @@ export function verifiedStamp(
   if (wm.client_id !== t.ownerId && !wm.collab_grant)
     throw faulty(b, "its latest write marker is not the allocation owner's (nor a collaborator's)");
   if (!Number.isSafeInteger(wm.timestamp) || wm.timestamp < 1) throw faulty(b, "its latest write marker has no valid time");
-  if (t.ownerKey && !t.verified.has(wm.signature)) {
+  if (t.ownerKey) {
     // the owner's marker, or a collaborator's carrying the owner's grant (`writeMarkerKey`)
     const signer = writeMarkerKey(wm, t.ownerId, t.ownerKey);
     if ("refusal" in signer) throw faulty(b, `its latest write marker: ${signer.refusal}`);
-    try {
-      verifyWriteMarker(wm, signer.key);
-    } catch {
-      throw faulty(b, "its latest write marker is not signed by the allocation owner or a collaborator it allowed");
+    // remembered by what was verified — key, signed hash and signature — not by the signature alone: a blobber
+    // pairing a verified marker's signature with other fields must not skip the check
+    const { signature, ...fields } = wm;
+    const seen = `${signer.key}:${writeMarkerHash(fields)}:${signature}`;
+    if (!t.verified.has(seen)) {
+      try {
+        verifyWriteMarker(wm, signer.key);
+      } catch {
+        throw faulty(b, "its latest write marker is not signed by the allocation owner or a collaborator it allowed");
+      }
+      t.verified.add(seen);
+      if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
     }
-    t.verified.add(wm.signature);
-    if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
   }
   if (wm.allocation_root !== allocationRoot(st.content_root, wm.timestamp))
     throw faulty(b, `its content root ${st.content_root.slice(0, 16)} is not the one its latest write marker signs`);

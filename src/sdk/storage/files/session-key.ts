@@ -1,0 +1,39 @@
+/**
+ * The session key a client signs its blobber requests with when its own key is slow to sign and verify (bls0chain):
+ * an ed25519 key made for this process, granted by the client's key for each blobber for {@link SESSION_LIFETIME_MS}
+ * (`storage/auth.ts`). One client-key signature per blobber and session then covers every request, instead of one
+ * per request (a 1 GiB upload on 2+2 is 2,048 chunk requests, each verified by its blobber).
+ */
+
+import { ed25519 } from "../../../core/ed25519.js";
+import { toHex } from "../../../core/hex.js";
+import { type SessionGrant, type SessionSigner, type Signer, sessionGrantHash } from "../../../storage/index.js";
+
+/** How long a grant is asked for (the blobber accepts at most `SESSION_MAX_MS` ahead of its clock). */
+export const SESSION_LIFETIME_MS = 30 * 60_000;
+/** A grant with less than this left is renewed before use. */
+const RENEW_MS = 5 * 60_000;
+
+/** Whether requests signed by `signer` go with a session key: when its key is not already an ed25519 key. */
+export function wantsSessionKey(signer: Pick<Signer, "publicKey">): boolean {
+  return signer.publicKey.length !== 64;
+}
+
+/** A session key (from `draw`, the session's random bytes) granted by `signer`, one grant per blobber, renewed when it nears expiry. */
+export function sessionSigner(signer: Signer, draw: (n: number) => Uint8Array): SessionSigner {
+  const secret = toHex(draw(32));
+  const key = ed25519.publicKeyOf(secret);
+  const grants = new Map<string, SessionGrant>();
+  return {
+    key,
+    sign: (hashHex) => ed25519.sign(secret, hashHex),
+    grant(audience, nowMs) {
+      const had = grants.get(audience);
+      if (had && had.expiry - nowMs > RENEW_MS) return had;
+      const expiry = Math.floor(nowMs) + SESSION_LIFETIME_MS;
+      const g = { key, expiry, signature: signer.sign(sessionGrantHash(signer.clientId, audience, key, expiry)) };
+      grants.set(audience, g);
+      return g;
+    },
+  };
+}
