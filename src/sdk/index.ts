@@ -37,6 +37,7 @@ export {
   type TxnRequest,
   type TxnResult,
 } from "./chain.js";
+export { type BatchSubmitResult, MAX_SUBMIT_BATCH } from "./client/transactions.js";
 export {
   type ClientConfig,
   clientConfigYaml,

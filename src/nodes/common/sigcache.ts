@@ -5,6 +5,7 @@
  * (key, hash, signature) triple stays valid, so it is remembered; only successes are kept, at most `max`.
  */
 import { computeBlockHash } from "../../chain/block.js";
+import type { ConsensusMessage } from "../../chain/consensus/types.js";
 import type { Block, Transaction } from "../../chain/types.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { txnKey } from "./chainlogic.js";
@@ -12,10 +13,27 @@ import { txnKey } from "./chainlogic.js";
 /** Default number of verified signatures remembered (about 10 MB). */
 export const SIG_CACHE_SIZE = 20_000;
 
+/** A verifier that remembers what it verified. */
+export type CachingVerifier = SignatureScheme & {
+  cacheHits(): number;
+  /** Remember a triple verified elsewhere (a signature worker), so the block check finds it. */
+  remember(publicKey: string, hashHex: string, signatureHex: string): void;
+};
+
+/** Remember a verified triple in `scheme` when it is a {@link CachingVerifier} (otherwise nothing). */
+export function rememberVerified(scheme: SignatureScheme, publicKey: string, hashHex: string, signatureHex: string): void {
+  const c = scheme as Partial<CachingVerifier>;
+  c.remember?.(publicKey, hashHex, signatureHex);
+}
+
 /** `scheme` whose `verify` answers a triple it verified before from memory (oldest forgotten first). */
-export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): SignatureScheme & { cacheHits(): number } {
+export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): CachingVerifier {
   const verified = new Set<string>();
   let hits = 0;
+  const remember = (key: string): void => {
+    verified.add(key);
+    if (verified.size > max) verified.delete(verified.values().next().value as string);
+  };
   return {
     ...scheme,
     verify(publicKey: string, hashHex: string, signatureHex: string): boolean {
@@ -25,10 +43,10 @@ export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): 
         return true;
       }
       if (!scheme.verify(publicKey, hashHex, signatureHex)) return false;
-      verified.add(key);
-      if (verified.size > max) verified.delete(verified.values().next().value as string);
+      remember(key);
       return true;
     },
+    remember: (publicKey, hashHex, signatureHex) => remember(`${publicKey}:${hashHex}:${signatureHex}`),
     cacheHits: () => hits,
   };
 }
@@ -83,4 +101,11 @@ export function signaturesToCheck(
     for (const t of b.transactions) if (!p.admitted(t.hash)) todo.push(t);
   }
   return todo;
+}
+
+/** The blocks a consensus message carries (a proposal's or notarization's block, a block with its ancestors). */
+export function messageBlocks(msg: ConsensusMessage): Block[] {
+  if (msg.type === "proposal" || msg.type === "notarized") return [msg.block];
+  if (msg.type === "block") return [msg.block, ...(msg.ancestors ?? [])];
+  return [];
 }

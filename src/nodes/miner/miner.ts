@@ -12,7 +12,7 @@ import type { Action, BlockLogic, ConsensusMessage } from "../../chain/consensus
 import { minersOf } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
-import { TXN_TIME_TOLERANCE_SEC } from "../../chain/transaction.js";
+import { TXN_TIME_TOLERANCE_SEC, verificationKey } from "../../chain/transaction.js";
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
@@ -21,15 +21,17 @@ import type * as sdk from "../../sdk/index.js";
 import { blockHasTxn, executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { pickTransactions } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { CHECK_AHEAD_MIN, checkSignaturesAhead, signaturesToCheck } from "../common/sigcache.js";
+import { CHECK_AHEAD_MIN, checkSignaturesAhead, messageBlocks, signaturesToCheck } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
+import { InlineSigChecker, type SigChecker } from "../io/sigcheck.js";
 import type { ChainStore } from "../store/chainstore.js";
+import { admitAll } from "./intake.js";
 import { checkGetBlockAuth, Outbox } from "./outbox.js";
 import { minerKeyIn, minerUrlIn, peersAt, shardersAt } from "./peers.js";
 import { maybePrune } from "./prune.js";
 import { minerCrypto, restoredState } from "./restore.js";
-import { TxnPool } from "./txpool.js";
+import { POOL_BLOCKS, TxnPool } from "./txpool.js";
 
 export interface MinerOptions {
   chainId: string;
@@ -58,6 +60,8 @@ export interface MinerOptions {
   pruneDepth?: number;
   /** Time and timers (a ManualClock in tests). */
   clock: Clock;
+  /** Checks the signatures of submitted transactions (worker threads in a process; default inline through `scheme`). */
+  sigChecker?: SigChecker;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -70,6 +74,7 @@ export class MinerNode {
   /** This miner's threshold key share per magic block number. */
   private readonly shares = new Map<number, string>();
   private readonly pool: TxnPool;
+  private readonly sigChecker: SigChecker;
   private readonly outbox: Outbox;
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
@@ -108,7 +113,9 @@ export class MinerNode {
       scheme: opts.scheme,
       store: opts.store,
       balance: (id) => this.lfbBalance(id),
+      maxCost: POOL_BLOCKS * opts.consensus.maxBlockTxns,
     });
+    this.sigChecker = opts.sigChecker ?? new InlineSigChecker(opts.scheme);
     // state nodes of the blocks built and checked go out with the vote or the finalized blocks (one commit)
     opts.store.deferStateWrites();
     this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
@@ -436,13 +443,7 @@ export class MinerNode {
    * fails is simply not cached: the engine refuses the block as before.
    */
   private preverify(msg: ConsensusMessage): Promise<void> | undefined {
-    const blocks: Block[] =
-      msg.type === "proposal" || msg.type === "notarized"
-        ? [msg.block]
-        : msg.type === "block"
-          ? [msg.block, ...(msg.ancestors ?? [])]
-          : [];
-    const todo = signaturesToCheck(blocks, {
+    const todo = signaturesToCheck(messageBlocks(msg), {
       known: (h) => this.engine.getBlock(h) !== undefined,
       generatorKey: (id) => minerKeyIn(this.magicBlocks, id),
       scheme: this.opts.scheme,
@@ -457,12 +458,33 @@ export class MinerNode {
     this.opts.store.putClient(id, publicKey);
   }
 
-  /** Admit a transaction into the pool (`POST /v1/transaction/put`). */
-  admit(txn: Transaction): Transaction {
+  /**
+   * Admit transactions (`POST /v1/transaction/put`, `POST /v1/transactions/put`): the signatures checked by the
+   * node's signature checker, off the event loop in a process. Each body's outcome, in order.
+   */
+  admitMany(bodies: readonly unknown[]): Promise<(Transaction | CodedError)[]> {
+    const keyOf = (t: Transaction) => verificationKey(t, (id) => this.opts.store.clientKey(id));
+    const refused = () => {
+      this.stats.txnsReceived++;
+      this.stats.txnsRejected++;
+    };
+    const [checker, scheme, pool] = [this.sigChecker, this.opts.scheme, this.pool];
+    return admitAll(bodies, {
+      checker,
+      scheme,
+      keyOf,
+      precheck: (t) => pool.precheck(t),
+      admit: (t, s) => this.admit(t, s),
+      refused,
+    });
+  }
+
+  /** Admit a transaction into the pool, its signature checked through `scheme` (default: the node's verifier). */
+  admit(txn: Transaction, scheme?: SignatureScheme): Transaction {
     this.stats.txnsReceived++;
     try {
       const wasIdle = this.pool.size() === 0;
-      const clean = this.pool.admit(txn, this.now());
+      const clean = this.pool.admit(txn, this.now(), scheme);
       // a proposal held back by the minimum round time can go now
       if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
