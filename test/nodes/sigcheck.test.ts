@@ -22,10 +22,14 @@ function itemsOf(name: "ed25519" | "bls0chain", n: number): { items: SigItem[]; 
     const hash = (i.toString(16).padStart(2, "0") + "ab").repeat(16).slice(0, 64);
     const sig = s.sign(a.privateKey, hash);
     const kind = i % 8;
-    if (kind === 1) items.push({ key: b.publicKey, hash, sig }); // another key's
-    else if (kind === 3) items.push({ key: a.publicKey, hash, sig: flip(sig) }); // altered signature
-    else if (kind === 5) items.push({ key: a.publicKey, hash: flip(hash), sig }); // signed another hash
-    else if (kind === 7) items.push({ key: a.publicKey, hash, sig: "zz" }); // malformed
+    if (kind === 1)
+      items.push({ key: b.publicKey, hash, sig }); // another key's
+    else if (kind === 3)
+      items.push({ key: a.publicKey, hash, sig: flip(sig) }); // altered signature
+    else if (kind === 5)
+      items.push({ key: a.publicKey, hash: flip(hash), sig }); // signed another hash
+    else if (kind === 7)
+      items.push({ key: a.publicKey, hash, sig: "zz" }); // malformed
     else items.push({ key: a.publicKey, hash, sig });
     expect.push(kind % 2 === 0);
   }
@@ -59,7 +63,12 @@ describe("signature checks on worker threads", { timeout: 120_000 }, () => {
   it("many callers in one turn, more items than a batch: each gets its own verdicts in order", async () => {
     const ed = itemsOf("ed25519", 150);
     const bls = itemsOf("bls0chain", 8);
-    const [r1, r2, r3, r4] = await Promise.all([pool.check(ed.items), pool.check(bls.items), pool.check([]), pool.check(ed.items.slice(3, 5))]);
+    const [r1, r2, r3, r4] = await Promise.all([
+      pool.check(ed.items),
+      pool.check(bls.items),
+      pool.check([]),
+      pool.check(ed.items.slice(3, 5)),
+    ]);
     assert.deepEqual(r1, ed.expect);
     assert.deepEqual(r2, bls.expect);
     assert.deepEqual(r3, []);
@@ -70,6 +79,9 @@ describe("signature checks on worker threads", { timeout: 120_000 }, () => {
     const p = new WorkerSigChecker(1);
     assert.deepEqual(await p.check(itemsOf("ed25519", 2).items), [true, false]);
     await p.close();
-    await assert.rejects(p.check(itemsOf("ed25519", 1).items), (e: unknown) => (e as { code?: string }).code === "sig_workers_stopped");
+    await assert.rejects(
+      p.check(itemsOf("ed25519", 1).items),
+      (e: unknown) => (e as { code?: string }).code === "sig_workers_stopped",
+    );
   });
 });

@@ -8,6 +8,7 @@ import { computeBlockHash } from "../../chain/block.js";
 import type { ConsensusMessage } from "../../chain/consensus/types.js";
 import type { Block, Transaction } from "../../chain/types.js";
 import type { SignatureScheme } from "../../core/scheme.js";
+import type { SigChecker, SigItem } from "../io/sigcheck.js";
 import { txnKey } from "./chainlogic.js";
 
 /** Default number of verified signatures remembered (about 10 MB). */
@@ -108,4 +109,34 @@ export function messageBlocks(msg: ConsensusMessage): Block[] {
   if (msg.type === "proposal" || msg.type === "notarized") return [msg.block];
   if (msg.type === "block") return [msg.block, ...(msg.ancestors ?? [])];
   return [];
+}
+
+/**
+ * Check the transaction signatures of the blocks a consensus message carries before the engine sees it, through
+ * the node's signature checker (worker threads in a process: the event loop and the API keep answering while a
+ * proposal of bls0chain transactions this miner never admitted is checked), and remember those that verify, so
+ * the engine's synchronous check of the block finds them. Only blocks signed by their generator are checked
+ * ahead ({@link signaturesToCheck}). Undefined when there is little to check: the message goes to the engine at
+ * once. A signature that fails (or a checker that fails) is simply not remembered: the engine checks it again and
+ * refuses the block as before.
+ */
+export function checkMessageAhead(
+  msg: ConsensusMessage,
+  p: Parameters<typeof signaturesToCheck>[1] & { checker: SigChecker },
+): Promise<void> | undefined {
+  const todo = signaturesToCheck(messageBlocks(msg), p);
+  if (todo.length < CHECK_AHEAD_MIN) return undefined;
+  const items: SigItem[] = [];
+  for (const t of todo) {
+    const key = txnKey(t);
+    if (key) items.push({ key, hash: t.hash, sig: t.signature });
+  }
+  return p.checker.check(items).then(
+    (ok) => {
+      items.forEach((it, i) => {
+        if (ok[i]) rememberVerified(p.scheme, it.key, it.hash, it.sig);
+      });
+    },
+    () => undefined,
+  );
 }

@@ -6,7 +6,7 @@
  * pool with that verdict. A verified signature is remembered by the node's verifier, so the check of a block
  * carrying the transaction reuses it: each signature is checked once per node.
  */
-import { transactionFromJson } from "../../chain/transaction.js";
+import { transactionFromJson, verificationKey } from "../../chain/transaction.js";
 import type { Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
@@ -21,14 +21,14 @@ export interface IntakeDeps {
   checker: SigChecker;
   /** The node's verifier (a caching one: verified signatures are remembered in it). */
   scheme: SignatureScheme;
-  /** The key a transaction verifies under (its own, or its client's registered one). */
-  keyOf: (txn: Transaction) => string | undefined;
+  /** A client's registered key (a transaction verifies under its own key, or this one). */
+  clientKey: (clientId: string) => string | undefined;
   /** The pool's refusals that need no signature check. */
-  precheck: (txn: Transaction) => void;
-  /** Admit into the pool with a verifier that knows the verdicts reached here. */
+  pool: { precheck(txn: Transaction): void };
+  /** Admit into the pool with a verifier that knows the verdicts reached here (counted in the stats by it). */
   admit: (txn: Transaction, scheme: SignatureScheme) => Transaction;
-  /** A transaction refused before `admit` (counted in the miner's stats). */
-  refused: () => void;
+  /** The miner's counters: a transaction refused before `admit` is counted here. */
+  stats: { txnsReceived: number; txnsRejected: number };
 }
 
 /** Each body's outcome, in order: the admitted transaction, or the error that refused it. */
@@ -38,12 +38,13 @@ export async function admitAll(bodies: readonly unknown[], d: IntakeDeps): Promi
   for (const [i, body] of bodies.entries()) {
     try {
       const txn = transactionFromJson(body);
-      d.precheck(txn);
-      const key = d.keyOf(txn);
+      d.pool.precheck(txn);
+      const key = verificationKey(txn, d.clientKey);
       todo.push({ i, txn, ...(key ? { item: { key, hash: txn.hash, sig: txn.signature } } : {}) });
       out.push(txn);
     } catch (err) {
-      d.refused();
+      d.stats.txnsReceived++;
+      d.stats.txnsRejected++;
       out.push(asCoded(err));
     }
   }

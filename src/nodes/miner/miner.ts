@@ -12,7 +12,7 @@ import type { Action, BlockLogic, ConsensusMessage } from "../../chain/consensus
 import { minersOf } from "../../chain/magicblock.js";
 import { MagicBlockSchedule } from "../../chain/magicblocks.js";
 import { StateView } from "../../chain/state.js";
-import { TXN_TIME_TOLERANCE_SEC, verificationKey } from "../../chain/transaction.js";
+import { TXN_TIME_TOLERANCE_SEC } from "../../chain/transaction.js";
 import { Trie } from "../../chain/trie.js";
 import type { Block, MagicBlock, Transaction } from "../../chain/types.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
@@ -21,7 +21,7 @@ import type * as sdk from "../../sdk/index.js";
 import { blockHasTxn, executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { pickTransactions } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { CHECK_AHEAD_MIN, checkSignaturesAhead, messageBlocks, signaturesToCheck } from "../common/sigcache.js";
+import { checkMessageAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
 import { InlineSigChecker, type SigChecker } from "../io/sigcheck.js";
@@ -434,23 +434,15 @@ export class MinerNode {
     return pending.then(() => this.serial(() => this.engine.onMessage(from, msg, this.now())));
   }
 
-  /**
-   * Check the transaction signatures of the blocks a message carries before the engine sees it, a few at a
-   * time with event-loop turns between them, so the verified-signature cache answers the engine's synchronous
-   * check of the block and the API keeps answering (a proposal of a thousand bls0chain transactions this
-   * miner never admitted is several seconds of pairings). Only blocks signed by their generator are checked
-   * ahead. Undefined when there is little to check: the message goes to the engine at once. A signature that
-   * fails is simply not cached: the engine refuses the block as before.
-   */
+  /** The signatures of the blocks `msg` carries, checked ahead by the signature checker (`checkMessageAhead`). */
   private preverify(msg: ConsensusMessage): Promise<void> | undefined {
-    const todo = signaturesToCheck(messageBlocks(msg), {
+    return checkMessageAhead(msg, {
       known: (h) => this.engine.getBlock(h) !== undefined,
       generatorKey: (id) => minerKeyIn(this.magicBlocks, id),
       scheme: this.opts.scheme,
       admitted: (h) => this.pool.has(h),
+      checker: this.sigChecker,
     });
-    if (todo.length < CHECK_AHEAD_MIN) return undefined;
-    return checkSignaturesAhead(this.opts.scheme, todo, () => this.stopped);
   }
 
   /** Register a client key (`POST /v1/client/put`). */
@@ -463,20 +455,9 @@ export class MinerNode {
    * node's signature checker, off the event loop in a process. Each body's outcome, in order.
    */
   admitMany(bodies: readonly unknown[]): Promise<(Transaction | CodedError)[]> {
-    const keyOf = (t: Transaction) => verificationKey(t, (id) => this.opts.store.clientKey(id));
-    const refused = () => {
-      this.stats.txnsReceived++;
-      this.stats.txnsRejected++;
-    };
-    const [checker, scheme, pool] = [this.sigChecker, this.opts.scheme, this.pool];
-    return admitAll(bodies, {
-      checker,
-      scheme,
-      keyOf,
-      precheck: (t) => pool.precheck(t),
-      admit: (t, s) => this.admit(t, s),
-      refused,
-    });
+    const { sigChecker: checker, pool, stats } = this;
+    const clientKey = (id: string) => this.opts.store.clientKey(id);
+    return admitAll(bodies, { checker, scheme: this.opts.scheme, clientKey, pool, admit: (t, s) => this.admit(t, s), stats });
   }
 
   /** Admit a transaction into the pool, its signature checked through `scheme` (default: the node's verifier). */
@@ -500,5 +481,10 @@ export class MinerNode {
 
   poolSize(): number {
     return this.pool.size();
+  }
+
+  /** Signature-verification cost the pool holds, in ed25519 checks (bounded: `pool_full` beyond). */
+  poolCost(): number {
+    return this.pool.cost();
   }
 }
