@@ -17,6 +17,16 @@ export function signatureCost(publicKey: string | undefined): number {
   return publicKey !== undefined && publicKey.length === 128 ? BLS0CHAIN_SIG_COST : ED25519_SIG_COST;
 }
 
+/**
+ * The signature-verification budget of a block whose transactions are at most `maxTxns` (`max_block_txns`): twice
+ * that in ed25519 checks. Blocks of ed25519 transactions stay bounded by their count; bls0chain ones carry at most
+ * `maxTxns / 8` (125 by default: about 0.75–1 s of pairings on one idle core, a third of the 3 s soft timeout, where
+ * 1,000 were 6–8 s and rounds timed out).
+ */
+export function blockSigBudget(maxTxns: number): number {
+  return 2 * maxTxns;
+}
+
 /** The signature-verification cost of a block's transactions (each carries its verifying key). */
 export function blockSignatureCost(txns: readonly Transaction[]): number {
   let cost = 0;

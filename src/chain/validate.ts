@@ -13,7 +13,7 @@ import type { SignatureScheme } from "../core/scheme.js";
 import { computeBlockHash, encodeBlock } from "./block.js";
 import type { ChainErrorCode } from "./errors.js";
 import type { BlockExecution } from "./execute.js";
-import { BLS0CHAIN_SIG_COST, blockSignatureCost } from "./sigcost.js";
+import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "./sigcost.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "./transaction.js";
 import type { NodeDb } from "./trie.js";
 import type { Block, Transaction } from "./types.js";
@@ -55,7 +55,7 @@ export interface BlockRules {
   seen: (txnHash: string) => boolean;
   maxTxns: number;
   /**
-   * Most signature-verification work a block may carry, in ed25519 checks (`chain/sigcost.ts`); absent: `maxTxns`.
+   * Most signature-verification work a block may carry, in ed25519 checks (`chain/sigcost.ts`); absent: `blockSigBudget(maxTxns)`.
    * A block over it would not be checked within a round by every node.
    */
   maxSigCost?: number;
@@ -77,7 +77,7 @@ export function validateBlock(block: Block, parent: Block, rules: BlockRules): B
   if (block.creation_date < parent.creation_date) reject(`block ${block.hash} is older than its parent`);
   if (block.transactions.length > rules.maxTxns)
     reject(`block has ${block.transactions.length} transactions, at most ${rules.maxTxns} allowed`);
-  const maxCost = rules.maxSigCost ?? rules.maxTxns;
+  const maxCost = rules.maxSigCost ?? blockSigBudget(rules.maxTxns);
   const cost = blockSignatureCost(block.transactions);
   if (cost > maxCost)
     reject(

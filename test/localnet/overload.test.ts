@@ -1,13 +1,13 @@
 // Liveness under overload and batch submission (issue 22) on the in-process network: 3 miners, 1 sharder, the
 // block worker, memory transport, a manual clock, and a small block budget (max_block_txns 64: a block carries at
-// most 64 ed25519 checks of signatures, 4 bls0chain ones; a miner's pool holds 8 blocks' worth). A burst above
+// most 64 transactions and 128 ed25519 checks of signatures, 8 bls0chain ones; a miner's pool holds 8 × 64 checks). A burst above
 // what the pools hold is refused with pool_full before any signature is checked, and the chain keeps finalizing a
 // block every round within its budget until the accepted transactions are all on it; a forged transaction is
 // refused at intake (per item in a batch) and inside a proposed block; a block over the budget is refused.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { computeBlockHash } from "../../src/chain/block.js";
-import { BLS0CHAIN_SIG_COST, blockSignatureCost } from "../../src/chain/sigcost.js";
+import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "../../src/chain/sigcost.js";
 import { encodeTransaction } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -21,6 +21,8 @@ import * as sdk from "../../src/sdk/index.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const BUDGET = 64;
+/** The block's signature budget: 128 ed25519 checks, 8 bls0chain transactions. */
+const SIG_BUDGET = blockSigBudget(BUDGET);
 
 /** A block of `txns` on `parent` as an honest generator would build it (results from execution). */
 function blockOf(store: ChainStore, parent: Block, txns: Transaction[]): Block {
@@ -182,12 +184,12 @@ describe("chain under overload, batch submission (in-process network)", { timeou
       const b = h ? sharder().opts.store.getBlock(h) : undefined;
       assert.ok(b, `a block finalized at round ${round}`);
       const cost = blockSignatureCost(b.transactions);
-      assert.ok(cost <= BUDGET, `round ${round}: ${cost} checks`);
+      assert.ok(cost <= SIG_BUDGET && b.transactions.length <= BUDGET, `round ${round}: ${cost} checks`);
       carried += b.transactions.length;
       if (b.transactions.some((t) => t.public_key?.length === 128)) withBls++;
     }
     assert.ok(carried >= accepted.size);
-    assert.ok(withBls > 0 && withBls >= bls.filter((t) => accepted.has(t.hash)).length / (BUDGET / BLS0CHAIN_SIG_COST));
+    assert.ok(withBls > 0 && withBls >= bls.filter((t) => accepted.has(t.hash)).length / (SIG_BUDGET / BLS0CHAIN_SIG_COST));
     assert.equal(miner(0).engine.status().roundTimeoutCount, timeouts0, "no round timed out");
     // the pools drained: submissions are taken again
     const after = dataTxns("ed25519", 1, 1, "after")[0] as Transaction;
@@ -217,12 +219,12 @@ describe("chain under overload, batch submission (in-process network)", { timeou
       (e: unknown) => e instanceof sdk.CodedError && /invalid_signature/.test(e.message),
     );
     assert.doesNotThrow(() => check(blockOf(store, parent, [t as Transaction])));
-    // 5 bls0chain transactions are 80 checks: over the 64 a block may carry
-    const bls = dataTxns("bls0chain", 1, 5, "heavy");
+    // 9 bls0chain transactions are 144 checks: over the 128 a block may carry
+    const bls = dataTxns("bls0chain", 1, 9, "heavy");
     assert.throws(
       () => check(blockOf(store, parent, bls)),
-      (e: unknown) => e instanceof sdk.CodedError && /signatures cost 80 ed25519 checks/.test(e.message),
+      (e: unknown) => e instanceof sdk.CodedError && /signatures cost 144 ed25519 checks/.test(e.message),
     );
-    assert.doesNotThrow(() => check(blockOf(store, parent, bls.slice(0, 4))));
+    assert.doesNotThrow(() => check(blockOf(store, parent, bls.slice(0, 8))));
   });
 });

@@ -4,7 +4,7 @@
  * without a fee has a small allowance per block (a price for data), and one client cannot fill the pool.
  */
 
-import { signatureCost } from "../../chain/sigcost.js";
+import { blockSigBudget, signatureCost } from "../../chain/sigcost.js";
 import { encodeTransaction } from "../../chain/transaction.js";
 import type { Transaction } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -39,7 +39,7 @@ export function poolEntry(txn: Transaction, received: number): PoolEntry {
 
 /**
  * The transactions of the next block, in order: the highest fee per byte first (then the oldest), at most
- * `maxTxns`, `MAX_BLOCK_TXN_BYTES` and a signature-verification cost of `limits.sigCost` (default `maxTxns`: the
+ * `maxTxns`, `MAX_BLOCK_TXN_BYTES` and a signature-verification cost of `limits.sigCost` (default `blockSigBudget(maxTxns)`: the
  * budget every node checks a block against, so a round's checks fit its timeout), fee-less ones only within
  * `FREE_BYTES_PER_BLOCK`. `eligible` filters (time window, already on chain).
  */
@@ -49,7 +49,7 @@ export function pickTransactions(
   eligible: (e: PoolEntry) => boolean,
   limits: { blockBytes?: number; freeBytes?: number; sigCost?: number } = {},
 ): Transaction[] {
-  const sigBudget = limits.sigCost ?? maxTxns;
+  const sigBudget = limits.sigCost ?? blockSigBudget(maxTxns);
   const blockBytes = limits.blockBytes ?? MAX_BLOCK_TXN_BYTES;
   const freeBytes = limits.freeBytes ?? FREE_BYTES_PER_BLOCK;
   const sorted = [...entries].sort((a, b) => {

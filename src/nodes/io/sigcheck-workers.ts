@@ -42,13 +42,24 @@ export class WorkerSigChecker implements SigChecker {
 
   constructor(size = defaultSigWorkers()) {
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(new URL("./sigcheck-worker.js", import.meta.url));
-      worker.unref();
-      const slot: Slot = { worker, inflight: new Map(), load: 0 };
-      worker.on("message", (m: { id: number; ok: boolean[] }) => this.answered(slot, m));
-      worker.on("error", (err) => this.failSlot(slot, err));
+      const slot = { inflight: new Map(), load: 0 } as unknown as Slot;
+      this.startWorker(slot);
       this.slots.push(slot);
     }
+  }
+
+  /** (Re)start the worker of `slot`: a worker that dies fails its callers and is replaced. */
+  private startWorker(slot: Slot): void {
+    const worker = new Worker(new URL("./sigcheck-worker.js", import.meta.url));
+    worker.unref();
+    slot.worker = worker;
+    worker.on("message", (m: { id: number; ok: boolean[] }) => this.answered(slot, m));
+    worker.on("error", (err) => this.failSlot(slot, err));
+    worker.on("exit", (code) => {
+      if (this.closed || slot.worker !== worker) return;
+      this.failSlot(slot, new Error(`signature worker exited with code ${code}`));
+      this.startWorker(slot);
+    });
   }
 
   /** Number of worker threads. */
