@@ -15,6 +15,7 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
+import type { SigChecker } from "../../src/nodes/io/sigcheck.js";
 import { POOL_BLOCKS } from "../../src/nodes/miner/txpool.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
@@ -226,5 +227,34 @@ describe("chain under overload, batch submission (in-process network)", { timeou
       (e: unknown) => e instanceof sdk.CodedError && /signatures cost 144 ed25519 checks/.test(e.message),
     );
     assert.doesNotThrow(() => check(blockOf(store, parent, bls.slice(0, 8))));
+  });
+
+  it("signatures being checked count against the pool's bound: a backlog of checks is refused at once too", async () => {
+    const m = miner(2);
+    const bodies = (txns: Transaction[]) => txns.map((t) => JSON.parse(encodeTransaction(t)) as unknown);
+    await until("miner 2's pool empty", () => m.poolCost() === 0, 120_000);
+    // 32 bls0chain transfers are the whole bound (512 checks); a second intake while they are checked is refused
+    const heavy = dataTxns("bls0chain", 2, 16, "backlog");
+    const light = dataTxns("ed25519", 1, 1, "behind");
+    // what reaches the miner's signature checker
+    const checker = (m as unknown as { sigChecker: SigChecker }).sigChecker;
+    const check = checker.check;
+    const asked: number[] = [];
+    checker.check = (items) => {
+      asked.push(items.length);
+      return check.call(checker, items);
+    };
+    const first = m.admitMany(bodies(heavy));
+    const second = m.admitMany(bodies(light));
+    const [a, b] = await Promise.all([first, second]).finally(() => {
+      checker.check = check;
+    });
+    assert.deepEqual(asked, [32, 0], "the second intake's signature was never checked");
+    assert.ok(
+      a.every((x) => !(x instanceof Error)),
+      "the first batch is admitted whole",
+    );
+    assert.equal((b[0] as sdk.CodedError).code, "pool_full");
+    assert.equal(m.poolCost(), POOL_BLOCKS * BUDGET);
   });
 });

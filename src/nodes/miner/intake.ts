@@ -24,7 +24,12 @@ export interface IntakeDeps {
   /** A client's registered key (a transaction verifies under its own key, or this one). */
   clientKey: (clientId: string) => string | undefined;
   /** The pool's refusals that need no signature check. */
-  pool: { precheck(txn: Transaction): void };
+  pool: {
+    precheck(txn: Transaction): void;
+    costOf(txn: Transaction): number;
+    reserve(cost: number): void;
+    release(cost: number): void;
+  };
   /** Admit into the pool with a verifier that knows the verdicts reached here (counted in the stats by it). */
   admit: (txn: Transaction, scheme: SignatureScheme) => Transaction;
   /** The miner's counters: a transaction refused before `admit` is counted here. */
@@ -35,10 +40,14 @@ export interface IntakeDeps {
 export async function admitAll(bodies: readonly unknown[], d: IntakeDeps): Promise<(Transaction | CodedError)[]> {
   const out: (Transaction | CodedError)[] = [];
   const todo: { i: number; txn: Transaction; item?: SigItem }[] = [];
+  let reserved = 0;
   for (const [i, body] of bodies.entries()) {
     try {
       const txn = transactionFromJson(body);
       d.pool.precheck(txn);
+      const cost = d.pool.costOf(txn);
+      d.pool.reserve(cost);
+      reserved += cost;
       const key = verificationKey(txn, d.clientKey);
       todo.push({ i, txn, ...(key ? { item: { key, hash: txn.hash, sig: txn.signature } } : {}) });
       out.push(txn);
@@ -49,7 +58,12 @@ export async function admitAll(bodies: readonly unknown[], d: IntakeDeps): Promi
     }
   }
   const items = todo.flatMap((t) => (t.item ? [t.item] : []));
-  const verdicts = await d.checker.check(items);
+  let verdicts: boolean[];
+  try {
+    verdicts = await d.checker.check(items);
+  } finally {
+    d.pool.release(reserved);
+  }
   const known = new Map<string, boolean>();
   items.forEach((it, k) => {
     const ok = verdicts[k] === true;

@@ -25,6 +25,8 @@ export class TxnPool {
   private readonly pendingOf = new Map<string, number>();
   /** Signature-verification cost of the transactions held (ed25519 checks). */
   private held = 0;
+  /** Cost of the transactions whose signatures are being checked (intake), counted against the bound too. */
+  private reserved = 0;
 
   constructor(
     private readonly opts: {
@@ -50,13 +52,30 @@ export class TxnPool {
         `transaction ${txn.hash} already exists`,
       );
     }
-    const cost = signatureCost(verificationKey(txn, (id) => this.opts.store.clientKey(id)));
-    if (this.held + cost > this.opts.maxCost)
+    const cost = this.costOf(txn);
+    if (this.held + this.reserved + cost > this.opts.maxCost)
       throw new CodedError<NodeErrorCode>(
         { code: "pool_full", op: "put transaction" },
         `the transaction pool is full (${this.entries.size} transactions, ${this.held} of ${this.opts.maxCost} ed25519 checks of signatures waiting), retry later`,
       );
     checkClientQuota(this.pendingOf.get(txn.client_id) ?? 0, txn.client_id);
+  }
+
+  /** What checking `txn`'s signature costs (ed25519 checks). */
+  costOf(txn: Transaction): number {
+    return signatureCost(verificationKey(txn, (id) => this.opts.store.clientKey(id)));
+  }
+
+  /**
+   * Count `cost` against the bound while signatures are checked (a backlog of checks is bounded as the pool is:
+   * beyond it, `pool_full` at once rather than a client's time-out); {@link release} it when done.
+   */
+  reserve(cost: number): void {
+    this.reserved += cost;
+  }
+
+  release(cost: number): void {
+    this.reserved = Math.max(0, this.reserved - cost);
   }
 
   /**
