@@ -1,12 +1,14 @@
 /**
  * Sustained, open-loop load for the chain bench: transfers are sent at a fixed offered rate for a fixed time,
  * whatever the network's answers (a closed loop would slow down with the network and hide its limit). Each
- * transfer is built and signed by its wallet, submitted as a client does (`submit`: to `min_submit` % of the
- * miners) and confirmed as a client does (`confirm`: polling the sharders). Reported: offered and finalized
+ * transfer is built and signed by its wallet; those due in one tick are submitted together as a client sending many
+ * does (`submitBatch`: one request to each of `min_submit` % of the miners, a result per transfer) and each is
+ * confirmed as a client does (`confirm`: polling the sharders). Reported: offered and finalized
  * transfers a second, finality percentiles, submissions the miners refused, confirmations that timed out, and the
  * CPU each process used during the window (share of one core).
  */
 import { readFileSync } from "node:fs";
+import type { Transaction } from "../src/chain/types.js";
 import { remoteCode } from "../src/core/errors.js";
 import type { WalletFile } from "../src/core/wallet.js";
 import * as sdk from "../src/sdk/index.js";
@@ -107,18 +109,7 @@ export async function sustained(
     errors[key] = (errors[key] ?? 0) + 1;
     return code;
   };
-  const one = async (i: number): Promise<void> => {
-    const w = wallets[i % wallets.length] as WalletFile;
-    const to = (wallets[(i + 1) % wallets.length] as WalletFile).client_id;
-    const s = performance.now();
-    const txn = client.buildTransaction(w, { type: sdk.TxnType.send, toClientId: to, value: 1n, data: `load ${i}` });
-    try {
-      await client.submit(txn);
-    } catch (err) {
-      note(err);
-      rejected++;
-      return;
-    }
+  const confirmOne = async (txn: Transaction, s: number): Promise<void> => {
     try {
       await client.confirm(txn.hash, txn.creation_date);
       const e = performance.now();
@@ -128,6 +119,34 @@ export async function sustained(
       note(err);
       timedOut++;
     }
+  };
+  // the transfers due in one tick go out together (`submitBatch`: one request per miner, a result per transfer)
+  const batch = async (from: number, to: number): Promise<void> => {
+    const s = performance.now();
+    const txns: Transaction[] = [];
+    for (let i = from; i < to; i++) {
+      const w = wallets[i % wallets.length] as WalletFile;
+      const dest = (wallets[(i + 1) % wallets.length] as WalletFile).client_id;
+      txns.push(client.buildTransaction(w, { type: sdk.TxnType.send, toClientId: dest, value: 1n, data: `load ${i}` }));
+    }
+    let results: sdk.BatchSubmitResult[];
+    try {
+      results = await client.submitBatch(txns);
+    } catch (err) {
+      for (const _ of txns) note(err);
+      rejected += txns.length;
+      return;
+    }
+    const confirming: Promise<void>[] = [];
+    results.forEach((r, k) => {
+      if (r.ok) confirming.push(confirmOne(txns[k] as Transaction, s));
+      else {
+        const key = `submit_failed:${r.code ?? "no_answer"}`;
+        errors[key] = (errors[key] ?? 0) + 1;
+        rejected++;
+      }
+    });
+    await Promise.all(confirming);
   };
   const {
     result: start,
@@ -139,7 +158,8 @@ export async function sustained(
     let sent = 0;
     while (sent < total) {
       const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate) + 1);
-      while (sent < due) pending.push(one(sent++));
+      for (let k = sent; k < due; k += sdk.MAX_SUBMIT_BATCH) pending.push(batch(k, Math.min(due, k + sdk.MAX_SUBMIT_BATCH)));
+      sent = due;
       await new Promise((r) => setTimeout(r, 5));
     }
     await Promise.all(pending);

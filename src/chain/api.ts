@@ -64,6 +64,17 @@ export interface TxnPutReply {
   entity: Record<string, unknown>;
 }
 
+/** Most transactions in one `POST /v1/transactions/put`. */
+export const MAX_TXN_BATCH = 256;
+
+/** `POST /v1/transactions/put`: one outcome per submitted transaction, in order. */
+export interface TxnBatchReply {
+  results: TxnBatchItem[];
+}
+
+/** A batch item's outcome: admitted (its hash) or refused (the reference error form). */
+export type TxnBatchItem = { ok: true; hash: string } | { ok: false; hash?: string; code: string; error: string };
+
 /** `GET /v1/block/get`: the block and its summary. */
 export interface BlockReply {
   block: Record<string, unknown>;
@@ -142,6 +153,8 @@ export const ChainRoutes = {
   clientGet: route<ClientEntity>("GET", "/v1/client/get", MINER, ["id"]),
   /** Body: the transaction JSON. */
   transactionPut: route<TxnPutReply>("POST", "/v1/transaction/put", MINER),
+  /** Body `{"transactions": [...]}` (at most 256): each verified and admitted on its own, an outcome per item. */
+  transactionsPut: route<TxnBatchReply>("POST", "/v1/transactions/put", MINER),
   /** A transaction still in the pool. */
   transactionGet: route<Record<string, unknown>>("GET", "/v1/transaction/get", MINER, ["hash"]),
   minerStats: route<Record<string, unknown>>("GET", "/v1/miner/get/stats", MINER),

@@ -13,6 +13,7 @@ import type { SignatureScheme } from "../core/scheme.js";
 import { computeBlockHash, encodeBlock } from "./block.js";
 import type { ChainErrorCode } from "./errors.js";
 import type { BlockExecution } from "./execute.js";
+import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "./sigcost.js";
 import { MAX_TXN_PAYLOAD, outputHash, TXN_TIME_TOLERANCE_SEC, transactionHash } from "./transaction.js";
 import type { NodeDb } from "./trie.js";
 import type { Block, Transaction } from "./types.js";
@@ -53,6 +54,11 @@ export interface BlockRules {
   /** Whether a transaction is already on the chain the block extends. */
   seen: (txnHash: string) => boolean;
   maxTxns: number;
+  /**
+   * Most signature-verification work a block may carry, in ed25519 checks (`chain/sigcost.ts`); absent: `blockSigBudget(maxTxns)`.
+   * A block over it would not be checked within a round by every node.
+   */
+  maxSigCost?: number;
   maxBytes: number;
   execute: BlockExecutor;
 }
@@ -71,6 +77,12 @@ export function validateBlock(block: Block, parent: Block, rules: BlockRules): B
   if (block.creation_date < parent.creation_date) reject(`block ${block.hash} is older than its parent`);
   if (block.transactions.length > rules.maxTxns)
     reject(`block has ${block.transactions.length} transactions, at most ${rules.maxTxns} allowed`);
+  const maxCost = rules.maxSigCost ?? blockSigBudget(rules.maxTxns);
+  const cost = blockSignatureCost(block.transactions);
+  if (cost > maxCost)
+    reject(
+      `block's signatures cost ${cost} ed25519 checks to verify, at most ${maxCost} allowed (bls0chain: ${BLS0CHAIN_SIG_COST} each)`,
+    );
   const bytes = Buffer.byteLength(encodeBlock(block), "utf8");
   if (bytes > rules.maxBytes) reject(`block ${block.hash} is ${bytes} bytes, at most ${rules.maxBytes} allowed`);
   const inBlock = new Set<string>();

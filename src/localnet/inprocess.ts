@@ -50,6 +50,8 @@ export interface InProcessOptions {
   minRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
+  /** `max_block_txns` of miners and sharders: a block's transactions and signature-check budget (default 1000). */
+  maxBlockTxns?: number;
   /** Extra miners running outside the genesis magic block (listed after the others in `miners`). */
   spareMiners?: number;
   /** Extra sharders outside the genesis magic block (listed after the others in `sharders`; they register and sync). */
@@ -173,7 +175,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
         chain(),
         {
           keys: keysOf(s),
-          maxBlockTxns: 1000,
+          maxBlockTxns: opts.maxBlockTxns ?? 1000,
           syncOnStart: spare,
           ...(opts.viewChange ? { viewChange: opts.viewChange } : {}),
           ...(spare && opts.registration ? { registration: opts.registration } : {}),
@@ -197,7 +199,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
             softTimeoutMs: opts.softTimeoutMs ?? 1000,
             proposalWaitMs: opts.proposalWaitMs ?? 50,
             restartMult: 2,
-            maxBlockTxns: 1000,
+            maxBlockTxns: opts.maxBlockTxns ?? 1000,
             minRoundTimeMs: opts.minRoundTimeMs ?? 0,
           },
           pruneDepth: opts.pruneDepth ?? 0,

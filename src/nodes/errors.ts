@@ -35,6 +35,8 @@ export const NODE_ERROR_CODES = [
   // transaction pool, block intake and sync
   "pool_full",
   "too_many_pending",
+  "sig_workers_stopped",
+  "sig_worker_failed",
   "parent_missing",
   "not_notarized",
   "fork_rejected",

@@ -75,7 +75,14 @@ export class RateLimiter {
 export function statusForCode(code: string): number {
   if (code === "resource_not_found" || code === "round_without_block") return 404;
   if (code === "internal_error") return 500;
-  if (code === "sharder_busy" || code === "node_busy") return 503;
+  if (
+    code === "sharder_busy" ||
+    code === "node_busy" ||
+    code === "pool_full" ||
+    code === "sig_worker_failed" ||
+    code === "sig_workers_stopped"
+  )
+    return 503;
   if (code === "rate_limited") return 429;
   return 400;
 }

@@ -22,6 +22,7 @@ import type { NodeErrorCode } from "./errors.js";
 import { listen } from "./http.js";
 import { SystemClock } from "./io/clock.js";
 import { LmdbKV } from "./io/kv-lmdb.js";
+import { defaultSigWorkers } from "./io/sigcheck-workers.js";
 import { createLogger, type LogLevel } from "./logger.js";
 import { createMiner } from "./miner/factory.js";
 import { createSharder } from "./sharder/factory.js";
@@ -87,6 +88,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
           pruneDepth: cfg.pruneDepth,
           registration,
           viewChange: { intervalMs: cfg.viewChangePollMs, dataDir: cfg.dataDir },
+          sigWorkers: defaultSigWorkers(),
         },
         edges,
       );

@@ -14,7 +14,7 @@ import { confirm, queryConfirmation } from "./client/confirm.js";
 import { discoverNetwork, whoami } from "./client/discovery.js";
 import { type NetworkCacheOptions, readNetworkCache, writeNetworkCache } from "./client/network-cache.js";
 import { freshSharders, getBalance, latestFinalizedRounds, latestMagicBlock, scRest, sharderQuery } from "./client/queries.js";
-import { buildTransaction, execute, registerClient, submit } from "./client/transactions.js";
+import { type BatchSubmitResult, buildTransaction, execute, registerClient, submit, submitBatch } from "./client/transactions.js";
 import { isNotFound, type NodeResult } from "./multi.js";
 import type { Transport } from "./transport.js";
 
@@ -185,6 +185,11 @@ export class ChainClient {
   /** Send a signed transaction to `min_submit` % of the miners (random choice); at least 25 % of those must accept. */
   submit(txn: Transaction): Promise<void> {
     return this.viaNetwork(() => submit(this, txn));
+  }
+
+  /** Send up to 256 signed transactions in one request per miner; one outcome per transaction (`submitBatch`). */
+  submitBatch(txns: readonly Transaction[]): Promise<BatchSubmitResult[]> {
+    return this.viaNetwork(() => submitBatch(this, txns));
   }
 
   /** One round of confirmation queries to all sharders; the confirmation most sharders agree on, if any. */

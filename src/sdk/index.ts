@@ -38,6 +38,7 @@ export {
   type TxnResult,
 } from "./chain.js";
 export { NETWORK_CACHE_FILE, NETWORK_CACHE_TTL_MS, type NetworkCacheOptions } from "./client/network-cache.js";
+export { type BatchSubmitResult, MAX_SUBMIT_BATCH } from "./client/transactions.js";
 export {
   type ClientConfig,
   clientConfigYaml,

@@ -2,6 +2,7 @@
 // an allowance, a per-client quota, and fees the sender can pay.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "../../src/chain/sigcost.js";
 import type { Transaction } from "../../src/chain/types.js";
 import { CodedError } from "../../src/core/errors.js";
 import { sha3 } from "../../src/core/hash.js";
@@ -49,6 +50,24 @@ describe("pool", () => {
       pickTransactions(es, 10, (e) => e.txn.hash !== sha3("t3")).map((t) => t.hash),
       [sha3("t2"), sha3("t4"), sha3("t1")],
     );
+  });
+
+  it("bounds a block's signature checks by cost: a bls0chain key costs 16 ed25519 checks, the budget twice maxTxns", () => {
+    const withKey = (i: number, hexLen: number, received: number) =>
+      poolEntry({ ...txn(i, 0n), public_key: "a".repeat(hexLen) }, received);
+    const bls = Array.from({ length: 10 }, (_, i) => withKey(i, 128, i));
+    const ed = Array.from({ length: 40 }, (_, i) => withKey(100 + i, 64, 100 + i));
+    assert.equal(bls[0]?.cost, BLS0CHAIN_SIG_COST);
+    assert.equal(ed[0]?.cost, 1);
+    // 64 transactions at most, a budget of 128: the 8 oldest bls0chain transactions fill it
+    assert.equal(blockSigBudget(64), 128);
+    assert.equal(pickTransactions([...bls, ...ed], 64, () => true).length, 8);
+    // ed25519 ones stay bounded by their count
+    assert.equal(pickTransactions(ed, 30, () => true).length, 30);
+    // budget 40 of 1000 transactions at most: 2 bls0chain (32) and 8 ed25519 — the oldest first, the rest skipped
+    const picked = pickTransactions([...bls.slice(0, 3), ...ed], 1000, () => true, { sigCost: 40 });
+    assert.equal(picked.length, 10);
+    assert.equal(blockSignatureCost(picked), 40);
   });
 
   it("bounds a block in bytes; fee-less data only within its allowance per block", () => {

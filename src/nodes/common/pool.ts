@@ -4,6 +4,7 @@
  * without a fee has a small allowance per block (a price for data), and one client cannot fill the pool.
  */
 
+import { blockSigBudget, signatureCost } from "../../chain/sigcost.js";
 import { encodeTransaction } from "../../chain/transaction.js";
 import type { Transaction } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -27,24 +28,28 @@ export interface PoolEntry {
   received: number;
   /** Its wire size in bytes. */
   bytes: number;
+  /** What checking its signature costs, in ed25519 checks (`chain/sigcost.ts`). */
+  cost: number;
 }
 
 /** A pool entry for `txn`. */
 export function poolEntry(txn: Transaction, received: number): PoolEntry {
-  return { txn, received, bytes: Buffer.byteLength(encodeTransaction(txn), "utf8") };
+  return { txn, received, bytes: Buffer.byteLength(encodeTransaction(txn), "utf8"), cost: signatureCost(txn.public_key) };
 }
 
 /**
  * The transactions of the next block, in order: the highest fee per byte first (then the oldest), at most
- * `maxTxns` and `MAX_BLOCK_TXN_BYTES`, fee-less ones only within `FREE_BYTES_PER_BLOCK`. `eligible` filters
- * (time window, already on chain).
+ * `maxTxns`, `MAX_BLOCK_TXN_BYTES` and a signature-verification cost of `limits.sigCost` (default `blockSigBudget(maxTxns)`: the
+ * budget every node checks a block against, so a round's checks fit its timeout), fee-less ones only within
+ * `FREE_BYTES_PER_BLOCK`. `eligible` filters (time window, already on chain).
  */
 export function pickTransactions(
   entries: Iterable<PoolEntry>,
   maxTxns: number,
   eligible: (e: PoolEntry) => boolean,
-  limits: { blockBytes?: number; freeBytes?: number } = {},
+  limits: { blockBytes?: number; freeBytes?: number; sigCost?: number } = {},
 ): Transaction[] {
+  const sigBudget = limits.sigCost ?? blockSigBudget(maxTxns);
   const blockBytes = limits.blockBytes ?? MAX_BLOCK_TXN_BYTES;
   const freeBytes = limits.freeBytes ?? FREE_BYTES_PER_BLOCK;
   const sorted = [...entries].sort((a, b) => {
@@ -57,14 +62,16 @@ export function pickTransactions(
   const picked: Transaction[] = [];
   let bytes = 0;
   let free = 0;
+  let cost = 0;
   for (const e of sorted) {
-    if (picked.length >= maxTxns) break;
-    if (bytes + e.bytes > blockBytes) continue;
+    if (picked.length >= maxTxns || cost >= sigBudget) break;
+    if (bytes + e.bytes > blockBytes || cost + e.cost > sigBudget) continue;
     const paid = e.txn.transaction_fee > 0n;
     if (!paid && free + e.bytes > freeBytes) continue;
     if (!eligible(e)) continue;
     picked.push(e.txn);
     bytes += e.bytes;
+    cost += e.cost;
     if (!paid) free += e.bytes;
   }
   return picked;

@@ -5,17 +5,36 @@
  * (key, hash, signature) triple stays valid, so it is remembered; only successes are kept, at most `max`.
  */
 import { computeBlockHash } from "../../chain/block.js";
+import type { ConsensusMessage } from "../../chain/consensus/types.js";
 import type { Block, Transaction } from "../../chain/types.js";
 import type { SignatureScheme } from "../../core/scheme.js";
+import type { SigChecker, SigItem } from "../io/sigcheck.js";
 import { txnKey } from "./chainlogic.js";
 
 /** Default number of verified signatures remembered (about 10 MB). */
 export const SIG_CACHE_SIZE = 20_000;
 
+/** A verifier that remembers what it verified. */
+export type CachingVerifier = SignatureScheme & {
+  cacheHits(): number;
+  /** Remember a triple verified elsewhere (a signature worker), so the block check finds it. */
+  remember(publicKey: string, hashHex: string, signatureHex: string): void;
+};
+
+/** Remember a verified triple in `scheme` when it is a {@link CachingVerifier} (otherwise nothing). */
+export function rememberVerified(scheme: SignatureScheme, publicKey: string, hashHex: string, signatureHex: string): void {
+  const c = scheme as Partial<CachingVerifier>;
+  c.remember?.(publicKey, hashHex, signatureHex);
+}
+
 /** `scheme` whose `verify` answers a triple it verified before from memory (oldest forgotten first). */
-export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): SignatureScheme & { cacheHits(): number } {
+export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): CachingVerifier {
   const verified = new Set<string>();
   let hits = 0;
+  const remember = (key: string): void => {
+    verified.add(key);
+    if (verified.size > max) verified.delete(verified.values().next().value as string);
+  };
   return {
     ...scheme,
     verify(publicKey: string, hashHex: string, signatureHex: string): boolean {
@@ -25,10 +44,10 @@ export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): 
         return true;
       }
       if (!scheme.verify(publicKey, hashHex, signatureHex)) return false;
-      verified.add(key);
-      if (verified.size > max) verified.delete(verified.values().next().value as string);
+      remember(key);
       return true;
     },
+    remember: (publicKey, hashHex, signatureHex) => remember(`${publicKey}:${hashHex}:${signatureHex}`),
     cacheHits: () => hits,
   };
 }
@@ -83,4 +102,41 @@ export function signaturesToCheck(
     for (const t of b.transactions) if (!p.admitted(t.hash)) todo.push(t);
   }
   return todo;
+}
+
+/** The blocks a consensus message carries (a proposal's or notarization's block, a block with its ancestors). */
+export function messageBlocks(msg: ConsensusMessage): Block[] {
+  if (msg.type === "proposal" || msg.type === "notarized") return [msg.block];
+  if (msg.type === "block") return [msg.block, ...(msg.ancestors ?? [])];
+  return [];
+}
+
+/**
+ * Check the transaction signatures of the blocks a consensus message carries before the engine sees it, through
+ * the node's signature checker (worker threads in a process: the event loop and the API keep answering while a
+ * proposal of bls0chain transactions this miner never admitted is checked), and remember those that verify, so
+ * the engine's synchronous check of the block finds them. Only blocks signed by their generator are checked
+ * ahead ({@link signaturesToCheck}). Undefined when there is little to check: the message goes to the engine at
+ * once. A signature that fails (or a checker that fails) is simply not remembered: the engine checks it again and
+ * refuses the block as before.
+ */
+export function checkMessageAhead(
+  msg: ConsensusMessage,
+  p: Parameters<typeof signaturesToCheck>[1] & { checker: SigChecker },
+): Promise<void> | undefined {
+  const todo = signaturesToCheck(messageBlocks(msg), p);
+  if (todo.length < CHECK_AHEAD_MIN) return undefined;
+  const items: SigItem[] = [];
+  for (const t of todo) {
+    const key = txnKey(t);
+    if (key) items.push({ key, hash: t.hash, sig: t.signature });
+  }
+  return p.checker.check(items).then(
+    (ok) => {
+      items.forEach((it, i) => {
+        if (ok[i]) rememberVerified(p.scheme, it.key, it.hash, it.sig);
+      });
+    },
+    () => undefined,
+  );
 }

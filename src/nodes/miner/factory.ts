@@ -20,6 +20,8 @@ import { cachingVerifier } from "../common/sigcache.js";
 import type { ConsensusSettings } from "../config/node.js";
 import type { DkgDriver } from "../dkg/driver.js";
 import { serve } from "../http.js";
+import { InlineSigChecker } from "../io/sigcheck.js";
+import { WorkerSigChecker } from "../io/sigcheck-workers.js";
 import { MinerNode } from "./miner.js";
 import { minerApp } from "./server.js";
 
@@ -36,12 +38,16 @@ export interface MinerSettings {
   registration?: RegistrationSettings;
   /** Take part in view changes (the miner contract's DKG; absent: not at all). */
   viewChange?: ViewChangeSettings;
+  /** Worker threads checking submitted transactions' signatures (absent or 0: inline, the in-process twin). */
+  sigWorkers?: number;
 }
 
 /** Build a miner: genesis into its store, consensus node, HTTP app. */
 export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: NodeEdges): Peer<MinerNode> & { dkg?: DkgDriver } {
   const log = logTo(edges.logger);
   const { keys } = settings;
+  const scheme = cachingVerifier(clientVerifier(getScheme("bls0chain")));
+  const sigChecker = (settings.sigWorkers ?? 0) > 0 ? new WorkerSigChecker(settings.sigWorkers) : new InlineSigChecker(scheme);
   const node = new MinerNode({
     chainId: chain.chainId,
     magicBlock: chain.magicBlock,
@@ -49,7 +55,8 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     selfId: keys.id,
     privateKey: keys.privateKey,
     shareSecretKey: settings.shareSecretKey,
-    scheme: cachingVerifier(clientVerifier(getScheme("bls0chain"))),
+    scheme,
+    sigChecker,
     store: chain.store,
     transport: edges.transport,
     consensus: settings.consensus,
@@ -82,6 +89,7 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
       await dkg?.stop();
       await registrar?.stop();
       node.stop();
+      await sigChecker.close();
     },
   };
 }

@@ -21,15 +21,17 @@ import type * as sdk from "../../sdk/index.js";
 import { blockHasTxn, executeOn, verifyBlockContent } from "../common/chainlogic.js";
 import { pickTransactions } from "../common/pool.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { CHECK_AHEAD_MIN, checkSignaturesAhead, signaturesToCheck } from "../common/sigcache.js";
+import { checkMessageAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
+import { InlineSigChecker, type SigChecker } from "../io/sigcheck.js";
 import type { ChainStore } from "../store/chainstore.js";
+import { admitAll } from "./intake.js";
 import { checkGetBlockAuth, Outbox } from "./outbox.js";
 import { minerKeyIn, minerUrlIn, peersAt, shardersAt } from "./peers.js";
 import { maybePrune } from "./prune.js";
 import { minerCrypto, restoredState } from "./restore.js";
-import { TxnPool } from "./txpool.js";
+import { POOL_BLOCKS, TxnPool } from "./txpool.js";
 
 export interface MinerOptions {
   chainId: string;
@@ -58,6 +60,8 @@ export interface MinerOptions {
   pruneDepth?: number;
   /** Time and timers (a ManualClock in tests). */
   clock: Clock;
+  /** Checks the signatures of submitted transactions (worker threads in a process; default inline through `scheme`). */
+  sigChecker?: SigChecker;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -70,6 +74,7 @@ export class MinerNode {
   /** This miner's threshold key share per magic block number. */
   private readonly shares = new Map<number, string>();
   private readonly pool: TxnPool;
+  private readonly sigChecker: SigChecker;
   private readonly outbox: Outbox;
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
@@ -108,7 +113,9 @@ export class MinerNode {
       scheme: opts.scheme,
       store: opts.store,
       balance: (id) => this.lfbBalance(id),
+      maxCost: POOL_BLOCKS * opts.consensus.maxBlockTxns,
     });
+    this.sigChecker = opts.sigChecker ?? new InlineSigChecker(opts.scheme);
     // state nodes of the blocks built and checked go out with the vote or the finalized blocks (one commit)
     opts.store.deferStateWrites();
     this.shares.set(opts.magicBlock.magic_block_number, opts.shareSecretKey);
@@ -427,29 +434,15 @@ export class MinerNode {
     return pending.then(() => this.serial(() => this.engine.onMessage(from, msg, this.now())));
   }
 
-  /**
-   * Check the transaction signatures of the blocks a message carries before the engine sees it, a few at a
-   * time with event-loop turns between them, so the verified-signature cache answers the engine's synchronous
-   * check of the block and the API keeps answering (a proposal of a thousand bls0chain transactions this
-   * miner never admitted is several seconds of pairings). Only blocks signed by their generator are checked
-   * ahead. Undefined when there is little to check: the message goes to the engine at once. A signature that
-   * fails is simply not cached: the engine refuses the block as before.
-   */
+  /** The signatures of the blocks `msg` carries, checked ahead by the signature checker (`checkMessageAhead`). */
   private preverify(msg: ConsensusMessage): Promise<void> | undefined {
-    const blocks: Block[] =
-      msg.type === "proposal" || msg.type === "notarized"
-        ? [msg.block]
-        : msg.type === "block"
-          ? [msg.block, ...(msg.ancestors ?? [])]
-          : [];
-    const todo = signaturesToCheck(blocks, {
+    return checkMessageAhead(msg, {
       known: (h) => this.engine.getBlock(h) !== undefined,
       generatorKey: (id) => minerKeyIn(this.magicBlocks, id),
       scheme: this.opts.scheme,
       admitted: (h) => this.pool.has(h),
+      checker: this.sigChecker,
     });
-    if (todo.length < CHECK_AHEAD_MIN) return undefined;
-    return checkSignaturesAhead(this.opts.scheme, todo, () => this.stopped);
   }
 
   /** Register a client key (`POST /v1/client/put`). */
@@ -457,12 +450,22 @@ export class MinerNode {
     this.opts.store.putClient(id, publicKey);
   }
 
-  /** Admit a transaction into the pool (`POST /v1/transaction/put`). */
-  admit(txn: Transaction): Transaction {
+  /**
+   * Admit transactions (`POST /v1/transaction/put`, `POST /v1/transactions/put`): the signatures checked by the
+   * node's signature checker, off the event loop in a process. Each body's outcome, in order.
+   */
+  admitMany(bodies: readonly unknown[]): Promise<(Transaction | CodedError)[]> {
+    const { sigChecker: checker, pool, stats } = this;
+    const clientKey = (id: string) => this.opts.store.clientKey(id);
+    return admitAll(bodies, { checker, scheme: this.opts.scheme, clientKey, pool, admit: (t, s) => this.admit(t, s), stats });
+  }
+
+  /** Admit a transaction into the pool, its signature checked through `scheme` (default: the node's verifier). */
+  admit(txn: Transaction, scheme?: SignatureScheme): Transaction {
     this.stats.txnsReceived++;
     try {
       const wasIdle = this.pool.size() === 0;
-      const clean = this.pool.admit(txn, this.now());
+      const clean = this.pool.admit(txn, this.now(), scheme);
       // a proposal held back by the minimum round time can go now
       if (wasIdle) this.serial(() => this.engine.onWork(this.now()));
       return clean;
@@ -478,5 +481,10 @@ export class MinerNode {
 
   poolSize(): number {
     return this.pool.size();
+  }
+
+  /** Signature-verification cost the pool holds, in ed25519 checks (bounded: `pool_full` beyond). */
+  poolCost(): number {
+    return this.pool.cost();
   }
 }

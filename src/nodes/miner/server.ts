@@ -1,9 +1,9 @@
 /** HTTP API of a miner: client registration, transaction submission, N2N consensus, blocks, stats, diagnostics. */
 
 import type { FastifyInstance } from "fastify";
-import { ChainRoutes as R } from "../../chain/api.js";
+import { ChainRoutes as R, type TxnBatchItem } from "../../chain/api.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
-import { transactionFromJson, transactionToJson } from "../../chain/transaction.js";
+import { transactionToJson } from "../../chain/transaction.js";
 import type { BlockSummary } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import { clientIdOf, publicKeyProblem } from "../../core/schemes.js";
@@ -13,6 +13,7 @@ import { nodeRateLimit } from "../common/ratelimit.js";
 import type { NodeErrorCode } from "../errors.js";
 import { createServer, requireHash, requireInt, sendJson, serve } from "../http.js";
 import type { Logger } from "../logger.js";
+import { MAX_BATCH_TXNS } from "./intake.js";
 import type { MinerNode } from "./miner.js";
 
 export interface NodeIdentity {
@@ -92,9 +93,24 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     return sendJson(reply, { id, version: "1.0", public_key: pk });
   });
   serve(app, R.transactionPut, async (req, reply) => {
-    const txn = transactionFromJson(req.body);
-    const admitted = miner.admit(txn);
+    const [admitted] = await miner.admitMany([req.body]);
+    if (admitted instanceof Error || admitted === undefined) throw admitted;
     return sendJson(reply, { async: true, entity: transactionToJson(admitted) });
+  });
+  serve(app, R.transactionsPut, async (req, reply) => {
+    const list = (req.body as { transactions?: unknown } | undefined)?.transactions;
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_TXNS)
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_request", op: "put transactions" },
+        `body must be {"transactions": [...]} with 1 to ${MAX_BATCH_TXNS} transactions`,
+      );
+    const outcomes = await miner.admitMany(list);
+    const results: TxnBatchItem[] = outcomes.map((o, i) => {
+      if (!(o instanceof Error)) return { ok: true, hash: o.hash };
+      const hash = (list[i] as { hash?: unknown } | null)?.hash;
+      return { ok: false, ...(typeof hash === "string" ? { hash } : {}), ...o.toJSON() };
+    });
+    return sendJson(reply, { results });
   });
   serve(app, R.transactionGet, async (req, reply) => {
     const h = requireHash(req.query, "hash");

@@ -3,7 +3,7 @@
  * the miners, and executed (submitted and confirmed, a failed one thrown with the contract's reason).
  */
 
-import { ChainRoutes as R, routePath } from "../../chain/api.js";
+import { MAX_TXN_BATCH, ChainRoutes as R, routePath, type TxnBatchItem, type TxnBatchReply } from "../../chain/api.js";
 import { encodeTransaction, signTransaction } from "../../chain/transaction.js";
 import { type Transaction, TxnStatus } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -95,3 +95,58 @@ export async function execute(client: ChainClient, wallet: WalletFile, req: TxnR
   }
   return res;
 }
+
+/** One transaction's outcome in {@link submitBatch}: accepted by enough miners, or the last refusal. */
+export interface BatchSubmitResult {
+  hash: string;
+  ok: boolean;
+  /** When refused: the node's error code (absent when no miner answered) and message. */
+  code?: string;
+  error?: string;
+}
+
+/**
+ * Send signed transactions together (`POST /v1/transactions/put`, at most 256 a request) to `min_submit` % of
+ * the miners (one random choice for the batch): each is verified and admitted on its own, and counts as
+ * submitted when at least 25 % of those miners accepted it, as {@link submit}. One outcome per transaction, in
+ * order; throws only for an empty batch.
+ */
+export async function submitBatch(client: ChainClient, txns: readonly Transaction[]): Promise<BatchSubmitResult[]> {
+  if (txns.length === 0 || txns.length > MAX_SUBMIT_BATCH)
+    throw new CodedError<SdkErrorCode>(
+      { code: "invalid_request", op: "submit transactions" },
+      `a batch holds 1 to ${MAX_SUBMIT_BATCH} transactions, not ${txns.length}`,
+    );
+  const { miners } = await client.network();
+  const count = Math.min(miners.length, quorumOf(miners.length, client.opts.minSubmit ?? 50));
+  const chosen = shuffled(miners, client.random).slice(0, count);
+  const replies = await requestAll(client.opts.transport, chosen, routePath(R.transactionsPut), {
+    method: R.transactionsPut.method,
+    body: `{"transactions":[${txns.map((t) => encodeTransaction(t)).join(",")}]}`,
+    timeoutMs: client.opts.submitTimeoutMs ?? 10_000,
+  });
+  const need = quorumOf(chosen.length, 25);
+  const perMiner = replies.map((r): TxnBatchItem[] | undefined => {
+    if (r.status !== 200) return undefined;
+    try {
+      return (JSON.parse(r.body) as TxnBatchReply).results;
+    } catch {
+      return undefined;
+    }
+  });
+  return txns.map((t, i) => {
+    let ok = 0;
+    let refusal: { code?: string; error: string } | undefined;
+    perMiner.forEach((items, m) => {
+      const item = items?.[i];
+      if (item?.ok === true) ok++;
+      else if (item) refusal = { code: item.code, error: item.error };
+      else refusal = { ...(replies[m]?.code ? { code: replies[m]?.code } : {}), error: replies[m]?.error ?? "no answer" };
+    });
+    if (ok >= need) return { hash: t.hash, ok: true };
+    return { hash: t.hash, ok: false, ...(refusal ?? { error: "no miner accepted it" }) };
+  });
+}
+
+/** Most transactions in one {@link submitBatch} (the miners' limit). */
+export const MAX_SUBMIT_BATCH = MAX_TXN_BATCH;

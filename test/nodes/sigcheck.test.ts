@@ -1,0 +1,87 @@
+// Signature checks off the event loop: the worker-thread pool gives the same verdicts as the inline twin, forged
+// signatures (another key's, a flipped byte, another hash, malformed) refused, across batches and workers; a
+// caller's items keep their order; a stopped pool refuses new work.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
+import { InlineSigChecker, type SigItem } from "../../src/nodes/io/sigcheck.js";
+import { defaultSigWorkers, WorkerSigChecker } from "../../src/nodes/io/sigcheck-workers.js";
+
+function flip(hex: string): string {
+  return (hex[0] === "0" ? "1" : "0") + hex.slice(1);
+}
+
+/** Items of `scheme` with their expected verdicts: every fourth forged one way or another. */
+function itemsOf(name: "ed25519" | "bls0chain", n: number): { items: SigItem[]; expect: boolean[] } {
+  const s = getScheme(name);
+  const a = s.generateKeys();
+  const b = s.generateKeys();
+  const items: SigItem[] = [];
+  const expect: boolean[] = [];
+  for (let i = 0; i < n; i++) {
+    const hash = (i.toString(16).padStart(2, "0") + "ab").repeat(16).slice(0, 64);
+    const sig = s.sign(a.privateKey, hash);
+    const kind = i % 8;
+    if (kind === 1)
+      items.push({ key: b.publicKey, hash, sig }); // another key's
+    else if (kind === 3)
+      items.push({ key: a.publicKey, hash, sig: flip(sig) }); // altered signature
+    else if (kind === 5)
+      items.push({ key: a.publicKey, hash: flip(hash), sig }); // signed another hash
+    else if (kind === 7)
+      items.push({ key: a.publicKey, hash, sig: "zz" }); // malformed
+    else items.push({ key: a.publicKey, hash, sig });
+    expect.push(kind % 2 === 0);
+  }
+  return { items, expect };
+}
+
+describe("signature checks on worker threads", { timeout: 120_000 }, () => {
+  let pool: WorkerSigChecker;
+  before(async () => {
+    await initCrypto();
+    pool = new WorkerSigChecker(2);
+  });
+  after(async () => {
+    await pool.close();
+  });
+
+  it("a pool of at most 2 threads by default", () => {
+    assert.ok(defaultSigWorkers() >= 1 && defaultSigWorkers() <= 2);
+    assert.equal(pool.size(), 2);
+  });
+
+  it("refuses forged signatures and accepts good ones, as the inline twin does (ed25519 and bls0chain)", async () => {
+    const inline = new InlineSigChecker(clientVerifier(getScheme("bls0chain")));
+    for (const name of ["ed25519", "bls0chain"] as const) {
+      const { items, expect } = itemsOf(name, 16);
+      assert.deepEqual(await pool.check(items), expect, name);
+      assert.deepEqual(await inline.check(items), expect, `${name} inline`);
+    }
+  });
+
+  it("many callers in one turn, more items than a batch: each gets its own verdicts in order", async () => {
+    const ed = itemsOf("ed25519", 150);
+    const bls = itemsOf("bls0chain", 8);
+    const [r1, r2, r3, r4] = await Promise.all([
+      pool.check(ed.items),
+      pool.check(bls.items),
+      pool.check([]),
+      pool.check(ed.items.slice(3, 5)),
+    ]);
+    assert.deepEqual(r1, ed.expect);
+    assert.deepEqual(r2, bls.expect);
+    assert.deepEqual(r3, []);
+    assert.deepEqual(r4, ed.expect.slice(3, 5));
+  });
+
+  it("a closed pool refuses new work with sig_workers_stopped", async () => {
+    const p = new WorkerSigChecker(1);
+    assert.deepEqual(await p.check(itemsOf("ed25519", 2).items), [true, false]);
+    await p.close();
+    await assert.rejects(
+      p.check(itemsOf("ed25519", 1).items),
+      (e: unknown) => (e as { code?: string }).code === "sig_workers_stopped",
+    );
+  });
+});
