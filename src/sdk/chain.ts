@@ -76,6 +76,40 @@ export interface TxnRequest {
   value?: bigint;
   fee?: bigint;
   data?: string;
+  /** Earliest creation date (Unix seconds); the default is now. */
+  notBefore?: number;
+}
+
+/**
+ * Hashes of the transactions this client built recently, and whether it sent each (bounded: the oldest is forgotten
+ * first). Two identical requests in one second get transactions of their own, and a miner answering
+ * `duplicate_transaction` to a transaction this client sent before has it already.
+ */
+export class RecentTxns {
+  private readonly seen = new Map<string, boolean>();
+  constructor(private readonly max = 4096) {}
+
+  has(hash: string): boolean {
+    return this.seen.has(hash);
+  }
+
+  wasSent(hash: string): boolean {
+    return this.seen.get(hash) === true;
+  }
+
+  built(hash: string): void {
+    this.put(hash, this.wasSent(hash));
+  }
+
+  sent(hash: string): void {
+    this.put(hash, true);
+  }
+
+  private put(hash: string, sent: boolean): void {
+    this.seen.delete(hash);
+    this.seen.set(hash, sent);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.keys().next().value as string);
+  }
 }
 
 /** A confirmed transaction. `status` 1 = success, 3 = failed (then `output` holds the contract's reason). */
@@ -104,6 +138,8 @@ export class ChainClient {
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   readonly random: () => number;
+  /** Transactions built and sent by this client (see {@link RecentTxns}). */
+  readonly sentTxns = new RecentTxns();
 
   constructor(readonly opts: ChainClientOptions) {
     this.now = opts.nowMs ?? systemNow;

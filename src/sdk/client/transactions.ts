@@ -4,13 +4,13 @@
  */
 
 import { MAX_TXN_BATCH, ChainRoutes as R, routePath, type TxnBatchItem, type TxnBatchReply } from "../../chain/api.js";
-import { encodeTransaction, signTransaction } from "../../chain/transaction.js";
+import { encodeTransaction, signTransaction, transactionHash } from "../../chain/transaction.js";
 import { type Transaction, TxnStatus } from "../../chain/types.js";
-import { CodedError } from "../../core/errors.js";
+import { CodedError, remoteCode } from "../../core/errors.js";
 import type { WalletFile } from "../../core/wallet.js";
 import type { ChainClient, TxnRequest, TxnResult } from "../chain.js";
 import type { SdkErrorCode } from "../errors.js";
-import { describeFailures, remoteOf, requestAll } from "../multi.js";
+import { describeFailures, type NodeResult, remoteOf, requestAll } from "../multi.js";
 import { quorumOf } from "./quorum.js";
 
 /** A uniformly shuffled copy of `list` (Fisher–Yates with the injected draw). */
@@ -22,6 +22,9 @@ function shuffled<T>(list: readonly T[], random: () => number): T[] {
   }
   return out;
 }
+
+/** Times {@link execute} moves a duplicate transaction's creation date on before it gives up. */
+const MAX_CREATION_MOVES = 3;
 
 /** Register the wallet's public key with the miners (`POST /v1/client/put`); at least 25 % must accept. */
 export async function registerClient(client: ChainClient, wallet: Pick<WalletFile, "client_id" | "client_key">): Promise<void> {
@@ -39,7 +42,11 @@ export async function registerClient(client: ChainClient, wallet: Pick<WalletFil
   client.log(`registered client ${wallet.client_id} with ${ok}/${miners.length} miners`);
 }
 
-/** Build and sign a transaction from the wallet (creation date = now, in seconds). */
+/**
+ * Build and sign a transaction from the wallet (creation date = now, in seconds). A transaction's hash covers its
+ * creation second, not a nonce, so two identical requests in one second would be one transaction: a hash this
+ * client built before moves the creation date on by a second until it is new (within the miners' tolerance).
+ */
 export function buildTransaction(client: ChainClient, wallet: WalletFile, req: TxnRequest): Transaction {
   const key = wallet.keys[0];
   if (!key) throw new CodedError<SdkErrorCode>({ code: "invalid_wallet", op: "sign transaction" }, "the wallet has no keys");
@@ -53,10 +60,12 @@ export function buildTransaction(client: ChainClient, wallet: WalletFile, req: T
     transaction_data: req.data ?? "",
     transaction_value: req.value ?? 0n,
     signature: "",
-    creation_date: Math.floor(client.now() / 1000),
+    creation_date: Math.max(Math.floor(client.now() / 1000), req.notBefore ?? 0),
     transaction_fee: req.fee ?? 0n,
     transaction_type: req.type,
   };
+  while (client.sentTxns.has(transactionHash(txn))) txn.creation_date += 1;
+  client.sentTxns.built(transactionHash(txn));
   return signTransaction(txn, client.opts.scheme, key.private_key);
 }
 
@@ -70,9 +79,13 @@ export async function submit(client: ChainClient, txn: Transaction): Promise<voi
     body: encodeTransaction(txn),
     timeoutMs: client.opts.submitTimeoutMs ?? 10_000,
   });
-  const ok = results.filter((r) => r.status === 200).length;
+  // a miner that already holds this very transaction (this client sent it before: a retry) has accepted it
+  const resent = client.sentTxns.wasSent(txn.hash);
+  client.sentTxns.sent(txn.hash);
+  const accepted = (r: NodeResult) => r.status === 200 || (resent && r.code === "duplicate_transaction");
+  const ok = results.filter(accepted).length;
   if (ok < quorumOf(chosen.length, 25)) {
-    const failed = results.filter((r) => r.status !== 200);
+    const failed = results.filter((r) => !accepted(r));
     const last = failed[failed.length - 1];
     throw new CodedError<SdkErrorCode>(
       { code: "submit_failed", op: "submit transaction", ...(last ? { node: last.url, remote: remoteOf(last) } : {}) },
@@ -84,8 +97,18 @@ export async function submit(client: ChainClient, txn: Transaction): Promise<voi
 
 /** Build, sign, submit and confirm. A transaction the chain recorded as failed throws `txn_failed` with the contract's reason. */
 export async function execute(client: ChainClient, wallet: WalletFile, req: TxnRequest): Promise<TxnResult> {
-  const txn = buildTransaction(client, wallet, req);
-  await client.submit(txn);
+  let txn = buildTransaction(client, wallet, req);
+  for (let moved = 0; ; moved++) {
+    try {
+      await client.submit(txn);
+      break;
+    } catch (err) {
+      // the miners hold an identical transaction this client never sent (another process made the same request in
+      // the same second): this request gets its own, a second later
+      if (remoteCode(err) !== "duplicate_transaction" || moved >= MAX_CREATION_MOVES) throw err;
+      txn = buildTransaction(client, wallet, { ...req, notBefore: txn.creation_date + 1 });
+    }
+  }
   const res = await client.confirm(txn.hash, txn.creation_date);
   if (res.status !== TxnStatus.success) {
     throw new CodedError<SdkErrorCode>(

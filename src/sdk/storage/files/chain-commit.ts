@@ -5,7 +5,6 @@
  */
 
 import { TxnType } from "../../../chain/types.js";
-import { remoteCode } from "../../../core/errors.js";
 import type { WalletFile } from "../../../core/wallet.js";
 import { BLOCK_SIZE, type RefView } from "../../../storage/index.js";
 import type { ChainClient } from "../../chain.js";
@@ -96,17 +95,7 @@ export async function commitFolderChange(
   return { TxnID: r.hash, Data: data };
 }
 
-/**
- * A data transaction, confirmed. The same data committed twice in one second is the same transaction (its hash
- * covers the creation second, not a nonce), which the miners refuse as a duplicate: the second commit is then sent
- * again in the next second, so every commit gets a transaction of its own.
- */
-async function executeData(chain: ChainClient, wallet: WalletFile, data: string) {
-  try {
-    return await chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
-  } catch (err) {
-    if (remoteCode(err) !== "duplicate_transaction") throw err;
-    await chain.sleep(1000);
-    return chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
-  }
+/** A data transaction, confirmed (the same data twice in one second still gets a transaction of its own: `buildTransaction`). */
+function executeData(chain: ChainClient, wallet: WalletFile, data: string) {
+  return chain.execute(wallet, { type: TxnType.data, toClientId: "", data });
 }
