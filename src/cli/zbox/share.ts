@@ -11,6 +11,7 @@ import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { metaJson, payerOf, printCollaborators } from "./collab.js";
 import { guarded, listJson, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
+import { thumbnailFields } from "./thumbnail.js";
 
 type Ticket = sdk.storageFiles.AuthTicket;
 
@@ -79,7 +80,8 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
   const t = ticketOf(opts, "");
   const s = await open(ctx, opts, false, t);
   const path = await sharedPath(s, t, opts, "");
-  printMeta(ctx, await guarded("", () => s.files.meta(path)), Boolean(opts.json));
+  const m = await guarded("", () => s.files.meta(path));
+  printMeta(ctx, m, Boolean(opts.json), thumbnailFields(m));
 }
 
 /** What `zbox meta` prints of a file, own or shared: the reference's table and its collaborators, or `metaJson` with `--json`. */

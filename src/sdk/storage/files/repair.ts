@@ -177,5 +177,6 @@ function fileMetaOf(r: RefView): FileMeta {
     shard_roots: r.shard_roots as string[],
     data_shards: r.data_shards as number,
     ...(r.encrypted_key === undefined ? {} : { encrypted_key: r.encrypted_key }),
+    ...(r.thumbnail === undefined ? {} : { thumbnail: r.thumbnail }),
   };
 }
