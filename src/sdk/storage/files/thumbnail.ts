@@ -17,6 +17,7 @@ import {
   thumbnailShardSize,
 } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
+import type { BlobberClient } from "./blobber-client.js";
 import { meta } from "./list.js";
 import type { Session } from "./session.js";
 
@@ -61,20 +62,16 @@ export function forBlobber(file: FileMeta, index: number): FileMeta {
   return part === undefined ? file : { ...file, thumbnail_shard: part };
 }
 
-/** The thumbnail of the file at `path`, byte-exact and checked. @throws CodedError `download_failed` */
-export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
-  const op = "download thumbnail";
-  const p = normalizePath(path, op);
-  const m = await meta(s, p);
-  const t = m.thumbnail;
-  if (m.type !== "f" || t === undefined) throw sdkError("download_failed", op, `${p} has no thumbnail`);
-  const d = s.dataShards;
+/**
+ * The thumbnail parts blobbers `from` hold of the file at `path` (the rest undefined), each checked against the
+ * declared hashes; `why` collects the reasons of the blobbers that gave none.
+ */
+async function partsFrom(s: Session, path: string, t: ThumbnailMeta, from: number[], why: string[] = []) {
   const parts: (Uint8Array | undefined)[] = new Array(s.totalShards).fill(undefined);
-  const why: string[] = [];
   await Promise.all(
-    s.clients.map(async (c, i) => {
+    from.map(async (i) => {
       try {
-        const r = await c.meta(p, s.timeoutMs);
+        const r = await (s.clients[i] as BlobberClient).meta(path, s.timeoutMs);
         if (r.thumbnail_shard === undefined) throw new Error("holds no thumbnail part");
         const bytes = new Uint8Array(Buffer.from(r.thumbnail_shard, "base64"));
         if (bytes.length !== t.shard_size || sha3(bytes) !== t.shard_hashes[i])
@@ -84,6 +81,25 @@ export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
         why.push(`blobber ${i}: ${errorMessage(err)}`);
       }
     }),
+  );
+  return parts;
+}
+
+/** The thumbnail of the file at `path`, byte-exact and checked. @throws CodedError `download_failed` */
+export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
+  const op = "download thumbnail";
+  const p = normalizePath(path, op);
+  const m = await meta(s, p);
+  const t = m.thumbnail;
+  if (m.type !== "f" || t === undefined) throw sdkError("download_failed", op, `${p} has no thumbnail`);
+  const d = s.dataShards;
+  const why: string[] = [];
+  const parts = await partsFrom(
+    s,
+    p,
+    t,
+    s.clients.map((_, i) => i),
+    why,
   );
   if (parts.filter((x) => x !== undefined).length < d)
     throw sdkError("download_failed", op, `fewer than ${d} blobbers gave ${p}'s thumbnail: ${why.join("; ")}`);
@@ -96,4 +112,24 @@ export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
   if (createHash("sha256").update(bytes).digest("hex") !== t.actual_hash)
     throw sdkError("download_failed", op, `${p}'s thumbnail does not hash to its actual_thumbnail_hash`);
   return bytes;
+}
+
+/**
+ * `file` (a repair's upload to blobber `target`) with that blobber's thumbnail part rebuilt from the `healthy`
+ * blobbers' parts; `file` as it is when it has no thumbnail or too few parts are found (the part stays missing there,
+ * the others still rebuild the thumbnail).
+ */
+export async function withRebuiltPart(
+  s: Session,
+  file: FileMeta,
+  path: string,
+  target: number,
+  healthy: number[],
+): Promise<FileMeta> {
+  const t = file.thumbnail;
+  if (t === undefined) return file;
+  const parts = await partsFrom(s, path, t, healthy);
+  if (parts.filter((x) => x !== undefined).length < s.dataShards) return file;
+  const part = s.rs.reconstruct(parts)[target] as Uint8Array;
+  return sha3(part) === t.shard_hashes[target] ? { ...file, thumbnail_shard: Buffer.from(part).toString("base64") } : file;
 }
