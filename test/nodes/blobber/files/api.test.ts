@@ -7,6 +7,8 @@ import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
 import { sha3 } from "../../../../src/core/hash.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
+import { buildProof } from "../../../../src/nodes/blobber/challenges/loop.js";
+import { fileServiceSource } from "../../../../src/nodes/blobber/challenges/source.js";
 import {
   assembleFileApi,
   createFileService,
@@ -42,6 +44,7 @@ import {
   signReadMarker,
   signRequest,
   signWriteMarker,
+  verifyChallengeProof,
   type WriteMarker,
 } from "../../../../src/storage/index.js";
 import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
@@ -420,6 +423,16 @@ describe("blobber file API", () => {
     assert.equal(m.actual_thumbnail_hash, sha3("thumb"));
     assert.equal(m.actual_thumbnail_size, 500);
     assert.equal((await c.list("/")).list.length, 1, "no separate entry");
+    // a challenge of the file: the blobber's proof carries the thumbnail's declaration, which the file hash covers
+    const ch = { id: sha3("ch"), seed: "12345", allocation_id: r.alloc.id, blobber_id: r.blobberId };
+    // (no chain in this rig to redeem the marker: the source says it is)
+    const src = fileServiceSource(r.service);
+    const settled = { ...src, latest: (id: string) => ({ ...src.latest(id), settled: true }) };
+    const proof = await buildProof(settled, { ...ch, validators: [], created: 0, deadline: 0 });
+    assert.equal(proof.path, "/p");
+    const root = (await c.referencePath(["/p"])).latest_write_marker?.allocation_root ?? "";
+    const chain = { owner_id: r.owner.clientId, owner_public_key: r.owner.publicKey, blobber_index: 0, allocation_root: root };
+    assert.deepEqual(verifyChallengeProof(ch, chain, proof), { ok: true });
     await c.copy("conn00000033", "/p", "/d");
     await commitChanges(r, "conn00000033", [{ op: "copy", path: "/p", dest: "/d" }]);
     assert.equal((await c.meta("/d/p")).thumbnail_shard, b64(thumb), "copied with the file");
