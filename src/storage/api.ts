@@ -18,6 +18,7 @@ import type { CollabGrant, PayerGrant, WhoPays } from "./grants.js";
 import type { ReadMarker, WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
+import type { ThumbnailMeta } from "./thumbnail.js";
 
 /** One route of the file API. `Reply` is the type of its reply (phantom: it types clients, nothing at run time). */
 export interface RouteDef<Reply = unknown> {
@@ -247,6 +248,14 @@ export interface RefView {
   re_encrypted_key?: ReEncryptedKey;
   /** Files: who pays for reads by others (absent: the reader, "3rd_party"). */
   who_pays_for_reads?: WhoPays;
+  /** Files with a thumbnail (`thumbnail.ts`): the declared thumbnail, then the reference's four fields. */
+  thumbnail?: ThumbnailMeta;
+  /** This blobber's part of the thumbnail: its sha3 and bytes. */
+  thumbnail_hash?: string;
+  thumbnail_size?: number;
+  /** The whole thumbnail: its SHA-256 and bytes. */
+  actual_thumbnail_hash?: string;
+  actual_thumbnail_size?: number;
 }
 
 export interface ListReply extends LatestState {
@@ -255,6 +264,8 @@ export interface ListReply extends LatestState {
 }
 
 export interface MetaReply extends RefView {
+  /** Files with a thumbnail: this blobber's part of it, base64 (absent when this blobber has none). */
+  thumbnail_shard?: string;
   /** The caller's latest read counter on this blobber (to continue read markers from). */
   read_counter: number;
   /**

@@ -15,3 +15,4 @@ export * from "./pricing.js";
 export * from "./reedsolomon.js";
 export * from "./reedsolomon-simd.js";
 export * from "./reftree.js";
+export * from "./thumbnail.js";

@@ -16,6 +16,7 @@ import { plainSize } from "./encryption.js";
 import { StorageErrors, storageError } from "./errors.js";
 import { shardSize } from "./layout.js";
 import { ancestorsOf, checkName, depthOf, isWithin, joinPath, nameOf, normalizePath, parentOf } from "./paths.js";
+import { checkThumbnail, type ThumbnailMeta, thumbnailHashPart } from "./thumbnail.js";
 
 /** Metadata of one uploaded file (what the client declares; the blobber checks its own shard against it). */
 export interface FileMeta {
@@ -35,6 +36,10 @@ export interface FileMeta {
    * `plainSize(size)`.
    */
   encrypted_key?: string;
+  /** The file's thumbnail (`storage/thumbnail.ts`): part of the file's hash. */
+  thumbnail?: ThumbnailMeta;
+  /** The receiving blobber's part of the thumbnail, base64 (differs per blobber, so not part of the hash). */
+  thumbnail_shard?: string;
 }
 
 /** A child entry in a directory listing. */
@@ -85,7 +90,7 @@ export interface ApplyResult {
 
 /** Hash of a file entry. */
 export function fileHash(f: FileMeta): string {
-  const base = `f:${f.size}:${f.actual_hash}:${f.shard_size}:${f.mimetype}:${f.data_shards}:${f.shard_roots.join(",")}`;
+  const base = `f:${f.size}:${f.actual_hash}:${f.shard_size}:${f.mimetype}:${f.data_shards}:${f.shard_roots.join(",")}${thumbnailHashPart(f.thumbnail)}`;
   return sha3(f.encrypted_key === undefined ? base : `${base}:${f.encrypted_key}`);
 }
 
@@ -153,6 +158,7 @@ export function checkFileMeta(raw: unknown, dataShards: number, totalShards: num
     shard_roots: m.shard_roots as string[],
     data_shards: dataShards,
     ...(typeof m.encrypted_key === "string" ? { encrypted_key: m.encrypted_key } : {}),
+    ...checkThumbnail(m, dataShards, totalShards, op),
   };
 }
 

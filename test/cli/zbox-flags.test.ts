@@ -221,12 +221,19 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     assert.equal(await reads("2"), 6);
   });
 
-  it("--thumbnailpath stores a thumbnail with the file; download --thumbnail fetches it byte-exact; meta shows it", async () => {
+  it("--thumbnailpath keeps the thumbnail in the file's record: ref fields, no list entry, byte-exact, carried and deleted with it", async () => {
     const pic = new Uint8Array(randomBytes(150_000));
+    const big = new Uint8Array(randomBytes(2_300_000)); // more than one chunk group: the chunked upload path
     const thumb = new Uint8Array(randomBytes(9_000));
-    const thumb2 = new Uint8Array(randomBytes(7_000));
-    const [lp, lt, lt2] = ["pic.jpg", "thumb.png", "thumb2.png"].map((n) => join(tmp, n)) as [string, string, string];
+    const thumb2 = new Uint8Array(randomBytes(7_001));
+    const [lp, lb, lt, lt2] = ["pic.jpg", "big.jpg", "thumb.png", "thumb2.png"].map((n) => join(tmp, n)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
     writeFileSync(lp, pic);
+    writeFileSync(lb, big);
     writeFileSync(lt, thumb);
     writeFileSync(lt2, thumb2);
     const a = ["--allocation", allocation];
@@ -250,9 +257,27 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     assert.equal(meta.code, 0, meta.err);
     assert.match(meta.out, /THUMBNAIL HASH\s+\| THUMBNAIL SIZE/);
     assert.ok(meta.out.includes(`| ${sha(thumb)} | 9000 `), meta.out);
-    const json = JSON.parse((await zbox("meta", ...a, "--remotepath", "/t/pic.jpg", "--json")).out) as Record<string, unknown>;
-    assert.equal(json.actual_thumbnail_hash, sha(thumb));
-    assert.equal(json.actual_thumbnail_size, 9000);
+    // the reference's four fields of the file's ref: the part this blobber holds (2 data shards: 4500 bytes)
+    const fields = (r: Record<string, unknown> | undefined, t: Uint8Array) => {
+      assert.ok(r, "the file is listed");
+      assert.equal(r.actual_thumbnail_hash, sha(t));
+      assert.equal(r.actual_thumbnail_size, t.length);
+      assert.match(String(r.thumbnail_hash), /^[0-9a-f]{64}$/);
+      assert.equal(r.thumbnail_size, Math.ceil(t.length / 2));
+    };
+    fields(JSON.parse((await zbox("meta", ...a, "--remotepath", "/t/pic.jpg", "--json")).out) as Record<string, unknown>, thumb);
+    const listed = async (dir: string) => {
+      const r = await zbox("list", ...a, "--remotepath", dir, "--json");
+      assert.equal(r.code, 0, r.err);
+      return JSON.parse(r.out) as Record<string, unknown>[];
+    };
+    const inT = await listed("/t");
+    assert.deepEqual(
+      inT.map((r) => r.name),
+      ["pic.jpg"],
+      "no separate thumbnail entry",
+    );
+    fields(inT[0], thumb);
     const fetch = async (remote: string, thumbnail: boolean) => {
       const dst = join(tmp, `got-${Math.random().toString(36).slice(2)}`);
       const r = await zbox("download", ...a, "--remotepath", remote, "--localpath", dst, ...(thumbnail ? ["--thumbnail"] : []));
@@ -260,22 +285,32 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     };
     assert.deepEqual((await fetch("/t/pic.jpg", true)).bytes, thumb, "the thumbnail, byte-exact");
     assert.deepEqual((await fetch("/t/pic.jpg", false)).bytes, pic, "the file itself");
-    // update --thumbnailpath replaces it
-    const upd = await zbox("update", ...a, "--localpath", lp, "--remotepath", "/t/pic.jpg", "--thumbnailpath", lt2);
+    // update --thumbnailpath (a large file, uploaded in chunks) replaces it
+    const upd = await zbox("update", ...a, "--localpath", lb, "--remotepath", "/t/pic.jpg", "--thumbnailpath", lt2);
     assert.equal(upd.code, 0, upd.err);
     assert.deepEqual((await fetch("/t/pic.jpg", true)).bytes, thumb2);
-    // rename carries it along; delete removes it
+    assert.deepEqual((await fetch("/t/pic.jpg", false)).bytes, big);
+    // rename, copy and move carry it along with the file
     assert.equal((await zbox("rename", ...a, "--remotepath", "/t/pic.jpg", "--destname", "pic2.jpg")).code, 0);
-    assert.deepEqual((await fetch("/t/pic2.jpg", true)).bytes, thumb2);
-    assert.equal((await zbox("meta", ...a, "--remotepath", "/t/pic.jpg.thumb")).code, 1, "no thumbnail left behind");
+    assert.deepEqual((await fetch("/t/pic2.jpg", true)).bytes, thumb2, "kept by rename");
+    assert.equal((await zbox("copy", ...a, "--remotepath", "/t/pic2.jpg", "--destpath", "/u")).code, 0);
+    assert.deepEqual((await fetch("/u/pic2.jpg", true)).bytes, thumb2, "kept by copy");
+    assert.equal((await zbox("move", ...a, "--remotepath", "/u/pic2.jpg", "--destpath", "/v")).code, 0);
+    assert.deepEqual((await fetch("/v/pic2.jpg", true)).bytes, thumb2, "kept by move");
+    fields((await listed("/v"))[0], thumb2);
+    assert.deepEqual(
+      (await listed("/t")).map((r) => r.name),
+      ["pic2.jpg"],
+    );
+    // delete removes it with the file: a new file at the same path has none
     assert.equal((await zbox("delete", ...a, "--remotepath", "/t/pic2.jpg")).code, 0);
-    assert.equal((await zbox("meta", ...a, "--remotepath", "/t/pic2.jpg.thumb")).code, 1);
-    // a file without a thumbnail: download --thumbnail fails naming the path; meta has no thumbnail columns
-    assert.equal((await zbox("upload", ...a, "--localpath", lp, "--remotepath", "/t/plain.jpg")).code, 0);
-    const none = await fetch("/t/plain.jpg", true);
-    assert.equal(none.r.code, 1);
-    assert.match(none.r.err, /^Download failed\. .*\/t\/plain\.jpg\.thumb/);
-    assert.doesNotMatch((await zbox("meta", ...a, "--remotepath", "/t/plain.jpg")).out, /THUMBNAIL/);
+    assert.equal((await fetch("/t/pic2.jpg", true)).r.code, 1);
+    assert.equal((await zbox("upload", ...a, "--localpath", lp, "--remotepath", "/t/pic2.jpg")).code, 0);
+    const gone = await fetch("/t/pic2.jpg", true);
+    assert.equal(gone.r.code, 1);
+    assert.match(gone.r.err, /^Download failed\. .*\/t\/pic2\.jpg has no thumbnail/);
+    assert.doesNotMatch((await zbox("meta", ...a, "--remotepath", "/t/pic2.jpg")).out, /THUMBNAIL/);
+    assert.equal((await listed("/t"))[0]?.actual_thumbnail_hash, undefined);
   });
 
   it("--free_storage reads the marker file: missing, malformed, another's and unknown-assigner markers are refused", async () => {

@@ -31,6 +31,7 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
   let alice: Wallet;
   let bob: Wallet;
   const bytes = new Uint8Array(randomBytes(200_000));
+  const thumb = new Uint8Array(randomBytes(4_321));
   const { drive } = virtualTime(clock);
 
   let as: WalletsOnNetwork["zbox"];
@@ -51,8 +52,10 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     allocation = await newAllocation({ net, client, clock, drive }, alice);
     const local = join(tmp, "report.pdf");
     writeFileSync(local, bytes);
+    writeFileSync(join(tmp, "cover.png"), thumb);
     for (const remote of ["/docs/report.pdf", "/docs/sub/notes.pdf", "/private/secret.pdf"]) {
-      const up = await zA("upload", "--allocation", allocation, "--localpath", local, "--remotepath", remote);
+      const withThumb = remote === "/docs/report.pdf" ? ["--thumbnailpath", join(tmp, "cover.png")] : [];
+      const up = await zA("upload", "--allocation", allocation, "--localpath", local, "--remotepath", remote, ...withThumb);
       assert.equal(up.code, 0, up.err);
     }
     // bob pays for his own reads: his read pool for alice's allocation
@@ -107,6 +110,11 @@ describe("zbox share and start-repair on the in-process network", { timeout: 600
     assert.equal(down.code, 0, down.err);
     assert.equal(down.out, "Status completed callback. Type = application/pdf. Name = report.pdf\n");
     assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes);
+    // the file's thumbnail goes with the ticket of the file
+    const thumbDst = join(tmp, "got-cover.png");
+    const th = await zB("download", "--authticket", token, "--localpath", thumbDst, "--thumbnail");
+    assert.equal(th.code, 0, th.err);
+    assert.deepEqual(new Uint8Array(readFileSync(thumbDst)), thumb, "the thumbnail, byte-exact");
     const meta = await zB("meta", "--authticket", token);
     assert.equal(meta.code, 0, meta.err);
     assert.match(meta.out, /\| f\s+\| report\.pdf \| \/docs\/report\.pdf \|/);

@@ -176,6 +176,28 @@ describe("challenge proofs", () => {
       assert.equal(v.ok, false);
       if (!v.ok) assert.match(v.reason, /metadata/);
     });
+    it("a file with a thumbnail: its metadata with the thumbnail proves (the file hash covers it), without it not", () => {
+      const a = allocation({ "/pic.jpg": 5000 });
+      const thumbnail = { size: 10, actual_hash: sha3("t"), shard_size: 5, shard_hashes: [sha3("0"), sha3("1"), sha3("2")] };
+      const withThumb = { ...(a.files.get("/pic.jpg") as FileMeta), thumbnail };
+      const r = applyChanges(new Map(), [{ op: "upload", path: "/pic.jpg", file: withThumb }]);
+      const root = allocationRoot(r.contentRoot, 1_700_000_000);
+      const { client_id: _c, signature: _s, ...body } = a.wm;
+      const b = {
+        ...a,
+        listings: r.listings,
+        files: new Map([["/pic.jpg", withThumb]]),
+        wm: signWriteMarker(owner, { ...body, allocation_root: root }),
+        chain: { ...a.chain, allocation_root: root },
+      };
+      const ch = challenge(7);
+      const proof = prove(b, ch);
+      assert.deepEqual(verifyChallengeProof(ch, b.chain, proof), { ok: true });
+      const { thumbnail: _t, ...bare } = withThumb;
+      const v = verifyChallengeProof(ch, b.chain, { ...proof, file: bare });
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, /metadata/);
+    });
   });
 
   describe("forgeries fail", () => {

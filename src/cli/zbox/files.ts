@@ -4,7 +4,7 @@
  * progress bars on stderr unless --silent). Uploading a local directory sends its files recursively, one commit
  * per batch.
  */
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat, writeFile } from "node:fs/promises";
 import { basename, join, relative, sep } from "node:path";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -15,7 +15,7 @@ import { registerCostCommands } from "./costs.js";
 import { chunkNumber, UPLOAD_CHUNKNUMBER, uploadWindow } from "./flags.js";
 import { given, renderTable, walletAndChain } from "./format.js";
 import { downloadShared, listShared, metaShared, printMeta } from "./share.js";
-import { thumbnailFields, thumbnailLocal, thumbnailOf, thumbnailSource, thumbPath, withThumbnail } from "./thumbnail.js";
+import { checkThumbnailFile, thumbnailFields, thumbnailJson, thumbnailLocal } from "./thumbnail.js";
 
 type Files = InstanceType<typeof sdk.storageFiles.AllocationFiles>;
 
@@ -137,7 +137,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
     .option("--allocation <id>", "allocation id")
     .option("--localpath <path>", "local path of the file (or directory) to upload")
     .option("--remotepath <path>", "remote path to upload the file to")
-    .option("--thumbnailpath <path>", "local thumbnail file, stored with the file as <remotepath>.thumb")
+    .option("--thumbnailpath <path>", "local thumbnail file, kept with the file (fields of its record, see docs/cli.md)")
     .option("--chunknumber <n>", UPLOAD_CHUNKNUMBER)
     .option("--encrypt", "encrypt the file client-side with the wallet's keys (see docs/sharing.md)", false)
     .option("--commit", "commit the file's metadata to the chain as a data transaction (see commit.ts)", false)
@@ -177,8 +177,10 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         }
         const remotePath = remote.endsWith("/") ? `${remote}${basename(local)}` : remote;
         const prefix = `${update ? "Update" : "Upload"} failed. `;
-        const sources: sdk.storageFiles.UploadSource[] = [{ localPath: local, remotePath, update, encrypt: !!opts.encrypt }];
-        if (thumb) sources.push(await guarded(prefix, () => thumbnailSource(s.files, thumb, remotePath, prefix)));
+        if (thumb) await checkThumbnailFile(thumb, prefix);
+        const sources: sdk.storageFiles.UploadSource[] = [
+          { localPath: local, remotePath, update, encrypt: !!opts.encrypt, ...(thumb ? { thumbnailPath: thumb } : {}) },
+        ];
         const [r] = await guarded(prefix, () => s.files.upload(sources), s.bar);
         ctx.println(`Status completed callback. Type = ${r?.mimetype}. Name = ${basename(remotePath)}`);
       }),
@@ -226,6 +228,12 @@ export function registerFileCommands(program: Command, io: CliIo): void {
             ? join(localArg, basename(remote))
             : localArg;
         const s = await open(ctx, opts, true);
+        if (opts.thumbnail) {
+          const bytes = await guarded("Download failed. ", () => s.files.thumbnail(remote));
+          await guarded("Download failed. ", () => writeFile(local, bytes));
+          ctx.println(`Status completed callback. Type = application/octet-stream. Name = ${basename(local)}`);
+          return;
+        }
         const startBlock = int("startblock");
         const endBlock = int("endblock");
         const per = perRequest ?? int("blockspermarker");
@@ -233,7 +241,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           "Download failed. ",
           () =>
             s.files.download({
-              remotePath: opts.thumbnail ? thumbPath(remote) : remote,
+              remotePath: remote,
               localPath: local,
               ...(startBlock ? { startBlock } : {}),
               ...(endBlock ? { endBlock } : {}),
@@ -306,8 +314,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         const remote = need(opts, "remotepath", "Error: remotepath / authticket flag is missing");
         const s = await open(ctx, opts);
         const m = await guarded(META_FAILED, () => s.files.meta(remote));
-        const t = thumbnailFields(m.type === "f" ? await guarded("", () => thumbnailOf(s.files, remote)) : undefined);
-        printMeta(ctx, m, Boolean(opts.json), t);
+        printMeta(ctx, m, Boolean(opts.json), thumbnailFields(m));
       }),
     );
 
@@ -337,7 +344,7 @@ export function registerFileCommands(program: Command, io: CliIo): void {
         const s = await open(ctx, opts);
         // a change that leaves the object as it is (rename to its own name) succeeds once the object is found
         if (unchanged?.(path, opts)) await guarded(failPrefix, () => s.files.meta(path));
-        else await guarded(failPrefix, async () => s.files.change((await withThumbnail(s.files, c)) as never[], name));
+        else await guarded(failPrefix, async () => s.files.change([c], name));
         ctx.println(`${remote} ${done}`);
       }),
     );
@@ -445,5 +452,6 @@ export function listJson(r: sdk.storageFiles.FileRef): Record<string, unknown> {
     created_at: r.created_at ?? 0,
     updated_at: r.updated_at ?? 0,
     ...(file ? { actual_file_hash: r.actual_hash, encrypted_key: r.encrypted_key ?? "", encrypted: !!r.encrypted_key } : {}),
+    ...thumbnailJson(r),
   };
 }

@@ -3,7 +3,7 @@
  * on every blobber) and the `--authticket` forms of `download`, `list` and `meta` (a recipient reads another
  * wallet's allocation with the owner's ticket; `--lookuphash` names a file inside a shared directory).
  */
-import { stat } from "node:fs/promises";
+import { stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import type { Command } from "commander";
 import * as sdk from "../../sdk/index.js";
@@ -11,6 +11,7 @@ import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { metaJson, payerOf, printCollaborators } from "./collab.js";
 import { guarded, listJson, open, type Session } from "./files.js";
 import { given, renderTable } from "./format.js";
+import { thumbnailFields, thumbnailLocal } from "./thumbnail.js";
 
 type Ticket = sdk.storageFiles.AuthTicket;
 
@@ -43,6 +44,13 @@ export async function downloadShared(ctx: CliContext, opts: Record<string, unkno
   const s = await open(ctx, opts, true, t);
   const remote = await sharedPath(s, t, opts, prefix);
   const st = await stat(localArg).catch(() => undefined);
+  if (opts.thumbnail) {
+    const thumb = thumbnailLocal(localArg, st?.isDirectory() === true, remote);
+    const bytes = await guarded(prefix, () => s.files.thumbnail(remote));
+    await guarded(prefix, () => writeFile(thumb, bytes));
+    ctx.println(`Status completed callback. Type = application/octet-stream. Name = ${basename(thumb)}`);
+    return;
+  }
   const local = st?.isDirectory() ? join(localArg, basename(remote)) : localArg;
   const r = await guarded(prefix, () => s.files.download({ remotePath: remote, localPath: local }), s.bar);
   ctx.println(`Status completed callback. Type = ${r.mimetype}. Name = ${basename(remote)}`);
@@ -79,7 +87,8 @@ export async function metaShared(ctx: CliContext, opts: Record<string, unknown>)
   const t = ticketOf(opts, "");
   const s = await open(ctx, opts, false, t);
   const path = await sharedPath(s, t, opts, "");
-  printMeta(ctx, await guarded("", () => s.files.meta(path)), Boolean(opts.json));
+  const m = await guarded("", () => s.files.meta(path));
+  printMeta(ctx, m, Boolean(opts.json), thumbnailFields(m));
 }
 
 /** What `zbox meta` prints of a file, own or shared: the reference's table and its collaborators, or `metaJson` with `--json`. */

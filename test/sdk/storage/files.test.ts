@@ -163,6 +163,22 @@ describe("files: faults", () => {
     await net.start(2);
   });
 
+  it("a thumbnail uploaded with two blobbers down: the repair rebuilds their parts, which alone give it back", async () => {
+    const bytes = new Uint8Array(randomBytes(5000));
+    const thumb = new Uint8Array(randomBytes(3001));
+    await net.stop(1);
+    await net.stop(3);
+    const files = net.files({ timeoutMs: 20_000 });
+    await files.upload([{ localPath: localFile(bytes), remotePath: "/thumbed.jpg", thumbnailPath: localFile(thumb) }]);
+    assert.deepEqual(await files.thumbnail("/thumbed.jpg"), thumb);
+    await net.start(1);
+    await net.start(3);
+    await repairsAll();
+    await whileDown([0, 2], async () =>
+      assert.deepEqual(await net.files({ timeoutMs: 20_000 }).thumbnail("/thumbed.jpg"), thumb, "from the repaired parts"),
+    );
+  });
+
   it("keeps a write committed on the higher-indexed half when the lower half was down (2–2 split)", async () => {
     const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
     await whileDown([0, 2], () =>

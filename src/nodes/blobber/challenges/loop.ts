@@ -118,6 +118,7 @@ export async function buildProof(source: ChallengeSource, ch: OpenChallenge): Pr
     data_shards: file.data_shards,
     // an encrypted file's key is part of its hash (`storage/reftree.ts`): without it the metadata would not verify
     ...(file.encrypted_key === undefined ? {} : { encrypted_key: file.encrypted_key }),
+    ...(file.thumbnail === undefined ? {} : { thumbnail: file.thumbnail }), // hashed too (`storage/thumbnail.ts`)
   };
   const index = challengedBlock(w.rng, file.shard_size);
   if (index === undefined) return proof;

@@ -7,8 +7,10 @@ import { sha3 } from "../../../core/hash.js";
 import {
   blobberShare,
   type Change,
+  checkThumbnailShard,
   type DirListing,
   emptyDir,
+  type FileMeta,
   type LatestState,
   type Listings,
   StorageErrors,
@@ -131,6 +133,15 @@ export function checkFileSize(s: FileService, size: number, dataShards: number, 
       op,
       `${path} is ${size} bytes: its shard of ${Math.ceil(size / dataShards)} bytes is more than this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
+}
+
+/**
+ * An uploaded file's size (`checkFileSize`) and the thumbnail part it carries for this blobber (`storage/thumbnail.ts`).
+ * @throws CodedError `max_file_size` / `content_hash_mismatch` / `invalid_file_meta`
+ */
+export function checkFileIn(s: FileService, a: AllocationView, file: FileMeta, path: string, op: string): void {
+  checkFileSize(s, file.size, a.data_shards, path, op);
+  checkThumbnailShard(file, indexIn(s, a), op);
 }
 
 /** This blobber's index in the allocation's blobbers (the shard it holds), -1 when not one of them. */

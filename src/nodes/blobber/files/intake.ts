@@ -37,7 +37,7 @@ import {
   allocState,
   type Caller,
   capacity,
-  checkFileSize,
+  checkFileIn,
   chunks,
   connChanges,
   connId,
@@ -262,7 +262,7 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
       if (raw.op !== "upload" && raw.op !== "update")
         throw storageError(StorageErrors.invalidRequest, op, `op must be "upload" or "update", found ${JSON.stringify(raw.op)}`);
       const change = checkChange({ op: raw.op, path: raw.path, file: raw.file }, a.data_shards, total) as Item["change"];
-      checkFileSize(s, change.file.size, a.data_shards, change.path, op);
+      checkFileIn(s, a, change.file, change.path, op);
       const { offset, length } = raw;
       if (offset !== end)
         throw storageError(StorageErrors.invalidChunk, op, `offset must be ${end} (shards follow each other), found ${offset}`);
@@ -399,7 +399,7 @@ export async function change(
   const change = checkChange(raw, a.data_shards, total);
   requireWriter(s, a, caller, change.path, op, change.op);
   if (change.op === "upload" || change.op === "update") {
-    checkFileSize(s, change.file.size, a.data_shards, change.path, op);
+    checkFileIn(s, a, change.file, change.path, op);
     await checkUploaded(s, a, conn, change.path, change.file, op);
   }
   const { reply, durable } = await withLock(s, a.id, async () => {

@@ -23,9 +23,10 @@ import {
   type StatsReply,
   StorageErrors,
   storageError,
+  thumbnailRefFields,
 } from "../../../storage/index.js";
 import { collabGrant, collaboratorsOf, ownerPays, requirePathReader } from "./collab.js";
-import { type AllocationView, allocation, type Caller, latest, loadListings, requireOwner } from "./context.js";
+import { type AllocationView, allocation, type Caller, indexIn, latest, loadListings, requireOwner } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
 import { forReader, requireReadAccess } from "./sharing.js";
@@ -48,7 +49,7 @@ function refView(s: FileService, a: AllocationView, path: string): RefView | und
   if (e.type === "d") return dirView(a, path, s.kv.getJson<DirListing>(KvKey.dir(a.id, path)) ?? emptyDir());
   const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
   if (!f) return undefined;
-  const view = fileView(a, path, f, e.hash);
+  const view = fileView(a, path, f, e.hash, indexIn(s, a));
   return ownerPays(s, a.id, path) ? { ...view, who_pays_for_reads: "owner" } : view;
 }
 
@@ -65,7 +66,7 @@ function dirView(a: AllocationView, path: string, l: DirListing): RefView {
   };
 }
 
-function fileView(a: AllocationView, path: string, f: StoredFile, hash: string): RefView {
+function fileView(a: AllocationView, path: string, f: StoredFile, hash: string, index: number): RefView {
   return {
     type: "f",
     name: nameOf(path),
@@ -83,6 +84,7 @@ function fileView(a: AllocationView, path: string, f: StoredFile, hash: string):
     created_at: f.created_at,
     updated_at: f.updated_at,
     ...(f.encrypted_key === undefined ? {} : { encrypted_key: f.encrypted_key }),
+    ...thumbnailRefFields(f.thumbnail, index),
   };
 }
 
@@ -131,8 +133,11 @@ export async function meta(
   const rm = s.ledger.latestReadMarker(a.id, lane);
   const collaborators =
     v.type === "f" && (caller.clientId === a.owner_id || mine) ? { collaborators: collaboratorsOf(s, a.id, path) } : {};
+  // the file's thumbnail part travels with its metadata (`storage/thumbnail.ts`)
+  const thumb = v.thumbnail === undefined ? undefined : s.kv.getJson<StoredFile>(KvKey.file(a.id, path))?.thumbnail_shard;
   return {
     ...v,
+    ...(thumb === undefined ? {} : { thumbnail_shard: thumb }),
     read_counter: rm?.marker.counter ?? 0,
     ...(rm ? { read_marker: rm.marker } : {}),
     ...collaborators,

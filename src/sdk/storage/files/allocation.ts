@@ -33,6 +33,7 @@ import { list, listAll, meta, stats } from "./list.js";
 import { divergent, repair, states } from "./repair.js";
 import { Session } from "./session.js";
 import { resolveLookupHash, revokeShare, type ShareOptions, share } from "./share.js";
+import { thumbnail } from "./thumbnail.js";
 import type { UploadResult, UploadSource } from "./upload.js";
 
 /** (`chain.ts` reads the allocation record into this.) */
@@ -89,6 +90,11 @@ export class AllocationFiles extends Session {
   /** A file's or directory's metadata as the allocation holds it. */
   meta(path: string): Promise<MetaReply> {
     return meta(this, path);
+  }
+
+  /** The thumbnail kept with the file at `path` (`upload` with `thumbnailPath`), byte-exact. */
+  thumbnail(path: string): Promise<Uint8Array> {
+    return thumbnail(this, path);
   }
 
   /** Each blobber's statistics of a file (see `list.ts`). */

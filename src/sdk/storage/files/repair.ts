@@ -13,6 +13,7 @@ import { shardReader } from "./download.js";
 import { rankByQuorum } from "./quorum.js";
 import { fileConsensus } from "./reader.js";
 import type { Session } from "./session.js";
+import { withRebuiltPart } from "./thumbnail.js";
 import { checkedStamp } from "./versions.js";
 
 /** Every blobber's tree state (content root, latest marker) or why it could not be read. */
@@ -132,7 +133,7 @@ async function repairOne(s: Session, target: number, healthy: number[]): Promise
     const meta = fileMetaOf(w);
     await rebuildShard(s, target, healthy, w, conn);
     changes.push({ op: update ? "update" : "upload", path: w.path, file: meta });
-    await dst.upload(conn, w.path, meta, update);
+    await dst.upload(conn, w.path, await withRebuiltPart(s, meta, w.path, target, healthy), update);
   }
   if (changes.length === 0) return 0;
   const out = await commit(s, conn, changes, { targets: [target], minimum: 1, expectRoot: want.content_root });
@@ -192,5 +193,6 @@ function fileMetaOf(r: RefView): FileMeta {
     shard_roots: r.shard_roots as string[],
     data_shards: r.data_shards as number,
     ...(r.encrypted_key === undefined ? {} : { encrypted_key: r.encrypted_key }),
+    ...(r.thumbnail === undefined ? {} : { thumbnail: r.thumbnail }),
   };
 }

@@ -32,6 +32,7 @@ import { mimeTypeOf } from "./mime.js";
 import { dropProgress, loadProgress, saveProgress, type UploadProgress } from "./progress.js";
 import { repairIfBehind, repairQuietly } from "./repair.js";
 import type { Session } from "./session.js";
+import { encodeThumbnail, forBlobber } from "./thumbnail.js";
 
 export interface UploadSource {
   localPath: string;
@@ -43,6 +44,8 @@ export interface UploadSource {
   encrypt?: boolean;
   /** Set by `encrypt.ts` for an encrypted file: `localPath` is then its sealed stream, this its encrypted key. */
   encryptedKey?: string;
+  /** A thumbnail to keep with the file (`thumbnail.ts`): a local file of at most MAX_THUMBNAIL_SIZE bytes. */
+  thumbnailPath?: string;
 }
 
 export interface UploadResult {
@@ -97,7 +100,7 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
         s.clients.map(async (c, i) => {
           if (dead.has(i)) return;
           try {
-            await c.upload(conn, remote, meta, !!src.update);
+            await c.upload(conn, remote, forBlobber(meta, i), !!src.update);
           } catch (err) {
             if (isRefusal(err)) throw err;
             dead.set(i, errorMessage(err));
@@ -329,6 +332,7 @@ async function uploadOne(
     shard_roots: leaves.map((l) => merkleRoot(l)),
     data_shards: d,
     ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
+    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op) } : {}),
   };
   return { meta, mimetype };
 }
@@ -400,7 +404,7 @@ async function uploadSmall(
           try {
             await c.batch(
               conn,
-              toSend.map((f) => ({ path: f.path, op: f.op, file: f.file })),
+              toSend.map((f) => ({ path: f.path, op: f.op, file: forBlobber(f.file, i) })),
               toSend.map((f) => f.shards[i] as Uint8Array),
               s.timeoutMs,
             );
@@ -459,11 +463,11 @@ async function encodeSmall(s: Session, src: UploadSource, remote: string, op: st
     shard_roots: shards.map((sh) => merkleRoot(leavesOf(sh))),
     data_shards: d,
     ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
+    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op) } : {}),
   };
   return { path: remote, op: src.update ? "update" : "upload", file, mimetype, shards };
 }
 
-/** Erasure-code one group of up to CHUNK_BLOCKS stripes (file bytes from `fileOffset`) into n shard chunks. */
 /**
  * The `data + parity` shards of one chunk group of the file (`data` at `fileOffset`). Buffers come from `take`
  * when given (a big upload reuses the chunks' buffers once sent), else new ones.

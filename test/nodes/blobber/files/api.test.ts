@@ -5,7 +5,10 @@ import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import { before, describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
+import { sha3 } from "../../../../src/core/hash.js";
 import { initCrypto } from "../../../../src/core/schemes.js";
+import { buildProof } from "../../../../src/nodes/blobber/challenges/loop.js";
+import { fileServiceSource } from "../../../../src/nodes/blobber/challenges/source.js";
 import {
   assembleFileApi,
   createFileService,
@@ -41,6 +44,7 @@ import {
   signReadMarker,
   signRequest,
   signWriteMarker,
+  verifyChallengeProof,
   type WriteMarker,
 } from "../../../../src/storage/index.js";
 import { oneBlobberAllocation, signerOf } from "../../../support/storage-net.js";
@@ -391,6 +395,53 @@ describe("blobber file API", () => {
     await assert.rejects(c.upload("conn00000003", "/f", wrong, false), code("content_hash_mismatch"));
     await assert.rejects(c.upload("conn00000003", "/f", { ...metaOf(bytes), shard_size: 5 }, false), code("invalid_file_meta"));
     await assert.rejects(c.chunk("conn00000004", "/big", 0, new Uint8Array(4 * BLOCK_SIZE)), code("max_allocation_size"));
+  });
+
+  it("keeps a file's thumbnail part in its record: checked on upload and batch, shown by meta, copied, deleted", async () => {
+    const r = await rig();
+    const c = r.client();
+    const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+    const thumb = new Uint8Array(randomBytes(500));
+    const other = new Uint8Array(randomBytes(500));
+    const thumbnail = { size: 500, actual_hash: sha3("thumb"), shard_size: 500, shard_hashes: [sha3(thumb)] };
+    const bytes = new Uint8Array(randomBytes(3000));
+    const meta: FileMeta = { ...metaOf(bytes), thumbnail };
+    await c.chunk("conn00000031", "/p", 0, bytes);
+    await assert.rejects(
+      c.upload("conn00000031", "/p", { ...meta, thumbnail_shard: b64(other) }, false),
+      code("content_hash_mismatch"),
+    );
+    const small = new Uint8Array(randomBytes(100));
+    const wrong = { path: "/q", op: "upload" as const, file: { ...metaOf(small), thumbnail, thumbnail_shard: b64(other) } };
+    await assert.rejects(c.batch("conn00000032", [wrong], [small]), code("content_hash_mismatch"));
+    await c.upload("conn00000031", "/p", { ...meta, thumbnail_shard: b64(thumb) }, false);
+    await commitChanges(r, "conn00000031", [{ op: "upload", path: "/p", file: meta }]);
+    const m = await c.meta("/p");
+    assert.equal(m.thumbnail_shard, b64(thumb));
+    assert.equal(m.thumbnail_hash, sha3(thumb));
+    assert.equal(m.thumbnail_size, 500);
+    assert.equal(m.actual_thumbnail_hash, sha3("thumb"));
+    assert.equal(m.actual_thumbnail_size, 500);
+    assert.equal((await c.list("/")).list.length, 1, "no separate entry");
+    // a challenge of the file: the blobber's proof carries the thumbnail's declaration, which the file hash covers
+    const ch = { id: sha3("ch"), seed: "12345", allocation_id: r.alloc.id, blobber_id: r.blobberId };
+    // (no chain in this rig to redeem the marker: the source says it is)
+    const src = fileServiceSource(r.service);
+    const settled = { ...src, latest: (id: string) => ({ ...src.latest(id), settled: true }) };
+    const proof = await buildProof(settled, { ...ch, validators: [], created: 0, deadline: 0 });
+    assert.equal(proof.path, "/p");
+    const root = (await c.referencePath(["/p"])).latest_write_marker?.allocation_root ?? "";
+    const chain = { owner_id: r.owner.clientId, owner_public_key: r.owner.publicKey, blobber_index: 0, allocation_root: root };
+    assert.deepEqual(verifyChallengeProof(ch, chain, proof), { ok: true });
+    await c.copy("conn00000033", "/p", "/d");
+    await commitChanges(r, "conn00000033", [{ op: "copy", path: "/p", dest: "/d" }]);
+    assert.equal((await c.meta("/d/p")).thumbnail_shard, b64(thumb), "copied with the file");
+    await c.delete("conn00000034", "/p");
+    await commitChanges(r, "conn00000034", [{ op: "delete", path: "/p" }]);
+    await assert.rejects(c.meta("/p"), code("resource_not_found"));
+    await c.upload("conn00000035", "/p", metaOf(new Uint8Array(0)), false);
+    await commitChanges(r, "conn00000035", [{ op: "upload", path: "/p", file: metaOf(new Uint8Array(0)) }]);
+    assert.equal((await c.meta("/p")).thumbnail_shard, undefined, "gone with the deleted file");
   });
 
   it("accepts chained write markers only, and refuses malformed or mis-signed ones", async () => {

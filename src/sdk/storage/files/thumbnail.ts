@@ -1,0 +1,135 @@
+/**
+ * Thumbnails on the client (`storage/thumbnail.ts` says how they are kept): `upload`/`update` with a source's
+ * `thumbnailPath` erasure-code the thumbnail as gosdk does (one chunk: `data` equal parts, the last zero-padded,
+ * plus parity), declare it in the file's metadata and send each blobber its own part with the file's change;
+ * `thumbnail(path)` fetches the parts from the blobbers (with the file's metadata, same access rules), checks each
+ * against the declared hashes, rebuilds the thumbnail from any `data` of them and checks its SHA-256.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { errorMessage } from "../../../core/errors.js";
+import { sha3 } from "../../../core/hash.js";
+import {
+  type FileMeta,
+  MAX_THUMBNAIL_SIZE,
+  normalizePath,
+  type ThumbnailMeta,
+  thumbnailShardSize,
+} from "../../../storage/index.js";
+import { sdkError } from "../../errors.js";
+import type { BlobberClient } from "./blobber-client.js";
+import { meta } from "./list.js";
+import type { Session } from "./session.js";
+
+/** The parts of the thumbnails being uploaded, by their metadata (sent per blobber by {@link forBlobber}). */
+const partsOf = new WeakMap<ThumbnailMeta, string[]>();
+
+/** Read, check and erasure-code the thumbnail at `localPath`: its metadata (its parts kept for {@link forBlobber}). */
+export async function encodeThumbnail(s: Session, localPath: string, op: string): Promise<ThumbnailMeta> {
+  const bytes = await readFile(localPath).catch((err) => {
+    throw sdkError("local_file_error", op, `cannot read thumbnail ${localPath}: ${errorMessage(err)}`, { cause: err });
+  });
+  if (bytes.length === 0 || bytes.length > MAX_THUMBNAIL_SIZE)
+    throw sdkError(
+      "local_file_error",
+      op,
+      `thumbnail ${localPath} is ${bytes.length} bytes: a thumbnail has 1 to ${MAX_THUMBNAIL_SIZE} bytes`,
+    );
+  const d = s.dataShards;
+  const len = thumbnailShardSize(bytes.length, d);
+  const data = Array.from({ length: d }, (_, i) => {
+    const part = new Uint8Array(len);
+    part.set(bytes.subarray(Math.min(bytes.length, i * len), Math.min(bytes.length, (i + 1) * len)));
+    return part;
+  });
+  const parts = [...data, ...s.rs.encode(data)];
+  const t: ThumbnailMeta = {
+    size: bytes.length,
+    actual_hash: createHash("sha256").update(bytes).digest("hex"),
+    shard_size: len,
+    shard_hashes: parts.map((p) => sha3(p)),
+  };
+  partsOf.set(
+    t,
+    parts.map((p) => Buffer.from(p).toString("base64")),
+  );
+  return t;
+}
+
+/** The metadata blobber `index` receives for `file`: with its own part of the file's thumbnail, if any. */
+export function forBlobber(file: FileMeta, index: number): FileMeta {
+  const part = file.thumbnail === undefined ? undefined : partsOf.get(file.thumbnail)?.[index];
+  return part === undefined ? file : { ...file, thumbnail_shard: part };
+}
+
+/**
+ * The thumbnail parts blobbers `from` hold of the file at `path` (the rest undefined), each checked against the
+ * declared hashes; `why` collects the reasons of the blobbers that gave none.
+ */
+async function partsFrom(s: Session, path: string, t: ThumbnailMeta, from: number[], why: string[] = []) {
+  const parts: (Uint8Array | undefined)[] = new Array(s.totalShards).fill(undefined);
+  await Promise.all(
+    from.map(async (i) => {
+      try {
+        const r = await (s.clients[i] as BlobberClient).meta(path, s.timeoutMs);
+        if (r.thumbnail_shard === undefined) throw new Error("holds no thumbnail part");
+        const bytes = new Uint8Array(Buffer.from(r.thumbnail_shard, "base64"));
+        if (bytes.length !== t.shard_size || sha3(bytes) !== t.shard_hashes[i])
+          throw new Error("its thumbnail part does not match the file's metadata");
+        parts[i] = bytes;
+      } catch (err) {
+        why.push(`blobber ${i}: ${errorMessage(err)}`);
+      }
+    }),
+  );
+  return parts;
+}
+
+/** The thumbnail of the file at `path`, byte-exact and checked. @throws CodedError `download_failed` */
+export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
+  const op = "download thumbnail";
+  const p = normalizePath(path, op);
+  const m = await meta(s, p);
+  const t = m.thumbnail;
+  if (m.type !== "f" || t === undefined) throw sdkError("download_failed", op, `${p} has no thumbnail`);
+  const d = s.dataShards;
+  const why: string[] = [];
+  const parts = await partsFrom(
+    s,
+    p,
+    t,
+    s.clients.map((_, i) => i),
+    why,
+  );
+  if (parts.filter((x) => x !== undefined).length < d)
+    throw sdkError("download_failed", op, `fewer than ${d} blobbers gave ${p}'s thumbnail: ${why.join("; ")}`);
+  const data = s.rs.reconstruct(parts, true).slice(0, d);
+  const out = new Uint8Array(d * t.shard_size);
+  data.forEach((part, i) => {
+    out.set(part, i * t.shard_size);
+  });
+  const bytes = out.subarray(0, t.size);
+  if (createHash("sha256").update(bytes).digest("hex") !== t.actual_hash)
+    throw sdkError("download_failed", op, `${p}'s thumbnail does not hash to its actual_thumbnail_hash`);
+  return bytes;
+}
+
+/**
+ * `file` (a repair's upload to blobber `target`) with that blobber's thumbnail part rebuilt from the `healthy`
+ * blobbers' parts; `file` as it is when it has no thumbnail or too few parts are found (the part stays missing there,
+ * the others still rebuild the thumbnail).
+ */
+export async function withRebuiltPart(
+  s: Session,
+  file: FileMeta,
+  path: string,
+  target: number,
+  healthy: number[],
+): Promise<FileMeta> {
+  const t = file.thumbnail;
+  if (t === undefined) return file;
+  const parts = await partsFrom(s, path, t, healthy);
+  if (parts.filter((x) => x !== undefined).length < s.dataShards) return file;
+  const part = s.rs.reconstruct(parts)[target] as Uint8Array;
+  return sha3(part) === t.shard_hashes[target] ? { ...file, thumbnail_shard: Buffer.from(part).toString("base64") } : file;
+}
