@@ -51,7 +51,13 @@ export async function runNode(role: string, configPath: string): Promise<() => P
   let ready: string;
   if (cfg.role === "blockworker") {
     peer = createBlockWorker(
-      { genesis: mb, dataDir: cfg.dataDir, refreshSeconds: cfg.refreshSeconds, useHttps: tls !== undefined },
+      {
+        genesis: mb,
+        dataDir: cfg.dataDir,
+        refreshSeconds: cfg.refreshSeconds,
+        useHttps: tls !== undefined,
+        ...(cfg.publicUrls ? { publicUrls: cfg.publicUrls } : {}),
+      },
       edges,
     );
     ready = `block worker listening on ${scheme}://${cfg.host}:${cfg.port} (magic block ${mb.magic_block_number})`;

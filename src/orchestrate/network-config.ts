@@ -5,6 +5,7 @@
  * CLIs. The files themselves are made by the caller (`cairn-deploy` wires the local network's generator) with each
  * node's in-cluster address: `<pod>.<service>.<namespace>.svc.cluster.local`.
  */
+import { parse as yamlParse, stringify as yamlStringify } from "yaml";
 import type { DeployInput } from "./input.js";
 import type { Manifest } from "./manifests.js";
 
@@ -59,13 +60,47 @@ export function networkConfigSecret(
   };
 }
 
-/** The network's files for `input` (none in standalone mode: that blobber's operator brings its keys). */
+/**
+ * The network's files for `input` (none in standalone mode: that blobber's operator brings its keys), with the
+ * client-facing addresses of {@link withPublicUrls}.
+ */
 export async function networkFiles(input: DeployInput, generate: NetworkFilesGenerator): Promise<Record<string, string>> {
   if (input.standalone) return {};
-  return generate({
+  const files = await generate({
     miners: input.miner_count,
     sharders: input.sharder_count,
     blobbers: input.blobber_count,
     hostOf: (pod) => podHost(input, pod),
   });
+  return withPublicUrls(input, files);
+}
+
+/**
+ * Client-facing addresses through the ingress (`https://<host_address>/<role><i>`, the paths of `nodeRoutes`):
+ * the block worker's `public_urls` (by each miner's and sharder's in-cluster host) and every blobber's and
+ * validator's `public_url`. The nodes still reach each other at their in-cluster addresses.
+ */
+export function withPublicUrls(input: DeployInput, files: Record<string, string>): Record<string, string> {
+  const out = { ...files };
+  const base = `https://${input.host_address}`;
+  const bw = out["blockworker/node.yaml"];
+  if (bw !== undefined) {
+    const publicUrls: Record<string, string> = {};
+    for (const [role, n] of [
+      ["miner", input.miner_count],
+      ["sharder", input.sharder_count],
+    ] as const)
+      for (let i = 0; i < n; i++) publicUrls[podHost(input, `${role}-${i}`)] = `${base}/${role}${i}`;
+    out["blockworker/node.yaml"] = yamlStringify({ ...(yamlParse(bw) as object), public_urls: publicUrls });
+  }
+  for (let i = 0; i < input.blobber_count; i++)
+    for (const [file, path] of [
+      ["0chain_blobber.yaml", `blobber${i}`],
+      ["0chain_validator.yaml", `validator${i}`],
+    ] as const) {
+      const key = `blobber-${i}/config/${file}`;
+      const text = out[key];
+      if (text !== undefined) out[key] = `${text.replace(/\n*$/, "\n")}public_url: ${base}/${path}\n`;
+    }
+  return out;
 }

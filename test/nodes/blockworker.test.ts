@@ -40,6 +40,30 @@ describe("block worker", () => {
     assert.deepEqual(nodeUrls(mb(1, [7171]).sharders.nodes, true, false), ["https://127.0.0.1:7171"]);
   });
 
+  it("hands clients public URLs (by id, host:port or host) but refreshes from the sharders' own addresses", async () => {
+    const transport = sharders({ "7171": mb(2, [7171]) });
+    const bw = new BlockWorker({
+      genesis: mb(1, [7171]),
+      transport,
+      publicUrls: {
+        a: "https://cairn.example.com/miner0/",
+        "10.0.0.2": "https://cairn.example.com/miner1",
+        "127.0.0.1:7171": "https://cairn.example.com/sharder0",
+      },
+      now: () => 0,
+    });
+    assert.deepEqual(bw.network(), {
+      miners: ["https://cairn.example.com/miner0", "https://cairn.example.com/miner1"],
+      sharders: ["https://cairn.example.com/sharder0"],
+    });
+    await bw.refresh();
+    assert.equal(bw.magicBlock().magic_block_number, 2);
+    assert.ok(
+      transport.asked.every((u) => u.startsWith("http://127.0.0.1:7171/")),
+      transport.asked.join(", "),
+    );
+  });
+
   it("serves /network and /dns/network from the genesis magic block", async () => {
     const bw = new BlockWorker({
       genesis: mb(1, [7171]),

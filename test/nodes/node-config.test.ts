@@ -29,4 +29,26 @@ describe("node.yaml", () => {
       /field "prune_depth": expected 0 \(keep everything\) or at least 100 rounds, found 20/,
     );
   });
+
+  it("block worker: public_urls maps nodes to client-facing URLs, each an http(s) URL", () => {
+    const bw = `role: blockworker
+port: 9091
+data_dir: data
+chain_id: ${"ab".repeat(32)}
+magic_block_file: mb.json
+`;
+    assert.equal(parseNodeConfig(bw, "/x/node.yaml").publicUrls, undefined);
+    const c = parseNodeConfig(
+      `${bw}public_urls:\n  miner-0: https://cairn.example.com/miner0/\n  "10.0.0.5:7171": https://cairn.example.com/sharder0\n`,
+      "/x/node.yaml",
+    );
+    assert.deepEqual(c.publicUrls, {
+      "miner-0": "https://cairn.example.com/miner0",
+      "10.0.0.5:7171": "https://cairn.example.com/sharder0",
+    });
+    assert.throws(
+      () => parseNodeConfig(`${bw}public_urls:\n  miner-0: miner0\n`, "/x/node.yaml"),
+      /field "public_urls\.miner-0": expected an http:\/\/ or https:\/\/ URL, found "miner0"/,
+    );
+  });
 });

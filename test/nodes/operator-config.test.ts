@@ -116,6 +116,20 @@ describe("blobber yaml", () => {
     ));
 });
 
+describe("public_url", () => {
+  it("absent: none (the blobber registers scheme://hostname:port); present: a URL with its path kept", () => {
+    assert.equal(parseBlobberConfig(BLOBBER, "b").public_url, undefined);
+    const b = parseBlobberConfig(`${BLOBBER}\npublic_url: https://cairn.example.com/blobber0/\n`, "b");
+    assert.equal(b.public_url, "https://cairn.example.com/blobber0");
+    const v = parseValidatorConfig("block_worker: http://x\npublic_url: https://cairn.example.com/validator0\n", "v.yaml");
+    assert.equal(v.public_url, "https://cairn.example.com/validator0");
+    fails(
+      `${BLOBBER}\npublic_url: cairn.example.com/blobber0\n`,
+      '0chain_blobber.yaml: field "public_url": expected an http:// or https:// URL, found "cairn.example.com/blobber0"',
+    );
+  });
+});
+
 describe("validator yaml and keys file", () => {
   it("loads a validator config", () => {
     const v = parseValidatorConfig(

@@ -11,7 +11,7 @@ import { parse } from "yaml";
 import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
-import { buildManifests, type Manifest } from "../../src/orchestrate/manifests.js";
+import { buildManifests, type Manifest, nodeRoutes } from "../../src/orchestrate/manifests.js";
 import { networkConfigSecret, networkFiles, secretKey } from "../../src/orchestrate/network-config.js";
 import { deployInput, validateManifests } from "../support/deploy-input.js";
 
@@ -70,6 +70,22 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
       files["blobber-0/config/0chain_blobber.yaml"] as string,
       /block_worker: http:\/\/blockworker\.cairn-test\.svc\.cluster\.local:9091\/dns/,
     );
+    // clients outside the cluster: the ingress's paths, handed out by the block worker and registered by providers
+    const bw = parse(files["blockworker/node.yaml"] as string) as { public_urls: Record<string, string> };
+    assert.equal(bw.public_urls["miner-2.miner.cairn-test.svc.cluster.local"], `https://${input.host_address}/miner2`);
+    assert.equal(bw.public_urls["sharder-0.sharder.cairn-test.svc.cluster.local"], `https://${input.host_address}/sharder0`);
+    assert.equal(Object.keys(bw.public_urls).length, 4);
+    assert.equal(
+      (parse(files["blobber-1/config/0chain_blobber.yaml"] as string) as { public_url: string }).public_url,
+      `https://${input.host_address}/blobber1`,
+    );
+    assert.equal(
+      (parse(files["blobber-1/config/0chain_validator.yaml"] as string) as { public_url: string }).public_url,
+      `https://${input.host_address}/validator1`,
+    );
+    const routed = new Set(nodeRoutes(input).map((r) => r.path));
+    for (const u of [...Object.values(bw.public_urls), `https://${input.host_address}/validator1`])
+      assert.ok(routed.has(new URL(u).pathname), `${u} has an ingress path`);
 
     const config = networkConfigSecret(input, files);
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"), config);

@@ -104,7 +104,7 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
-  const url = `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
+  const url = opts.config.public_url ?? `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
   const activity = new ActivityLog(kv, clock);
   const txns: TxnCounters = { sent: new Map() };
   const allocations = new AllocationCache(kv, chain, clock, id);

@@ -30,17 +30,32 @@ export interface BlockWorkerOptions {
   useHttps?: boolean;
   /** `<scheme><host>/<path>` instead of `<scheme><host>:<port>` (reference `use_path`). */
   usePath?: boolean;
+  /**
+   * The client view: a node's URL for clients outside the nodes' network (e.g. `https://domain/miner0` behind an
+   * ingress), by node id, `host:port` or host. `/network` hands these out; refreshes still call `host:port`.
+   */
+  publicUrls?: Record<string, string>;
   log?: (level: "info" | "warn", msg: string) => void;
   /** Milliseconds since the epoch (the node's clock; stamps refreshes). */
   now: () => number;
 }
 
-/** URLs of a node list as the reference derives them (`SetMinerSharderNodes`). */
-export function nodeUrls(nodes: MagicBlockLike["miners"]["nodes"], useHttps = false, usePath = false): string[] {
+/**
+ * URLs of a node list as the reference derives them (`SetMinerSharderNodes`); a node found in `publicUrls` (by
+ * id, `host:port` or host) gets that URL instead.
+ */
+export function nodeUrls(
+  nodes: MagicBlockLike["miners"]["nodes"],
+  useHttps = false,
+  usePath = false,
+  publicUrls: Record<string, string> = {},
+): string[] {
   const scheme = useHttps ? "https://" : "http://";
-  return Object.values(nodes)
-    .map((n) => {
+  return Object.entries(nodes)
+    .map(([id, n]) => {
       const host = n.host.includes("localhost") ? n.n2n_host : n.host;
+      const pub = publicUrls[id] ?? publicUrls[`${host}:${n.port}`] ?? publicUrls[host];
+      if (pub !== undefined) return pub.replace(/\/+$/, "");
       return usePath ? `${scheme}${host}/${n.path ?? ""}` : `${scheme}${host}:${n.port}`;
     })
     .sort();
@@ -87,12 +102,18 @@ export class BlockWorker {
     return this.current;
   }
 
-  /** `{"miners":[urls],"sharders":[urls]}` of the current magic block. */
+  /** `{"miners":[urls],"sharders":[urls]}` of the current magic block, as clients reach them (`publicUrls`). */
   network(): { miners: string[]; sharders: string[] } {
+    const pub = this.opts.publicUrls ?? {};
     return {
-      miners: nodeUrls(this.current.miners.nodes, this.opts.useHttps, this.opts.usePath),
-      sharders: nodeUrls(this.current.sharders.nodes, this.opts.useHttps, this.opts.usePath),
+      miners: nodeUrls(this.current.miners.nodes, this.opts.useHttps, this.opts.usePath, pub),
+      sharders: nodeUrls(this.current.sharders.nodes, this.opts.useHttps, this.opts.usePath, pub),
     };
+  }
+
+  /** The current sharders as the block worker itself reaches them (never the public URLs). */
+  private sharderUrls(): string[] {
+    return nodeUrls(this.current.sharders.nodes, this.opts.useHttps, this.opts.usePath);
   }
 
   /**
@@ -100,7 +121,7 @@ export class BlockWorker {
    * sharders return when it is newer than the current one.
    */
   async refresh(): Promise<void> {
-    const { sharders } = this.network();
+    const sharders = this.sharderUrls();
     const results = await requestAll(this.opts.transport, sharders, routePath(ChainRoutes.latestMagicBlock), {
       timeoutMs: 5000,
     });
@@ -143,7 +164,7 @@ export class BlockWorker {
 
   /** Fetch the miner contract's registered miners and sharders (the answer most sharders agree on); best effort. */
   async refreshRegistered(): Promise<void> {
-    const { sharders } = this.network();
+    const sharders = this.sharderUrls();
     const need = Math.max(1, Math.ceil(sharders.length / 2));
     const list = async (endpoint: string): Promise<RegisteredNode[] | undefined> => {
       const results = await requestAll(

@@ -15,6 +15,8 @@ export interface BlockWorkerSettings {
   refreshSeconds: number;
   /** Hand out `https://` URLs of the miners and sharders (a network whose nodes serve TLS). */
   useHttps?: boolean;
+  /** Client-facing URLs by node id, `host:port` or host (node.yaml `public_urls`). */
+  publicUrls?: Record<string, string>;
 }
 
 /** Build a block worker: state, HTTP app, and the refresh loop (pausable, triggerable). */
@@ -24,6 +26,7 @@ export function createBlockWorker(settings: BlockWorkerSettings, edges: NodeEdge
     ...(settings.dataDir !== undefined ? { dataDir: settings.dataDir } : {}),
     transport: edges.transport,
     ...(settings.useHttps ? { useHttps: true } : {}),
+    ...(settings.publicUrls ? { publicUrls: settings.publicUrls } : {}),
     log: logTo(edges.logger),
     now: () => edges.clock.now(),
   });

@@ -60,6 +60,11 @@ export interface NodeConfig {
    * block worker then hands out `https://` URLs.
    */
   tls?: TlsFiles;
+  /**
+   * Block worker: `public_urls: {<node id | host:port | host>: URL}`, the URLs `/network` hands clients for those
+   * nodes (e.g. `https://domain/miner0` through an ingress); the nodes still reach each other at `host:port`.
+   */
+  publicUrls?: Record<string, string>;
 }
 
 /** Parse node.yaml text; `file` is used for errors and for resolving relative paths. */
@@ -109,6 +114,10 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
     const t = r.sub("tls");
     cfg.tls = { certFile: path(t.str("cert_file", { nonEmpty: true })), keyFile: path(t.str("key_file", { nonEmpty: true })) };
     if (t.has("ca_file")) cfg.tls.caFile = path(t.str("ca_file", { nonEmpty: true }));
+  }
+  if (role === "blockworker" && r.has("public_urls")) {
+    const pu = r.sub("public_urls");
+    cfg.publicUrls = Object.fromEntries(Object.keys(pu.obj).map((k) => [k, pu.url(k)]));
   }
   if (r.has("log_file")) cfg.logFile = path(r.str("log_file", { nonEmpty: true }));
   if (role !== "blockworker") {

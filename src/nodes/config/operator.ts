@@ -57,6 +57,11 @@ export interface BlobberConfig {
   min_submit: number;
   min_confirmation: number;
   block_worker: string;
+  /**
+   * URL registered in the storage contract, which clients use (e.g. `https://host/blobber-0` behind an ingress);
+   * absent: `<scheme>://<hostname>:<port>`.
+   */
+  public_url?: string;
   rate_limit: number;
   server_chain: ServerChainConfig;
   contentref_cleaner: { frequency: number; tolerance: number };
@@ -77,6 +82,8 @@ export interface ValidatorConfig {
   num_delegates: number;
   service_charge: number;
   block_worker: string;
+  /** URL registered in the storage contract (absent: `<scheme>://<hostname>:<port>`). */
+  public_url?: string;
   rate_limit: number;
   server_chain: ServerChainConfig & { relay_time_ms: number };
 }
@@ -116,6 +123,11 @@ function serverChain(r: FieldReader): ServerChainConfig {
       expected: '"bls0chain" or "ed25519"',
     }) as ServerChainConfig["signature_scheme"],
   };
+}
+
+function publicUrl(r: FieldReader): { public_url?: string } {
+  const v = r.obj.public_url;
+  return v === undefined || v === null || v === "" ? {} : { public_url: r.url("public_url") };
 }
 
 function stakeBounds(r: FieldReader): { min_stake: bigint; max_stake: bigint } {
@@ -164,6 +176,7 @@ export function parseBlobberConfig(text: string, file: string): BlobberConfig {
     min_submit: r.int("min_submit", { default: 50, min: 1, max: 100 }),
     min_confirmation: r.int("min_confirmation", { default: 50, min: 1, max: 100 }),
     block_worker: r.url("block_worker"),
+    ...publicUrl(r),
     rate_limit: r.sub("handlers").num("rate_limit", { default: 0, min: 0 }),
     server_chain: serverChain(r),
     contentref_cleaner: cleaner("contentref_cleaner"),
@@ -191,6 +204,7 @@ export function parseValidatorConfig(text: string, file: string): ValidatorConfi
     num_delegates: r.int("num_delegates", { default: 50, min: 1 }),
     service_charge: r.num("service_charge", { default: 0.3, min: 0, max: 1 }),
     block_worker: r.url("block_worker"),
+    ...publicUrl(r),
     rate_limit: r.sub("handlers").num("rate_limit", { default: 10, min: 0 }),
     server_chain: { ...sc, relay_time_ms: relay },
   };

@@ -79,7 +79,7 @@ export function createValidator(opts: ValidatorOptions): Validator {
   const logger = opts.logger ?? silentLogger();
   const wallet = walletFromKeys(opts.keys, clock.now());
   const id = wallet.client_id;
-  const url = `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
+  const url = opts.config.public_url ?? `${opts.scheme ?? "http"}://${opts.hostname}:${opts.port}`;
   const activity = new ActivityLog(kv, clock);
   const txns: TxnCounters = { sent: new Map() };
   const prev = kv.getJson<{ at: number }>(REG_KEY);
