@@ -88,6 +88,11 @@ export interface ApplyResult {
   rootSize: number;
 }
 
+/** Bytes a file takes on one blobber, as its entry, the write marker and the allocation's used size count them: its shard and its thumbnail part. */
+export function storedSize(f: FileMeta): number {
+  return f.shard_size + (f.thumbnail?.shard_size ?? 0);
+}
+
 /** Hash of a file entry. */
 export function fileHash(f: FileMeta): string {
   const base = `f:${f.size}:${f.actual_hash}:${f.shard_size}:${f.mimetype}:${f.data_shards}:${f.shard_roots.join(",")}${thumbnailHashPart(f.thumbnail)}`;
@@ -293,7 +298,7 @@ export function applyChanges(input: Listings, changes: Change[], op = "apply cha
         if (c.op === "update" && !e)
           throw storageError(StorageErrors.notFound, op, `${c.path} does not exist (nothing to update)`);
         if (e && e.type === "d") throw storageError(StorageErrors.isADirectory, op, `${c.path} is a directory`);
-        dir.children[name] = { type: "f", hash: fileHash(c.file), size: c.file.shard_size };
+        dir.children[name] = { type: "f", hash: fileHash(c.file), size: storedSize(c.file) };
         touched.add(parentOf(c.path));
         effects.push({ kind: "put_file", path: c.path, file: c.file, ...(e ? { replaced: true } : {}) });
         break;

@@ -42,6 +42,15 @@ const codeOf = (fn: () => unknown): string | undefined => {
 };
 
 describe("thumbnails as fields of the file's record", () => {
+  it("a file's thumbnail part counts in the write marker's size (the blobber stores it; the owner pays for it)", () => {
+    const { file } = fileWithThumbnail(new Uint8Array(randomBytes(5000)));
+    const t = file.thumbnail as NonNullable<FileMeta["thumbnail"]>;
+    const up = applyChanges(new Map(), [{ op: "upload", path: "/p.jpg", file }]);
+    assert.equal(up.sizeDelta, file.shard_size + t.shard_size);
+    const { thumbnail: _, ...plain } = file;
+    assert.equal(applyChanges(new Map(), [{ op: "upload", path: "/p.jpg", file: plain }]).sizeDelta, file.shard_size);
+  });
+
   const thumb = new Uint8Array(randomBytes(1001));
   const { file, parts } = fileWithThumbnail(thumb);
 

@@ -2,7 +2,6 @@
  * Upload: files read once, in stripes, erasure-coded, hashed and sent to every blobber in parallel (large files in
  * chunks through per-blobber lanes, small ones whole in batches), then committed as one connection; resumable.
  */
-
 import { createHash } from "node:crypto";
 import { open, readFile, stat } from "node:fs/promises";
 import { BufferPool } from "../../../core/buffer-pool.js";
