@@ -6,21 +6,16 @@
 // http://127.0.0.1:<proxy>/dns`, pour, allocate, upload and download byte-exact, and the proxy saw their requests.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { getScheme, initCrypto } from "../../src/core/schemes.js";
-import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../src/localnet/layout.js";
-import { findFreeBase } from "../../src/localnet/ports.js";
-import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
-import { registerAndStake } from "../../src/localnet/providers.js";
+import type { LocalnetLayout } from "../../src/localnet/layout.js";
 import * as sdk from "../../src/sdk/index.js";
-import { BlobberPages } from "../../src/storage/api.js";
 import { type CliRun, runCli } from "../support/cli-process.js";
 import { json, waitFor } from "../support/poll.js";
+import { type StorageLocalnet, startStorageLocalnet } from "../support/storage-localnet.js";
 
 /** A reverse proxy with one path prefix per node: `/<name>/rest` → `<target of name>/rest`; its request log. */
 async function prefixProxy(targets: Map<string, string>): Promise<{ server: Server; url: string; log: string[] }> {
@@ -50,7 +45,7 @@ async function prefixProxy(targets: Map<string, string>): Promise<{ server: Serv
 
 describe("CLIs through a path-prefix proxy (external addresses)", { timeout: 600_000 }, () => {
   let layout: LocalnetLayout;
-  const nodes: RunningNode[] = [];
+  let net: StorageLocalnet | undefined;
   let proxy: Awaited<ReturnType<typeof prefixProxy>>;
   let dir = "";
   let cfg = "";
@@ -58,64 +53,29 @@ describe("CLIs through a path-prefix proxy (external addresses)", { timeout: 600
 
   before(async () => {
     proxy = await prefixProxy(targets);
-    dir = mkdtempSync(join(tmpdir(), "cairn-e2e-external-"));
-    const basePort = await findFreeBase({ offsets: [...portOffsets(1, 1, 2), 99] });
-    layout = await createLocalnetLayout(dir, {
-      miners: 1,
-      sharders: 1,
-      blobbers: 2,
-      basePort,
-      softTimeout: "1s",
-      proposalWait: "50ms",
-    });
-    const providers = layout.providers ?? [];
-    targets.set("dns", layout.blockworker.url);
-    const publicUrls: string[] = [];
-    for (const n of [...layout.miners, ...layout.sharders]) {
-      targets.set(n.name, n.url);
-      publicUrls.push(`  "${n.url.replace("http://", "")}": ${proxy.url}/${n.name}`);
-    }
-    appendFileSync(layout.blockworker.configFile, `public_urls:\n${publicUrls.join("\n")}\n`);
-    for (const p of providers)
-      for (const s of [p.blobber, p.validator]) {
-        targets.set(s.name, s.url);
-        appendFileSync(s.configFile, `public_url: ${proxy.url}/${s.name}\n`);
+    net = await startStorageLocalnet("cairn-e2e-external-", (l, d) => {
+      targets.set("dns", l.blockworker.url);
+      const publicUrls: string[] = [];
+      for (const n of [...l.miners, ...l.sharders]) {
+        targets.set(n.name, n.url);
+        publicUrls.push(`  "${n.url.replace("http://", "")}": ${proxy.url}/${n.name}`);
       }
-    // the client knows only the proxy
-    cfg = join(dir, "outside");
-    sdk.writeFileAtomic(join(cfg, "config.yaml"), sdk.clientConfigYaml(`${proxy.url}/dns`, "bls0chain", layout.chainId));
-    const logs = join(dir, "logs");
-    const bw = startNode(layout.blockworker, logs);
-    nodes.push(bw);
-    await waitReady(bw, "/", 20_000);
-    for (const n of [...layout.sharders, ...layout.miners]) nodes.push(startNode(n, logs));
-    for (const n of nodes.slice(1)) await waitReady(n, "/_nh/whoami", 30_000);
-    const first = nodes.length;
-    for (const p of providers) nodes.push(startNode(p.validator, logs), startNode(p.blobber, logs));
-    for (const n of nodes.slice(first)) await waitReady(n, BlobberPages.diagnosticsJson.path, 60_000);
-    await initCrypto();
-    const transport = new sdk.HttpTransport();
-    try {
-      const client = new sdk.ChainClient({
-        blockWorker: `${layout.blockworker.url}/dns`,
-        chainId: layout.chainId,
-        transport,
-        scheme: getScheme("bls0chain"),
-      });
-      await registerAndStake(
-        client,
-        providers.map((p) => ({ id: p.id, validatorId: p.validatorId, delegate: sdk.readWalletFile(p.delegateWalletFile) })),
-        { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)), timeoutMs: 120_000 },
-      );
-    } finally {
-      await transport.close();
-    }
+      appendFileSync(l.blockworker.configFile, `public_urls:\n${publicUrls.join("\n")}\n`);
+      for (const p of l.providers ?? [])
+        for (const s of [p.blobber, p.validator]) {
+          targets.set(s.name, s.url);
+          appendFileSync(s.configFile, `public_url: ${proxy.url}/${s.name}\n`);
+        }
+      // the client knows only the proxy
+      cfg = join(d, "outside");
+      sdk.writeFileAtomic(join(cfg, "config.yaml"), sdk.clientConfigYaml(`${proxy.url}/dns`, "bls0chain", l.chainId));
+    });
+    ({ layout, dir } = net);
   });
 
   after(async () => {
-    await stopNodes(nodes);
+    await net?.close();
     await new Promise((r) => proxy?.server.close(r));
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("the block worker hands out the proxy's URLs; blobbers and validators register theirs", async () => {

@@ -10,40 +10,15 @@ import type { Block, Transaction } from "../../src/chain/types.js";
 import { clientIdOf, clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet, type WalletFile } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { blockHasTxn, executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
+import { blockHasTxn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
 import { MAX_BLOCK_BYTES, MAX_PENDING_PER_CLIENT } from "../../src/nodes/common/pool.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
+import { blockOf } from "../support/chain-blocks.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const sha3Hex = (hex: string): string => (/^[0-9a-f]*$/.test(hex) && hex.length % 2 === 0 ? clientIdOf(hex) : "0".repeat(64));
-
-/** A block of `txns` on `parent` as an honest generator would build it (results from execution). */
-function blockOf(store: ChainStore, parent: Block, txns: Transaction[], round = parent.round + 1): Block {
-  const creation = txns[0]?.creation_date ?? parent.creation_date;
-  const header = {
-    round,
-    miner_id: parent.miner_id,
-    prev_hash: parent.hash,
-    round_random_seed: 7n,
-    creation_date: Math.max(creation, parent.creation_date),
-  };
-  const { root, executed } = executeOn(store, parent.state_hash, txns, header);
-  const b: Block = {
-    ...parent,
-    ...header,
-    prev_verification_tickets: [],
-    verification_tickets: [],
-    state_hash: root,
-    transactions: executed.map((e, i) => ({ ...e, hash: (txns[i] as Transaction).hash })),
-    hash: "",
-    signature: "",
-    running_txn_count: parent.running_txn_count + txns.length,
-  };
-  b.hash = computeBlockHash(b);
-  return b;
-}
 
 function verify(b: Block, parent: Block, store: ChainStore): void {
   verifyBlockContent(b, parent, {

@@ -8,6 +8,7 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { schemeClient } from "../support/chain-blocks.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("network in one process (memory transport, manual clock)", { timeout: 120_000 }, () => {
@@ -18,14 +19,7 @@ describe("network in one process (memory transport, manual clock)", { timeout: 1
   /** Advance virtual time in small steps until `promise` settles (or `maxMs` of virtual time pass). */
   const { drive, until } = virtualTime(clock, { driveMs: 60_000, untilMs: 30_000 });
 
-  function clientFor(scheme: string): sdk.ChainClient {
-    return sdk.chainClientFor(
-      { config: { block_worker: net.blockWorkerUrl, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
-      getScheme(scheme),
-      net.transport,
-      { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms), pollMs: 200 },
-    );
-  }
+  const clientFor = (scheme: string): sdk.ChainClient => schemeClient(net, clock, scheme);
 
   before(async () => {
     await initCrypto();

@@ -6,63 +6,30 @@
 // refused at intake (per item in a batch) and inside a proposed block; a block over the budget is refused.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { computeBlockHash } from "../../src/chain/block.js";
 import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "../../src/chain/sigcost.js";
 import { encodeTransaction } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
-import { executeOn, verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
+import { verifyBlockContent } from "../../src/nodes/common/chainlogic.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import type { SigChecker } from "../../src/nodes/io/sigcheck.js";
 import { POOL_BLOCKS } from "../../src/nodes/miner/txpool.js";
-import type { ChainStore } from "../../src/nodes/store/chainstore.js";
 import * as sdk from "../../src/sdk/index.js";
+import { blockOf, schemeClient } from "../support/chain-blocks.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const BUDGET = 64;
 /** The block's signature budget: 128 ed25519 checks, 8 bls0chain transactions. */
 const SIG_BUDGET = blockSigBudget(BUDGET);
 
-/** A block of `txns` on `parent` as an honest generator would build it (results from execution). */
-function blockOf(store: ChainStore, parent: Block, txns: Transaction[]): Block {
-  const header = {
-    round: parent.round + 1,
-    miner_id: parent.miner_id,
-    prev_hash: parent.hash,
-    round_random_seed: 7n,
-    creation_date: Math.max(txns[0]?.creation_date ?? 0, parent.creation_date),
-  };
-  const { root, executed } = executeOn(store, parent.state_hash, txns, header);
-  const b: Block = {
-    ...parent,
-    ...header,
-    prev_verification_tickets: [],
-    verification_tickets: [],
-    state_hash: root,
-    transactions: executed.map((e, i) => ({ ...e, hash: (txns[i] as Transaction).hash })),
-    hash: "",
-    signature: "",
-    running_txn_count: parent.running_txn_count + txns.length,
-  };
-  b.hash = computeBlockHash(b);
-  return b;
-}
-
 describe("chain under overload, batch submission (in-process network)", { timeout: 600_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1) });
   let net: InProcessNetwork;
   const { drive, until } = virtualTime(clock);
 
-  function clientFor(scheme: string): sdk.ChainClient {
-    return sdk.chainClientFor(
-      { config: { block_worker: net.blockWorkerUrl, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
-      getScheme(scheme),
-      net.transport,
-      { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms), pollMs: 200 },
-    );
-  }
+  const clientFor = (scheme: string): sdk.ChainClient => schemeClient(net, clock, scheme);
   const sharder = () => net.sharders[0]?.node as NonNullable<InProcessNetwork["sharders"][0]>["node"];
   const miner = (i: number) => net.miners[i]?.node as NonNullable<InProcessNetwork["miners"][0]>["node"];
 
