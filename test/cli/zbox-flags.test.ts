@@ -15,7 +15,7 @@ import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
-import { stakeProviders } from "../support/cli-network.js";
+import { pour, stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 }, () => {
@@ -37,17 +37,6 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
   const zbox = (...args: string[]) => run(zboxMain, cfg, args);
   const zwallet = (...args: string[]) => run(zwalletMain, cfg, args);
 
-  const pour = async (w: WalletFile) => {
-    await clock.advance(1000);
-    await drive(
-      client.execute(w, {
-        type: sdk.TxnType.smartContract,
-        toClientId: sdk.ScAddress.faucet,
-        value: sdk.SAS_PER_ZCN,
-        data: JSON.stringify({ name: "pour", input: "{}" }),
-      }),
-    );
-  };
   const balance = async () => (await drive(client.getBalance(alice.client_id)))?.balance ?? 0n;
 
   before(async () => {
@@ -65,7 +54,7 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     await stakeProviders({ net, client, clock, drive });
     alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
-    for (let k = 0; k < 4; k++) await pour(alice);
+    for (let k = 0; k < 4; k++) await pour({ net, client, clock, drive }, alice);
     cfg = join(tmp, "zcn");
     priced = join(tmp, "priced");
     for (const [dir, extra] of [

@@ -14,6 +14,7 @@ import { createLocalnetLayout, type LocalnetLayout, portOffsets } from "../../sr
 import { findFreeBase } from "../../src/localnet/ports.js";
 import { type RunningNode, startNode, stopNodes, waitReady } from "../../src/localnet/processes.js";
 import { runCli } from "../support/cli-process.js";
+import { waitFor as pollUntil } from "../support/poll.js";
 
 const LOCALNET = resolve(import.meta.dirname, "../../src/bin/localnet.js");
 const MINER_SC = "6dba10422e368813802877a85039d3985d96760ed844092319743fb3a76712d9";
@@ -26,21 +27,8 @@ async function json<T>(url: string): Promise<T> {
   return (await r.json()) as T;
 }
 
-/** Poll `fn` until it returns a value (not undefined); fails naming `what` and the last state seen. */
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < end) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  assert.fail(`timed out waiting for ${what}${last ? ` (last error: ${last})` : ""}`);
-}
+/** Poll every 500 ms (test/support/poll.ts). */
+const waitFor = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number) => pollUntil(what, fn, timeoutMs, 500);
 
 interface Mb {
   magic_block_number: number;
