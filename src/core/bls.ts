@@ -153,7 +153,8 @@ export function hashBytesToSign(hashHex: string, op: string): Uint8Array {
 const parsedKeys = new Map<string, B.PublicKey>();
 const PARSED_KEYS_MAX = 10_000;
 
-function verifyingKey(hex: string): B.PublicKey | undefined {
+/** A public key parsed for verification (cached by hex; exported for the batch verifier, `bls-batch.ts`). */
+export function verifyingKey(hex: string): B.PublicKey | undefined {
   const known = parsedKeys.get(hex);
   if (known) return known;
   const pk = parsePublicKey(hex);
@@ -199,7 +200,7 @@ export const bls0chain: SignatureScheme = {
   },
 };
 
-/** Parse helpers shared with threshold BLS: undefined for malformed, off-curve or zero points. */
+/** Parse helpers shared with threshold BLS and the batch verifier: undefined for malformed, off-curve or zero points. */
 export const blsParse = { publicKey: parsePublicKey, signature: parseSignature };
 
 // herumi string forms. The reference writes DKG material (dkg.json secret shares, magic-block mpks and
