@@ -15,7 +15,7 @@
  * keys outside the order-r subgroup of G2 are checked one by one (refused there as there).
  *
  * bls-wasm 0.4.8's own `multiVerify` answers false for valid BN254 signatures in the non-ETH mode the chain uses,
- * so this calls the mcl functions of the WebAssembly module directly (`blsHashToSignature` for H(m), `mclBnG1_mul`,
+ * so this calls the mcl functions of the WebAssembly module directly (`blsHashToSignature` for H(m),
  * `mclBnG1_mulVec`, `mclBn_millerLoopVec`, `mclBn_finalExp`, `mclBnGT_isOne`), on copies of the points in the
  * module's memory. The random source is injected: the node's I/O edge passes `crypto.randomBytes` (the rᵢ must be
  * unpredictable to whoever submits), an in-process twin a seeded one.
@@ -46,8 +46,6 @@ interface Wasm {
   _blsHashToSignature(out: number, msg: number, size: number): number;
   _blsGetGeneratorOfPublicKey(out: number): void;
   _mclBnFr_setLittleEndian(out: number, buf: number, size: number): number;
-  _mclBnG1_mul(out: number, p: number, fr: number): void;
-  _mclBnG1_add(out: number, a: number, b: number): void;
   _mclBnG1_neg(out: number, p: number): void;
   _mclBnG1_mulVec(out: number, points: number, frs: number, n: number): void;
   _mclBn_millerLoopVec(out: number, g1s: number, g2s: number, n: number): void;
@@ -141,43 +139,38 @@ export function blsVerifyBatch(items: readonly BlsBatchItem[], random: RandomSou
       }
       const rs = w._blsMalloc(fr * k);
       const sigs = w._blsMalloc(g1 * k);
+      const hs = w._blsMalloc(g1 * k);
       const g1s = w._blsMalloc(g1 * (groups.size + 1));
       const g2s = w._blsMalloc(g2 * (groups.size + 1));
-      const tmp = w._blsMalloc(g1);
       const rb = w._blsMalloc(8);
       const e = w._blsMalloc(gt);
       try {
-        const slot = new Map<number, number>();
-        idx.forEach((j, q) => {
-          const r = Uint8Array.from(random(8).subarray(0, 8));
-          r[0] = (r[0] as number) | 1;
-          w.HEAPU8.set(r, rb);
-          w._mclBnFr_setLittleEndian(rs + fr * q, rb, 8);
-          w.HEAP32.set(words((batchable[j] as Parsed).sig), (sigs + g1 * q) / 4);
-          slot.set(j, q);
-        });
-        w._mclBnG1_mulVec(g1s, sigs, rs, k);
-        w._mclBnG1_neg(g1s, g1s);
-        w._blsGetGeneratorOfPublicKey(g2s);
+        // items laid out key by key: each key's Σ rᵢH(mᵢ) is one multi-scalar multiplication over a contiguous run
+        let q = 0;
         let gi = 1;
         for (const members of groups.values()) {
-          const acc = g1s + g1 * gi;
-          members.forEach((j, t) => {
-            const r = rs + fr * (slot.get(j) as number);
-            if (t === 0) w._mclBnG1_mul(acc, hashes + g1 * j, r);
-            else {
-              w._mclBnG1_mul(tmp, hashes + g1 * j, r);
-              w._mclBnG1_add(acc, acc, tmp);
-            }
-          });
+          const from = q;
+          for (const j of members) {
+            const r = Uint8Array.from(random(8).subarray(0, 8));
+            r[0] = (r[0] as number) | 1;
+            w.HEAPU8.set(r, rb);
+            w._mclBnFr_setLittleEndian(rs + fr * q, rb, 8);
+            w.HEAP32.set(words((batchable[j] as Parsed).sig), (sigs + g1 * q) / 4);
+            w.HEAPU8.copyWithin(hs + g1 * q, hashes + g1 * j, hashes + g1 * (j + 1));
+            q++;
+          }
+          w._mclBnG1_mulVec(g1s + g1 * gi, hs + g1 * from, rs + fr * from, members.length);
           w.HEAP32.set(words((batchable[members[0] as number] as Parsed).pk), (g2s + g2 * gi) / 4);
           gi++;
         }
+        w._mclBnG1_mulVec(g1s, sigs, rs, k);
+        w._mclBnG1_neg(g1s, g1s);
+        w._blsGetGeneratorOfPublicKey(g2s);
         w._mclBn_millerLoopVec(e, g1s, g2s, groups.size + 1);
         w._mclBn_finalExp(e, e);
         return w._mclBnGT_isOne(e) === 1;
       } finally {
-        for (const p of [e, rb, tmp, g2s, g1s, sigs, rs]) w._blsFree(p);
+        for (const p of [e, rb, g2s, g1s, hs, sigs, rs]) w._blsFree(p);
       }
     };
     const settle = (idx: readonly number[]): void => {
