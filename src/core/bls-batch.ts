@@ -10,8 +10,8 @@
  * random odd 64-bit scalar. When every signature verifies the product is 1; when one does not, the product is 1
  * only if the random rᵢ happen to cancel the errors, which a submitter who does not know them hits with
  * probability at most 2⁻⁶³ (the errors lie in the order-r subgroup of GT, r prime). A batch that fails is split in
- * halves and each half checked again, down to single checks, so a forged signature is refused and the good ones
- * in its batch are still admitted. Verdicts equal {@link bls0chain}'s `verify`: malformed keys or signatures and
+ * halves and each half checked again, down to single checks (or at once one by one when many fail), so a forged
+ * signature is refused and the good ones in its batch are still admitted. Verdicts equal {@link bls0chain}'s `verify`: malformed keys or signatures and
  * keys outside the order-r subgroup of G2 are checked one by one (refused there as there).
  *
  * bls-wasm 0.4.8's own `multiVerify` answers false for valid BN254 signatures in the non-ETH mode the chain uses,
@@ -173,8 +173,11 @@ export function blsVerifyBatch(items: readonly BlsBatchItem[], random: RandomSou
         for (const p of [e, rb, g2s, g1s, hs, sigs, rs]) w._blsFree(p);
       }
     };
+    // splitting finds one bad signature in a few batch checks; many bad ones are cheaper one by one: once the failed
+    // batches hold twice the items, the rest is checked singly (at most about twice the cost of single checks)
+    let failedWork = 0;
     const settle = (idx: readonly number[]): void => {
-      if (idx.length <= LEAF) {
+      if (idx.length <= LEAF || failedWork > 2 * n) {
         for (const j of idx) out[(batchable[j] as Parsed).at] = single(batchable[j] as Parsed);
         return;
       }
@@ -182,6 +185,7 @@ export function blsVerifyBatch(items: readonly BlsBatchItem[], random: RandomSou
         for (const j of idx) out[(batchable[j] as Parsed).at] = true;
         return;
       }
+      failedWork += idx.length;
       const half = idx.length >> 1;
       settle(idx.slice(0, half));
       settle(idx.slice(half));

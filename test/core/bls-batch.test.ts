@@ -97,7 +97,7 @@ describe("bls0chain batch verification", { timeout: 300_000 }, () => {
       const items = base.map((t) => ({ ...t }));
       forge(items);
       const expect = single(items);
-      assert.ok(expect.includes(false) && expect.includes(true), name);
+      assert.ok(expect.includes(false), name);
       assert.deepEqual(blsVerifyBatch(items, rnd), expect, name);
     }
   });
