@@ -42,7 +42,8 @@ const blsMs = perItem(blsItems.length, () => {
 });
 const batchMs = perItem(blsItems.length, () => blsVerifyBatch(blsItems, randomBytes));
 const batchOneKeyMs = perItem(blsOneKey.length, () => blsVerifyBatch(blsOneKey, randomBytes));
-const row = (name: string, ms: number): string => `${name.padEnd(40)} ${ms.toFixed(3).padStart(8)} ms  ${(ms / edMs).toFixed(1).padStart(6)} × ed25519`;
+const row = (name: string, ms: number): string =>
+  `${name.padEnd(40)} ${ms.toFixed(3).padStart(8)} ms  ${(ms / edMs).toFixed(1).padStart(6)} × ed25519`;
 console.log(row("ed25519 verify", edMs));
 console.log(row("bls0chain verify, one by one", blsMs));
 console.log(row("bls0chain batch of 64, 64 keys (per sig)", batchMs));

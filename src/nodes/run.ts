@@ -108,6 +108,7 @@ export async function runNode(role: string, configPath: string): Promise<() => P
           maxBlockTxns: cfg.consensus.maxBlockTxns,
           registration,
           viewChange: { intervalMs: cfg.viewChangePollMs },
+          sigWorkers: defaultSigWorkers(),
         },
         edges,
       );

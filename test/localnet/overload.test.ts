@@ -1,6 +1,6 @@
 // Liveness under overload and batch submission (issue 22) on the in-process network: 3 miners, 1 sharder, the
 // block worker, memory transport, a manual clock, and a small block budget (max_block_txns 64: a block carries at
-// most 64 transactions and 128 ed25519 checks of signatures, 8 bls0chain ones; a miner's pool holds 8 × 64 checks). A burst above
+// most 64 transactions and 128 ed25519 checks of signatures, 128 / BLS0CHAIN_SIG_COST bls0chain ones; a miner's pool holds 8 × 64 checks). A burst above
 // what the pools hold is refused with pool_full before any signature is checked, and the chain keeps finalizing a
 // block every round within its budget until the accepted transactions are all on it; a forged transaction is
 // refused at intake (per item in a batch) and inside a proposed block; a block over the budget is refused.
@@ -105,9 +105,9 @@ describe("chain under overload, batch submission (in-process network)", { timeou
 
   it("a burst above the pools' capacity: the excess refused with pool_full, a block within budget every round", async () => {
     const cap = POOL_BLOCKS * BUDGET;
-    // 20 ed25519 wallets × 32 (640 checks) and one bls0chain wallet × 8 (128 checks): more than one pool holds
+    // 20 ed25519 wallets × 32 (640 checks) and bls0chain transfers worth 128 checks: more than one pool holds
     const ed = dataTxns("ed25519", 20, 32, "burst");
-    const bls = dataTxns("bls0chain", 1, 8, "burst-bls");
+    const bls = dataTxns("bls0chain", 1, 128 / BLS0CHAIN_SIG_COST, "burst-bls");
     const all = [...bls, ...ed];
     const startRound = sharder().latestFinalized().round;
     const timeouts0 = miner(0).engine.status().roundTimeoutCount;
@@ -187,21 +187,24 @@ describe("chain under overload, batch submission (in-process network)", { timeou
       (e: unknown) => e instanceof sdk.CodedError && /invalid_signature/.test(e.message),
     );
     assert.doesNotThrow(() => check(blockOf(store, parent, [t as Transaction])));
-    // 9 bls0chain transactions are 144 checks: over the 128 a block may carry
-    const bls = dataTxns("bls0chain", 1, 9, "heavy");
+    // one bls0chain transaction more than the 128 checks a block may carry
+    const fit = SIG_BUDGET / BLS0CHAIN_SIG_COST;
+    const bls = dataTxns("bls0chain", 1, fit + 1, "heavy");
+    const over = (fit + 1) * BLS0CHAIN_SIG_COST;
     assert.throws(
       () => check(blockOf(store, parent, bls)),
-      (e: unknown) => e instanceof sdk.CodedError && /signatures cost 144 ed25519 checks/.test(e.message),
+      (e: unknown) => e instanceof sdk.CodedError && new RegExp(`signatures cost ${over} ed25519 checks`).test(e.message),
     );
-    assert.doesNotThrow(() => check(blockOf(store, parent, bls.slice(0, 8))));
+    assert.doesNotThrow(() => check(blockOf(store, parent, bls.slice(0, fit))));
   });
 
   it("signatures being checked count against the pool's bound: a backlog of checks is refused at once too", async () => {
     const m = miner(2);
     const bodies = (txns: Transaction[]) => txns.map((t) => JSON.parse(encodeTransaction(t)) as unknown);
     await until("miner 2's pool empty", () => m.poolCost() === 0, 120_000);
-    // 32 bls0chain transfers are the whole bound (512 checks); a second intake while they are checked is refused
-    const heavy = dataTxns("bls0chain", 2, 16, "backlog");
+    // bls0chain transfers worth the whole bound (512 checks); a second intake while they are checked is refused
+    const heavyCount = (POOL_BLOCKS * BUDGET) / BLS0CHAIN_SIG_COST;
+    const heavy = dataTxns("bls0chain", heavyCount / 16, 16, "backlog");
     const light = dataTxns("ed25519", 1, 1, "behind");
     // what reaches the miner's signature checker
     const checker = (m as unknown as { sigChecker: SigChecker }).sigChecker;
@@ -216,7 +219,7 @@ describe("chain under overload, batch submission (in-process network)", { timeou
     const [a, b] = await Promise.all([first, second]).finally(() => {
       checker.check = check;
     });
-    assert.deepEqual(asked, [32, 0], "the second intake's signature was never checked");
+    assert.deepEqual(asked, [heavyCount, 0], "the second intake's signature was never checked");
     assert.ok(
       a.every((x) => !(x instanceof Error)),
       "the first batch is admitted whole",

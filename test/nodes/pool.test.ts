@@ -2,7 +2,13 @@
 // an allowance, a per-client quota, and fees the sender can pay.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { BLS0CHAIN_SIG_COST, blockSigBudget, blockSignatureCost } from "../../src/chain/sigcost.js";
+import {
+  BLOCK_SIG_CHECK_MS,
+  BLS0CHAIN_SIG_COST,
+  blockSigBudget,
+  blockSignatureCost,
+  SIG_COST_UNIT_MS,
+} from "../../src/chain/sigcost.js";
 import type { Transaction } from "../../src/chain/types.js";
 import { CodedError } from "../../src/core/errors.js";
 import { sha3 } from "../../src/core/hash.js";
@@ -52,22 +58,30 @@ describe("pool", () => {
     );
   });
 
-  it("bounds a block's signature checks by cost: a bls0chain key costs 16 ed25519 checks, the budget twice maxTxns", () => {
+  it("bounds a block's signature checks by cost: a bls0chain key costs BLS0CHAIN_SIG_COST ed25519 checks", () => {
     const withKey = (i: number, hexLen: number, received: number) =>
       poolEntry({ ...txn(i, 0n), public_key: "a".repeat(hexLen) }, received);
-    const bls = Array.from({ length: 10 }, (_, i) => withKey(i, 128, i));
+    const bls = Array.from({ length: 40 }, (_, i) => withKey(i, 128, i));
     const ed = Array.from({ length: 40 }, (_, i) => withKey(100 + i, 64, 100 + i));
     assert.equal(bls[0]?.cost, BLS0CHAIN_SIG_COST);
     assert.equal(ed[0]?.cost, 1);
-    // 64 transactions at most, a budget of 128: the 8 oldest bls0chain transactions fill it
+    // 64 transactions at most, a budget of 128: the oldest bls0chain transactions fill it
     assert.equal(blockSigBudget(64), 128);
-    assert.equal(pickTransactions([...bls, ...ed], 64, () => true).length, 8);
+    assert.equal(pickTransactions([...bls, ...ed], 64, () => true).length, 128 / BLS0CHAIN_SIG_COST);
     // ed25519 ones stay bounded by their count
     assert.equal(pickTransactions(ed, 30, () => true).length, 30);
-    // budget 40 of 1000 transactions at most: 2 bls0chain (32) and 8 ed25519 — the oldest first, the rest skipped
+    // budget 40 of 1000 transactions at most: the 3 bls0chain ones, then ed25519 up to 40 — the oldest first
     const picked = pickTransactions([...bls.slice(0, 3), ...ed], 1000, () => true, { sigCost: 40 });
-    assert.equal(picked.length, 10);
+    assert.equal(picked.length, 3 + 40 - 3 * BLS0CHAIN_SIG_COST);
     assert.equal(blockSignatureCost(picked), 40);
+  });
+
+  it("the budget follows the round's time for checks: 2,000 ed25519 checks by default, twice a small maxTxns", () => {
+    assert.equal(blockSigBudget(1000), BLOCK_SIG_CHECK_MS / SIG_COST_UNIT_MS);
+    assert.equal(blockSigBudget(1000), 2000);
+    assert.equal(blockSigBudget(5000), 5000);
+    // a block full of bls0chain transfers fits the time for checks
+    assert.ok((blockSigBudget(1000) / BLS0CHAIN_SIG_COST) * BLS0CHAIN_SIG_COST * SIG_COST_UNIT_MS <= BLOCK_SIG_CHECK_MS);
   });
 
   it("bounds a block in bytes; fee-less data only within its allowance per block", () => {

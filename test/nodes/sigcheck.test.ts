@@ -3,7 +3,9 @@
 // caller's items keep their order; a stopped pool refuses new work.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { sha3 } from "../../src/core/hash.js";
 import { clientVerifier, getScheme, initCrypto } from "../../src/core/schemes.js";
+import { cachingVerifier } from "../../src/nodes/common/sigcache.js";
 import { InlineSigChecker, type SigItem } from "../../src/nodes/io/sigcheck.js";
 import { defaultSigWorkers, WorkerSigChecker } from "../../src/nodes/io/sigcheck-workers.js";
 
@@ -73,6 +75,42 @@ describe("signature checks on worker threads", { timeout: 120_000 }, () => {
     assert.deepEqual(r2, bls.expect);
     assert.deepEqual(r3, []);
     assert.deepEqual(r4, ed.expect.slice(3, 5));
+  });
+
+  it("bls0chain items queued while the workers are busy are verified in batches with the same verdicts", async () => {
+    // one valid run of 40 under 4 keys, then callers arriving while it is checked: mostly good, a few forged
+    const s = getScheme("bls0chain");
+    const keys = [0, 1, 2, 3].map(() => s.generateKeys());
+    const good = (n: number, tag: string): SigItem[] =>
+      Array.from({ length: n }, (_, i) => {
+        const k = keys[i % 4] as { privateKey: string; publicKey: string };
+        const hash = sha3(`${tag} ${i}`);
+        return { key: k.publicKey, hash, sig: s.sign(k.privateKey, hash) };
+      });
+    const first = good(40, "first");
+    const later = good(30, "later");
+    later[4] = { ...(later[4] as SigItem), sig: (later[5] as SigItem).sig };
+    later[29] = { ...(later[29] as SigItem), key: (keys[0] as { publicKey: string }).publicKey };
+    const expect = later.map((t) => s.verify(t.key, t.hash, t.sig));
+    assert.deepEqual(
+      expect.map((x, i) => (x ? -1 : i)).filter((i) => i >= 0),
+      [4, 29],
+    );
+    const p = new WorkerSigChecker(1);
+    try {
+      const a = p.check(first);
+      await new Promise((r) => setImmediate(r)); // the first batch is out: the next callers queue behind it
+      const parts = [later.slice(0, 10), later.slice(10, 20), later.slice(20)].map((x) => p.check(x));
+      assert.deepEqual(await a, new Array(40).fill(true));
+      assert.deepEqual((await Promise.all(parts)).flat(), expect);
+    } finally {
+      await p.close();
+    }
+    // the inline twin, through a caching verifier: the same verdicts, and what verified is remembered
+    const cache = cachingVerifier(clientVerifier(s));
+    assert.deepEqual(await new InlineSigChecker(cache).check(later), expect);
+    assert.equal(cache.known((later[0] as SigItem).key, (later[0] as SigItem).hash, (later[0] as SigItem).sig), true);
+    assert.equal(cache.known((later[4] as SigItem).key, (later[4] as SigItem).hash, (later[4] as SigItem).sig), false);
   });
 
   it("a closed pool refuses new work with sig_workers_stopped", async () => {

@@ -19,6 +19,8 @@ export type CachingVerifier = SignatureScheme & {
   cacheHits(): number;
   /** Remember a triple verified elsewhere (a signature worker), so the block check finds it. */
   remember(publicKey: string, hashHex: string, signatureHex: string): void;
+  /** Whether the triple was verified before (no check, no hit counted). */
+  known(publicKey: string, hashHex: string, signatureHex: string): boolean;
 };
 
 /** Remember a verified triple in `scheme` when it is a {@link CachingVerifier} (otherwise nothing). */
@@ -48,6 +50,7 @@ export function cachingVerifier(scheme: SignatureScheme, max = SIG_CACHE_SIZE): 
       return true;
     },
     remember: (publicKey, hashHex, signatureHex) => remember(`${publicKey}:${hashHex}:${signatureHex}`),
+    known: (publicKey, hashHex, signatureHex) => verified.has(`${publicKey}:${hashHex}:${signatureHex}`),
     cacheHits: () => hits,
   };
 }
@@ -58,15 +61,32 @@ export const CHECK_AHEAD_MIN = 16;
 const CHECK_AHEAD_SLICE = 4;
 
 /**
- * Verify the signatures of `txns` through `verifier` (a {@link cachingVerifier}) a few at a time, yielding to the
- * event loop between slices, so that the synchronous block check that follows finds them cached while the node
- * keeps answering its API. Results are not returned: a failure is not cached and the block check refuses it.
+ * Verify the signatures of `txns` ahead of the synchronous block check that follows, so that it finds them cached:
+ * through `checker` when given (worker threads in a process, bls0chain ones verified together in batches; those
+ * that verify are remembered in `verifier`), otherwise through `verifier` (a {@link cachingVerifier}) a few at a
+ * time, yielding to the event loop between slices. Results are not returned: a failure is not cached and the block
+ * check refuses it.
  */
 export async function checkSignaturesAhead(
   verifier: SignatureScheme,
   txns: readonly Transaction[],
   stopped: () => boolean,
+  checker?: SigChecker,
 ): Promise<void> {
+  if (checker) {
+    const known = (verifier as Partial<CachingVerifier>).known;
+    const items: SigItem[] = [];
+    for (const t of txns) {
+      const key = txnKey(t);
+      if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
+    }
+    if (items.length === 0 || stopped()) return;
+    const ok = await checker.check(items).catch(() => [] as boolean[]);
+    items.forEach((it, i) => {
+      if (ok[i]) rememberVerified(verifier, it.key, it.hash, it.sig);
+    });
+    return;
+  }
   for (let i = 0; i < txns.length && !stopped(); i += CHECK_AHEAD_SLICE) {
     for (const t of txns.slice(i, i + CHECK_AHEAD_SLICE)) {
       const key = txnKey(t);
@@ -126,11 +146,13 @@ export function checkMessageAhead(
 ): Promise<void> | undefined {
   const todo = signaturesToCheck(messageBlocks(msg), p);
   if (todo.length < CHECK_AHEAD_MIN) return undefined;
+  const known = (p.scheme as Partial<CachingVerifier>).known;
   const items: SigItem[] = [];
   for (const t of todo) {
     const key = txnKey(t);
-    if (key) items.push({ key, hash: t.hash, sig: t.signature });
+    if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
   }
+  if (items.length === 0) return undefined;
   return p.checker.check(items).then(
     (ok) => {
       items.forEach((it, i) => {

@@ -1,8 +1,9 @@
 /**
  * Signature checks on worker threads: a small pool (by default as many threads as the machine runs in
- * parallel, at most 2) to which checks are handed in batches. Items asked for in one event-loop turn are
- * gathered and split among the workers (at most `BATCH` per message), so a burst of submissions costs a few
- * messages, and the event loop stays free for consensus while the pairings run.
+ * parallel, at most 2) to which checks are handed in batches. Items asked for in one event-loop turn, and all those
+ * asked while every worker is busy, are gathered and split among the workers (at most `BATCH` per message), so a
+ * burst of submissions costs a few messages, bls0chain signatures are verified in batches, and the event loop stays
+ * free for consensus while the pairings run.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
@@ -12,6 +13,8 @@ import type { SigChecker, SigItem } from "./sigcheck.js";
 
 /** Most items in one message to a worker. */
 const BATCH = 64;
+/** Batches a worker is given before it answers (more wait in the queue, and batch together). */
+const INFLIGHT_PER_WORKER = 1;
 
 /** The default pool size: the machine's parallelism, at least 1 and at most 2. */
 export function defaultSigWorkers(): number {
@@ -20,6 +23,8 @@ export function defaultSigWorkers(): number {
 
 interface Pending {
   items: SigItem[];
+  /** Items already handed to a worker (the rest wait in the queue). */
+  sent?: number;
   resolve: (ok: boolean[]) => void;
   reject: (err: unknown) => void;
 }
@@ -29,6 +34,8 @@ interface Slot {
   /** Batches sent and not answered: id → the callers' parts (offset in the batch, count). */
   inflight: Map<number, { parts: { p: Pending; from: number; count: number; into: number }[]; size: number }>;
   load: number;
+  /** Failed and not yet replaced: given no work. */
+  dead?: boolean;
 }
 
 export class WorkerSigChecker implements SigChecker {
@@ -53,12 +60,14 @@ export class WorkerSigChecker implements SigChecker {
     const worker = new Worker(new URL("./sigcheck-worker.js", import.meta.url));
     worker.unref();
     slot.worker = worker;
+    slot.dead = false;
     worker.on("message", (m: { id: number; ok: boolean[] }) => this.answered(slot, m));
     worker.on("error", (err) => this.failSlot(slot, err));
     worker.on("exit", (code) => {
       if (this.closed || slot.worker !== worker) return;
       this.failSlot(slot, new Error(`signature worker exited with code ${code}`));
       this.startWorker(slot);
+      this.flush();
     });
   }
 
@@ -87,34 +96,33 @@ export class WorkerSigChecker implements SigChecker {
     });
   }
 
-  /** Send what was asked in this turn, in batches, each to the least loaded worker. */
+  /**
+   * Send what is queued, in batches, each to an idle worker (one batch in flight per worker). While every worker is
+   * busy the queue grows and the next batches are fuller: under load, bls0chain signatures are verified in larger
+   * randomized batches (`core/bls-batch.ts`), which costs less per signature.
+   */
   private flush(): void {
     this.scheduled = false;
-    const queue = this.queue;
-    this.queue = [];
-    let batch: SigItem[] = [];
-    let parts: { p: Pending; from: number; count: number; into: number }[] = [];
-    const send = (): void => {
-      if (batch.length === 0) return;
-      const slot = this.slots.reduce((a, b) => (b.load < a.load ? b : a));
+    if (this.closed) return;
+    for (;;) {
+      const slot = this.slots.find((s) => !s.dead && s.inflight.size < INFLIGHT_PER_WORKER);
+      if (!slot || this.queue.length === 0) return;
+      const batch: SigItem[] = [];
+      const parts: { p: Pending; from: number; count: number; into: number }[] = [];
+      while (batch.length < BATCH && this.queue.length > 0) {
+        const head = this.queue[0] as Pending;
+        const from = head.sent ?? 0;
+        const count = Math.min(BATCH - batch.length, head.items.length - from);
+        parts.push({ p: head, from, count, into: batch.length });
+        for (let i = 0; i < count; i++) batch.push(head.items[from + i] as SigItem);
+        head.sent = from + count;
+        if (head.sent >= head.items.length) this.queue.shift();
+      }
       const id = this.nextId++;
       slot.inflight.set(id, { parts, size: batch.length });
       slot.load += batch.length;
       slot.worker.postMessage({ id, items: batch });
-      batch = [];
-      parts = [];
-    };
-    for (const p of queue) {
-      let from = 0;
-      while (from < p.items.length) {
-        const count = Math.min(BATCH - batch.length, p.items.length - from);
-        parts.push({ p, from, count, into: batch.length });
-        for (let i = 0; i < count; i++) batch.push(p.items[from + i] as SigItem);
-        from += count;
-        if (batch.length >= BATCH) send();
-      }
     }
-    send();
   }
 
   private answered(slot: Slot, m: { id: number; ok: boolean[] }): void {
@@ -132,6 +140,7 @@ export class WorkerSigChecker implements SigChecker {
         part.p.resolve(r.ok);
       }
     }
+    this.flush();
   }
 
   /** A worker died: its callers get the error (their transactions are refused, the client retries). */
@@ -147,6 +156,7 @@ export class WorkerSigChecker implements SigChecker {
       }
     slot.inflight.clear();
     slot.load = 0;
+    slot.dead = true;
   }
 
   async close(): Promise<void> {

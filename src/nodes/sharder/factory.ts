@@ -16,6 +16,8 @@ import {
   type ViewChangeSettings,
 } from "../common/peer.js";
 import { cachingVerifier } from "../common/sigcache.js";
+import { InlineSigChecker } from "../io/sigcheck.js";
+import { WorkerSigChecker } from "../io/sigcheck-workers.js";
 import { sharderApp } from "./server.js";
 import { SharderNode } from "./sharder.js";
 
@@ -23,6 +25,8 @@ export interface SharderSettings {
   keys: NodeKeys;
   /** Most transactions a block may carry. */
   maxBlockTxns: number;
+  /** Signature-check worker threads (absent or 0: checks inline, as the in-process network does). */
+  sigWorkers?: number;
   /** Catch up from the miners and other sharders on start (default true). */
   syncOnStart?: boolean;
   /** Register with the miner contract and send health checks (absent: not at all). */
@@ -34,12 +38,15 @@ export interface SharderSettings {
 /** Build a sharder: genesis into its store, block verification and finality, HTTP app. */
 export function createSharder(chain: ChainSetup, settings: SharderSettings, edges: NodeEdges): Peer<SharderNode> {
   const log = logTo(edges.logger);
+  const scheme = cachingVerifier(clientVerifier(getScheme("bls0chain")));
+  const sigChecker = (settings.sigWorkers ?? 0) > 0 ? new WorkerSigChecker(settings.sigWorkers) : new InlineSigChecker(scheme);
   const node = new SharderNode({
     chainId: chain.chainId,
     magicBlock: chain.magicBlock,
     genesis: openGenesis(chain),
     selfId: settings.keys.id,
-    scheme: cachingVerifier(clientVerifier(getScheme("bls0chain"))),
+    scheme,
+    sigChecker,
     store: chain.store,
     transport: edges.transport,
     maxBlockTxns: settings.maxBlockTxns,
@@ -68,6 +75,7 @@ export function createSharder(chain: ChainSetup, settings: SharderSettings, edge
       await dkg?.stop();
       await registrar?.stop();
       node.stop();
+      await sigChecker.close();
     },
   };
 }

@@ -26,6 +26,7 @@ import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
 import { CHECK_AHEAD_MIN, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
+import { InlineSigChecker, type SigChecker } from "../io/sigcheck.js";
 import type { ChainStore } from "../store/chainstore.js";
 import { RecentBlocks } from "./proofs.js";
 
@@ -42,6 +43,8 @@ export interface SharderOptions {
   genesis: Block;
   selfId: string;
   scheme: SignatureScheme;
+  /** Checks the signatures of a notarized block ahead, off the event loop in a process (default: inline twin). */
+  sigChecker?: SigChecker;
   store: ChainStore;
   transport: sdk.Transport;
   maxBlockTxns: number;
@@ -68,6 +71,8 @@ export class SharderNode {
     hookFailures: 0,
   };
   private fetching = 0;
+  /** The signature checker of block checks ahead (worker threads in a process, the inline twin in-process). */
+  private readonly sigChecker: SigChecker;
   private pending = 0;
   private stopped = false;
   private syncing: Promise<void> | undefined;
@@ -78,6 +83,7 @@ export class SharderNode {
   readonly recent: RecentBlocks;
 
   constructor(readonly opts: SharderOptions) {
+    this.sigChecker = opts.sigChecker ?? new InlineSigChecker(opts.scheme);
     this.recent = new RecentBlocks((h) => opts.store.getBlock(h));
     this.magicBlocks = new MagicBlockSchedule(opts.magicBlock, opts.store.magicBlocks());
     // state nodes of the blocks checked go out with the blocks when they are finalized (one commit)
@@ -430,7 +436,7 @@ export class SharderNode {
       if (block.round > this.highestSeen) this.highestSeen = block.round;
       if (block.transactions.length >= CHECK_AHEAD_MIN) {
         // notarized (its tickets verify): check its signatures in slices, the API keeps answering meanwhile
-        await checkSignaturesAhead(this.opts.scheme, block.transactions, () => this.stopped);
+        await checkSignaturesAhead(this.opts.scheme, block.transactions, () => this.stopped, this.sigChecker);
         if (this.stopped || block.round <= this.lfb.round || this.follower.has(block.hash)) return;
       }
       let parent = this.parentOf(block);
