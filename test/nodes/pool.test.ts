@@ -21,6 +21,7 @@ import {
   MAX_PENDING_PER_CLIENT,
   pickTransactions,
   poolEntry,
+  SMALL_FREE_TXN_BYTES,
 } from "../../src/nodes/common/pool.js";
 
 function txn(i: number, fee: bigint, data = ""): Transaction {
@@ -81,7 +82,9 @@ describe("pool", () => {
     assert.equal(blockSigBudget(1000), 1818);
     assert.equal(blockSigBudget(5000), 5000);
     // a block full of bls0chain transfers fits the time for checks
-    assert.ok(Math.floor(blockSigBudget(1000) / BLS0CHAIN_SIG_COST) * BLS0CHAIN_SIG_COST * SIG_COST_UNIT_MS <= BLOCK_SIG_CHECK_MS);
+    assert.ok(
+      Math.floor(blockSigBudget(1000) / BLS0CHAIN_SIG_COST) * BLS0CHAIN_SIG_COST * SIG_COST_UNIT_MS <= BLOCK_SIG_CHECK_MS,
+    );
   });
 
   it("bounds a block in bytes; fee-less data only within its allowance per block", () => {
@@ -99,6 +102,15 @@ describe("pool", () => {
     const s = pickTransactions(small, 5000, () => true);
     const sb = s.length * (small[0]?.bytes ?? 0);
     assert.ok(sb <= FREE_BYTES_PER_BLOCK && sb > FREE_BYTES_PER_BLOCK - 2 * (small[0]?.bytes ?? 0));
+    // fee-less transfers (under SMALL_FREE_TXN_BYTES each) are bounded by the block's count, not the allowance
+    const transfers = Array.from({ length: 1200 }, (_, i) => poolEntry(txn(i, 0n, `load ${i}`), i));
+    assert.ok((transfers[0]?.bytes ?? 0) <= SMALL_FREE_TXN_BYTES);
+    const t = pickTransactions(transfers, 1000, () => true);
+    assert.equal(t.length, 1000);
+    assert.ok(t.length * (transfers[0]?.bytes ?? 0) > FREE_BYTES_PER_BLOCK);
+    // mixed: the small ones do not use up the allowance of the larger fee-less ones
+    const mixed = pickTransactions([...transfers.slice(0, 500), ...small], 5000, () => true);
+    assert.equal(mixed.length, 500 + s.length);
   });
 
   it("admission: fee-less data is bounded, a fee must be covered by the balance, one client cannot fill the pool", () => {

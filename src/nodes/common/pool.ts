@@ -16,6 +16,13 @@ export const MAX_BLOCK_BYTES = 3 * 1024 * 1024;
 export const MAX_BLOCK_TXN_BYTES = 2 * 1024 * 1024;
 /** Bytes of fee-less transactions per block: beyond it, data pays. */
 export const FREE_BYTES_PER_BLOCK = 256 * 1024;
+/**
+ * Fee-less transactions this small (wire bytes: a transfer is about 675) do not count against `FREE_BYTES_PER_BLOCK`:
+ * they are bounded by `max_block_txns` (at most 1 MiB a block by default), and counted, 388 fee-less transfers filled
+ * the allowance, which capped fee-less transfers at 388 a round (2026-11-28: at 500 tx/s offered every round had to
+ * take under 0.78 s or the backlog, and the finality tail, grew).
+ */
+export const SMALL_FREE_TXN_BYTES = 1024;
 /** Largest fee-less transaction (wire bytes): bigger ones must pay a fee. */
 export const MAX_FREE_TXN_BYTES = 64 * 1024;
 /** Transactions one client may have waiting in a miner's pool. */
@@ -41,7 +48,7 @@ export function poolEntry(txn: Transaction, received: number): PoolEntry {
  * The transactions of the next block, in order: the highest fee per byte first (then the oldest), at most
  * `maxTxns`, `MAX_BLOCK_TXN_BYTES` and a signature-verification cost of `limits.sigCost` (default `blockSigBudget(maxTxns)`: the
  * budget every node checks a block against, so a round's checks fit its timeout), fee-less ones only within
- * `FREE_BYTES_PER_BLOCK`. `eligible` filters (time window, already on chain).
+ * `FREE_BYTES_PER_BLOCK` (those of at most `SMALL_FREE_TXN_BYTES` not counted). `eligible` filters (time window, already on chain).
  */
 export function pickTransactions(
   entries: Iterable<PoolEntry>,
@@ -67,12 +74,13 @@ export function pickTransactions(
     if (picked.length >= maxTxns || cost >= sigBudget) break;
     if (bytes + e.bytes > blockBytes || cost + e.cost > sigBudget) continue;
     const paid = e.txn.transaction_fee > 0n;
-    if (!paid && free + e.bytes > freeBytes) continue;
+    const counted = !paid && e.bytes > SMALL_FREE_TXN_BYTES;
+    if (counted && free + e.bytes > freeBytes) continue;
     if (!eligible(e)) continue;
     picked.push(e.txn);
     bytes += e.bytes;
     cost += e.cost;
-    if (!paid) free += e.bytes;
+    if (counted) free += e.bytes;
   }
   return picked;
 }
