@@ -3,15 +3,22 @@
  * whatever the network's answers (a closed loop would slow down with the network and hide its limit). Each
  * transfer is built and signed by its wallet; those due in one tick are submitted together as a client sending many
  * does (`submitBatch`: one request to each of `min_submit` % of the miners, a result per transfer) and each is
- * confirmed as a client does (`confirm`: polling the sharders). Reported: offered and finalized
+ * confirmed as a client waiting on many does (`queryConfirmations`: one request for all, every 200 ms; `BENCH_CONFIRM=each`:
+ * `confirm`, polling the sharders for each). Reported: offered and finalized
  * transfers a second, finality percentiles, submissions the miners refused, confirmations that timed out, and the
  * CPU each process used during the window (share of one core).
  */
 import { readFileSync } from "node:fs";
+import { MAX_CONFIRM_BATCH } from "../src/chain/api.js";
 import type { Transaction } from "../src/chain/types.js";
 import { remoteCode } from "../src/core/errors.js";
 import type { WalletFile } from "../src/core/wallet.js";
 import * as sdk from "../src/sdk/index.js";
+
+/** How the sustained rows confirm: `batch` (one request for all waiting transfers, default) or `each` (`confirm`). */
+const CONFIRM_MODE = process.env.BENCH_CONFIRM === "each" ? "each" : "batch";
+/** A transfer not confirmed this long after it was sent is counted as timed out (the `confirm` client's 20 s). */
+const CONFIRM_TIMEOUT_MS = 20_000;
 
 export function pct(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
@@ -109,7 +116,53 @@ export async function sustained(
     errors[key] = (errors[key] ?? 0) + 1;
     return code;
   };
+  // each transfer confirmed as a client does (`confirm`: a poll of the sharders every 200 ms each), or — BENCH_CONFIRM
+  // =batch, the default — as a client waiting on many does: every 200 ms one `queryConfirmations` of up to 256
+  // waiting hashes per request, a transfer given up 20 s after it was sent
+  const waiting = new Map<string, { s: number; done: () => void }>();
+  let confirmer: Promise<void> | undefined;
+  const confirmLoop = async (): Promise<void> => {
+    while (waiting.size > 0) {
+      await new Promise((r) => setTimeout(r, 200));
+      const hashes = [...waiting.keys()];
+      const chunks: string[][] = [];
+      for (let k = 0; k < hashes.length; k += MAX_CONFIRM_BATCH) chunks.push(hashes.slice(k, k + MAX_CONFIRM_BATCH));
+      await Promise.all(
+        chunks.map(async (chunk) => {
+          const got = await client.queryConfirmations(chunk).catch((err: unknown) => {
+            note(err);
+            return new Map<string, unknown>();
+          });
+          const e = performance.now();
+          for (const h of got.keys()) {
+            const w = waiting.get(h);
+            if (!w) continue;
+            waiting.delete(h);
+            lat.push(e - w.s);
+            lastFinal = Math.max(lastFinal, e);
+            w.done();
+          }
+        }),
+      );
+      const now = performance.now();
+      for (const [h, w] of waiting)
+        if (now - w.s > CONFIRM_TIMEOUT_MS) {
+          waiting.delete(h);
+          errors.verify_failed = (errors.verify_failed ?? 0) + 1;
+          timedOut++;
+          w.done();
+        }
+    }
+    confirmer = undefined;
+  };
   const confirmOne = async (txn: Transaction, s: number): Promise<void> => {
+    if (CONFIRM_MODE === "batch") {
+      await new Promise<void>((done) => {
+        waiting.set(txn.hash, { s, done });
+        confirmer ??= confirmLoop();
+      });
+      return;
+    }
     try {
       await client.confirm(txn.hash, txn.creation_date);
       const e = performance.now();

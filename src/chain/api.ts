@@ -87,6 +87,19 @@ export interface BlockRangeReply {
   latest_finalized_round: number;
 }
 
+/** Most hashes in one `POST /v1/transactions/confirmations`. */
+export const MAX_CONFIRM_BATCH = 256;
+
+/**
+ * `POST /v1/transactions/confirmations` with `{"hashes": [...]}` (Cairn's, not the reference's): each hash in order,
+ * with its confirmation when it is in a finalized block. One request for a client waiting on many transactions,
+ * instead of one poll each.
+ */
+export interface ConfirmationsReply {
+  results: { hash: string; confirmation?: Confirmation }[];
+  latest_finalized_block: BlockSummary;
+}
+
 /** `GET /v1/transaction/get/confirmation?content=lfb` (`content=confirmation`: the bare Confirmation). */
 export interface ConfirmationReply {
   confirmation?: Confirmation;
@@ -177,6 +190,7 @@ export const ChainRoutes = {
 
   // clients → sharders
   confirmation: route<ConfirmationReply>("GET", "/v1/transaction/get/confirmation", SHARDER, ["hash", "content"]),
+  confirmations: route<ConfirmationsReply>("POST", "/v1/transactions/confirmations", SHARDER),
   balance: route<BalanceReply>("GET", "/v1/client/get/balance", SHARDER, ["client_id"]),
   /** A smart contract's REST view at the latest finalized state; the query goes to the contract. */
   scRest: route<unknown>("GET", "/v1/screst/:address/:endpoint", SHARDER),

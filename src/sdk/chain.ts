@@ -10,7 +10,7 @@ import { errorMessage } from "../core/errors.js";
 import type { SignatureScheme } from "../core/scheme.js";
 import type { WalletFile } from "../core/wallet.js";
 import { systemNow, systemRandom, systemSleep } from "./ambient.js";
-import { confirm, queryConfirmation } from "./client/confirm.js";
+import { confirm, queryConfirmation, queryConfirmations } from "./client/confirm.js";
 import { discoverNetwork, whoami } from "./client/discovery.js";
 import { type NetworkCacheOptions, readNetworkCache, writeNetworkCache } from "./client/network-cache.js";
 import { freshSharders, getBalance, latestFinalizedRounds, latestMagicBlock, scRest, sharderQuery } from "./client/queries.js";
@@ -234,6 +234,11 @@ export class ChainClient {
     timeoutMs = 10_000,
   ): Promise<{ confirmation?: Confirmation; lfbCreation: number; lfbRounds: Map<string, number>; results: NodeResult[] }> {
     return queryConfirmation(this, hash, timeoutMs);
+  }
+
+  /** Confirmations of up to 256 transactions in one request per sharder (`queryConfirmations`): those finalized. */
+  queryConfirmations(hashes: readonly string[], timeoutMs = 10_000): Promise<Map<string, Confirmation>> {
+    return queryConfirmations(this, hashes, timeoutMs);
   }
 
   /** Latest finalized round of each node that answers (`/v1/block/get/latest_finalized`), by URL. */

@@ -101,6 +101,17 @@ describe("chain under overload, batch submission (in-process network)", { timeou
     // the forged one reached no pool and no block
     assert.equal(sharder().opts.store.txnBlock(wrongSig.hash), undefined);
     for (let i = 0; i < 3; i++) assert.equal(miner(i).poolTxn(wrongSig.hash), undefined);
+    // their confirmations in one request: the finalized ones with verified proofs, the forged one absent
+    const hashes = [...good, ...more, wrongSig].map((t) => t.hash);
+    const confirmed = await drive(c.queryConfirmations(hashes));
+    assert.deepEqual(
+      hashes.filter((h) => confirmed.has(h)),
+      hashes.slice(0, -1),
+    );
+    for (const t of good) assert.equal(confirmed.get(t.hash)?.block_hash, sharder().opts.store.txnBlock(t.hash));
+    const bad = await post(`${net.sharders[0]?.url}/v1/transactions/confirmations`, '{"hashes": ["not a hash"]}');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.code, "invalid_request");
   });
 
   it("a burst above the pools' capacity: the excess refused with pool_full, a block within budget every round", async () => {

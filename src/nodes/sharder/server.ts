@@ -1,7 +1,7 @@
 /** HTTP API of a sharder: blocks, confirmations, balances, smart-contract REST, magic block, stats, diagnostics. */
 
 import type { FastifyInstance } from "fastify";
-import { ChainRoutes as R } from "../../chain/api.js";
+import { MAX_CONFIRM_BATCH, ChainRoutes as R } from "../../chain/api.js";
 import { blockSummary, blockToJson } from "../../chain/block.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
@@ -116,6 +116,25 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
         ? { confirmation: c, latest_finalized_block: lfb }
         : { error: `transaction ${h} is not in a finalized block`, latest_finalized_block: lfb },
     );
+  });
+  serve(app, R.confirmations, async (req, reply) => {
+    const list = (req.body as { hashes?: unknown } | undefined)?.hashes;
+    if (
+      !Array.isArray(list) ||
+      list.length === 0 ||
+      list.length > MAX_CONFIRM_BATCH ||
+      !list.every((h) => typeof h === "string" && /^[0-9a-f]{64}$/.test(h))
+    )
+      throw new CodedError<NodeErrorCode>(
+        { code: "invalid_request", op: "get confirmations" },
+        `body must be {"hashes": [...]} with 1 to ${MAX_CONFIRM_BATCH} transaction hashes (64 lower-case hex)`,
+      );
+    const results = (list as string[]).map((h) => {
+      const bh = store.txnBlock(h);
+      const c = bh ? sh.recent.proofs(bh)?.confirmation(h) : undefined;
+      return c ? { hash: h, confirmation: c } : { hash: h };
+    });
+    return sendJson(reply, { results, latest_finalized_block: lfbSummary() });
   });
   serve(app, R.balance, async (req, reply) => {
     const id = requireHash(req.query, "client_id");

@@ -4,7 +4,7 @@
  * says what each sharder answered and whether the sharders are behind the miners.
  */
 
-import { ChainRoutes as R, routePath } from "../../chain/api.js";
+import { MAX_CONFIRM_BATCH, ChainRoutes as R, routePath } from "../../chain/api.js";
 import { blockHashOf, verifyConfirmation } from "../../chain/block.js";
 import { confirmationFromJson, parseExactJson } from "../../chain/codec.js";
 import type { ChainErrorCode } from "../../chain/errors.js";
@@ -71,6 +71,57 @@ export async function queryConfirmation(
   let best: { n: number; c: Confirmation } | undefined;
   for (const v of votes.values()) if (!best || v.n > best.n) best = v;
   return best ? { confirmation: best.c, lfbCreation, lfbRounds, results } : { lfbCreation, lfbRounds, results };
+}
+
+/**
+ * One round of batch confirmation queries (`POST /v1/transactions/confirmations`, at most `MAX_CONFIRM_BATCH`
+ * hashes) to all sharders: for each hash, the verified confirmation most sharders agree on, when one does (hashes
+ * not in a finalized block yet are absent). For a client waiting on many transactions: one request a round instead
+ * of a poll each; `confirm` stays the one-transaction path.
+ */
+export async function queryConfirmations(
+  client: ChainClient,
+  hashes: readonly string[],
+  timeoutMs = 10_000,
+): Promise<Map<string, Confirmation>> {
+  if (hashes.length === 0 || hashes.length > MAX_CONFIRM_BATCH)
+    throw new CodedError<SdkErrorCode>(
+      { code: "invalid_request", op: "query confirmations" },
+      `a batch holds 1 to ${MAX_CONFIRM_BATCH} hashes, not ${hashes.length}`,
+    );
+  const { sharders } = await client.network();
+  const results = await requestAll(client.opts.transport, sharders, routePath(R.confirmations), {
+    method: R.confirmations.method,
+    body: JSON.stringify({ hashes }),
+    timeoutMs,
+  });
+  const asked = new Set(hashes);
+  const votes = new Map<string, Map<string, { n: number; c: Confirmation }>>();
+  for (const r of results) {
+    if (r.status !== 200) continue;
+    try {
+      const items = (parseExactJson(r.body) as { results?: { hash?: unknown; confirmation?: unknown }[] }).results ?? [];
+      for (const it of items) {
+        if (typeof it.hash !== "string" || !asked.has(it.hash) || it.confirmation === undefined) continue;
+        const c = confirmationFromJson(it.confirmation);
+        if (c.txn.hash !== it.hash || !verifyConfirmation(c)) continue;
+        const byBlock = votes.get(it.hash) ?? new Map<string, { n: number; c: Confirmation }>();
+        votes.set(it.hash, byBlock);
+        const v = byBlock.get(c.block_hash);
+        if (v) v.n++;
+        else byBlock.set(c.block_hash, { n: 1, c });
+      }
+    } catch {
+      // a sharder's malformed answer counts for nothing
+    }
+  }
+  const out = new Map<string, Confirmation>();
+  for (const [h, byBlock] of votes) {
+    let best: { n: number; c: Confirmation } | undefined;
+    for (const v of byBlock.values()) if (!best || v.n > best.n) best = v;
+    if (best) out.set(h, best.c);
+  }
+  return out;
 }
 
 /**
