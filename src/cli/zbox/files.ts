@@ -87,6 +87,8 @@ export async function open(
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
+    // the session key and its grants, used again by the next command of this wallet
+    sessionCache: join(ctx.configDir, sdk.storageFiles.SESSION_CACHE_FILE),
     ...(authTicket ? { authTicket } : {}),
     ...(wallet.mnemonics ? { encryption: sdk.storageFiles.lazyWalletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {

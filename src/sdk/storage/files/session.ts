@@ -78,6 +78,11 @@ export interface AllocationFilesOptions {
    * `session-key.ts`): one bls0chain signature per blobber instead of one per request.
    */
   sessionKey?: boolean;
+  /**
+   * Keep the session key and its grants in this file (mode 0600; the CLIs: `<config dir>/session-key.json`) and use
+   * the ones kept there for the same wallet, so that the next command makes no new key and grants (`session-cache.ts`).
+   */
+  sessionCache?: string;
 }
 
 /** The shared state of one allocation's file operations. */
@@ -118,7 +123,13 @@ export class Session {
       randomBytes: this.randomBytes,
       ...(opts.authTicket ? { authTicket: opts.authTicket } : {}),
       ...(opts.sessionKey !== false && wantsSessionKey(opts.signer)
-        ? { session: sessionSigner(opts.signer, this.randomBytes) }
+        ? {
+            session: sessionSigner(
+              opts.signer,
+              this.randomBytes,
+              opts.sessionCache ? { path: opts.sessionCache, nowMs: this.now() } : undefined,
+            ),
+          }
         : {}),
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
