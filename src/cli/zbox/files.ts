@@ -89,6 +89,8 @@ export async function open(
     progressDir: join(ctx.configDir, "upload"),
     // the session key and its grants, used again by the next command of this wallet
     sessionCache: join(ctx.configDir, sdk.storageFiles.SESSION_CACHE_FILE),
+    // marker signatures verified or signed by this command, not verified again by the next
+    verifiedCache: join(ctx.configDir, sdk.storageFiles.VERIFIED_CACHE_FILE),
     ...(authTicket ? { authTicket } : {}),
     ...(wallet.mnemonics ? { encryption: sdk.storageFiles.lazyWalletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {

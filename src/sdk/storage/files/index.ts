@@ -57,3 +57,4 @@ export {
   writeSyncCache,
 } from "./sync.js";
 export type { UploadResult, UploadSource } from "./upload.js";
+export { VERIFIED_CACHE_FILE } from "./verified-cache.js";

@@ -13,6 +13,7 @@ import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 import { sessionSigner, wantsSessionKey } from "./session-key.js";
+import { KeptVerified } from "./verified-cache.js";
 import { type MarkerTrust, markerTrust } from "./versions.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -83,6 +84,11 @@ export interface AllocationFilesOptions {
    * the ones kept there for the same wallet, so that the next command makes no new key and grants (`session-cache.ts`).
    */
   sessionCache?: string;
+  /**
+   * Keep the marker signatures verified or signed here in this file (mode 0600; the CLIs:
+   * `<config dir>/verified-markers.json`), so that the next command does not verify them again (`verified-cache.ts`).
+   */
+  verifiedCache?: string;
 }
 
 /** The shared state of one allocation's file operations. */
@@ -134,7 +140,7 @@ export class Session {
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
-    this.trust = markerTrust(opts.allocation, opts.signer);
+    this.trust = markerTrust(opts.allocation, opts.signer, opts.verifiedCache ? new KeptVerified(opts.verifiedCache) : new Set());
   }
 
   get dataShards(): number {
