@@ -48,10 +48,16 @@ export async function open(
   onEvent?: (e: sdk.storageFiles.FilesEvent) => void,
 ): Promise<Session> {
   const allocation = authTicket?.allocation_id ?? need(opts, "allocation", "Error: allocation flag is missing");
-  const { wallet, chain } = await walletAndChain(ctx);
+  // the allocation record is asked for while the BLS module compiles and the wallet is read; its failure is the
+  // command's first line, after a failure to load the wallet as before
+  const started = ctx.startChain();
+  const fetching = sdk.storageFiles.fetchStorageAllocation(started.chain, allocation);
+  fetching.catch(() => undefined);
+  await started.crypto;
+  const { wallet } = await walletAndChain(ctx);
   let record: sdk.storageFiles.AllocationRecord;
   try {
-    record = await sdk.storageFiles.fetchStorageAllocation(chain, allocation);
+    record = await fetching;
   } catch (err) {
     // the reference's first line whatever the operation (zboxcli prints it before anything else)
     throw new CliExit(`Error fetching the allocation. ${sdk.errorMessage(err)}`);
