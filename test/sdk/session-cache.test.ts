@@ -107,25 +107,30 @@ describe("session keys kept in the config directory", () => {
     const expired = sessionSigner(c, draws(7), { path, nowMs: past });
     request(c, expired, B0, past, new SessionGrants());
     assert.equal(c.signs, 3, "an expired grant is not used");
+    // a clock set back since the grant was made: the grant would run too long for a blobber, so it is made again
+    const early = past - SESSION_LIFETIME_MS;
+    const setBack = sessionSigner(c, draws(12), { path, nowMs: early });
+    request(c, setBack, B0, early, new SessionGrants());
+    assert.equal(c.signs, 4, "a grant from the future is not used");
     // another wallet: its own key, and the file becomes its
     const d = blsSigner();
     const other = sessionSigner(d, draws(8), { path, nowMs: past });
     assert.notEqual(other.key, first.key);
     request(d, other, B0, past, grants);
     assert.equal(d.signs, 1);
-    assert.equal(c.signs, 3);
+    assert.equal(c.signs, 4);
     const back = sessionSigner(c, draws(9), { path, nowMs: past });
     assert.notEqual(back.key, first.key, "the other wallet's key is not used");
     assert.notEqual(back.key, other.key, "the other wallet's key is not used");
     request(c, back, B0, past, grants);
-    assert.equal(c.signs, 4);
+    assert.equal(c.signs, 5);
     // a file others may read is not used
     if (process.platform !== "win32") {
       chmodSync(path, 0o644);
       const open = sessionSigner(c, draws(10), { path, nowMs: past });
       assert.notEqual(open.key, back.key);
       request(c, open, B0, past, grants);
-      assert.equal(c.signs, 5);
+      assert.equal(c.signs, 6);
       assert.equal(statSync(path).mode & 0o777, 0o600, "rewritten for its owner only");
     }
     // a corrupt file counts as none

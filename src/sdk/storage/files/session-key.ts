@@ -34,6 +34,8 @@ export function sessionSigner(
   const secret = kept?.secret ?? toHex(draw(32));
   const key = kept?.key ?? ed25519.publicKeyOf(secret);
   const grants = kept?.grants ?? new Map<string, SessionGrant>();
+  // a grant running longer than one is made for (a clock set back since) is made again, as blobbers would refuse it
+  if (cache) for (const [b, g] of grants) if (g.expiry - cache.nowMs > SESSION_LIFETIME_MS) grants.delete(b);
   return {
     key,
     sign: (hashHex) => ed25519.sign(secret, hashHex),
