@@ -126,9 +126,26 @@ export class CliContext {
 
   /** The chain client for this invocation (config.yaml + network.yaml, wallet scheme, transport). */
   async chain(): Promise<sdk.ChainClient> {
+    const { chain, crypto } = this.startChain();
+    await crypto;
+    return chain;
+  }
+
+  /**
+   * The chain client at once, for reads that need no signature, with the loading of the signature schemes it
+   * started (`crypto`, awaited by `chain()`): a command can ask the sharders while the BLS module compiles. Nothing
+   * may sign before `crypto` resolves.
+   */
+  startChain(): { chain: sdk.ChainClient; crypto: Promise<void> } {
+    const crypto = sdk.initCrypto();
+    // awaited by the caller; a failure here must not be an unhandled rejection before it is
+    crypto.catch(() => undefined);
+    return { chain: this.chainClientOnly(), crypto };
+  }
+
+  private chainClientOnly(): sdk.ChainClient {
     if (this.chainClient) return this.chainClient;
     const loaded = this.requireConfig();
-    await sdk.initCrypto();
     const transport = this.io.transport ?? new sdk.HttpTransport({ leanHttp: true });
     const extra: Parameters<typeof sdk.chainClientFor>[3] = {};
     if (this.showsSdkLog()) extra.log = (line) => this.io.err(`${line}\n`);

@@ -8,6 +8,7 @@ import { parse as parseYamlText } from "yaml";
 import { parseDuration } from "./duration.js";
 import type { CoreErrorCode } from "./errors.js";
 import { CodedError } from "./errors.js";
+import { parseFlatYaml } from "./flat-yaml.js";
 
 /** Short human rendering of a found value. */
 export function describeValue(v: unknown): string {
@@ -21,6 +22,9 @@ export function describeValue(v: unknown): string {
 
 /** Parse YAML text; a syntax error names the file, line and column. Empty documents give `{}`. */
 export function parseYaml(text: string, file: string, opts: { intAsBigInt?: boolean } = {}): Record<string, unknown> {
+  // config.yaml as the CLIs write it: read without the library (see flat-yaml.ts)
+  const flat = parseFlatYaml(text, opts.intAsBigInt ?? false);
+  if (flat !== undefined) return flat;
   let doc: unknown;
   try {
     doc = parseYamlText(text, { prettyErrors: true, intAsBigInt: opts.intAsBigInt ?? false });

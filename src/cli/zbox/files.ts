@@ -48,10 +48,16 @@ export async function open(
   onEvent?: (e: sdk.storageFiles.FilesEvent) => void,
 ): Promise<Session> {
   const allocation = authTicket?.allocation_id ?? need(opts, "allocation", "Error: allocation flag is missing");
-  const { wallet, chain } = await walletAndChain(ctx);
+  // the allocation record is asked for while the BLS module compiles and the wallet is read; its failure is the
+  // command's first line, after a failure to load the wallet as before
+  const started = ctx.startChain();
+  const fetching = sdk.storageFiles.fetchStorageAllocation(started.chain, allocation);
+  fetching.catch(() => undefined);
+  await started.crypto;
+  const { wallet } = await walletAndChain(ctx);
   let record: sdk.storageFiles.AllocationRecord;
   try {
-    record = await sdk.storageFiles.fetchStorageAllocation(chain, allocation);
+    record = await fetching;
   } catch (err) {
     // the reference's first line whatever the operation (zboxcli prints it before anything else)
     throw new CliExit(`Error fetching the allocation. ${sdk.errorMessage(err)}`);
@@ -87,6 +93,10 @@ export async function open(
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
     progressDir: join(ctx.configDir, "upload"),
+    // the session key and its grants, used again by the next command of this wallet
+    sessionCache: join(ctx.configDir, sdk.storageFiles.SESSION_CACHE_FILE),
+    // marker signatures verified or signed by this command, not verified again by the next
+    verifiedCache: join(ctx.configDir, sdk.storageFiles.VERIFIED_CACHE_FILE),
     ...(authTicket ? { authTicket } : {}),
     ...(wallet.mnemonics ? { encryption: sdk.storageFiles.lazyWalletEncryptionKeys(wallet) } : {}),
     onEvent: (e) => {

@@ -20,7 +20,7 @@ import { collaboratorMarker } from "./collab.js";
 import { describe, isUnreachable } from "./failures.js";
 import { rankByQuorum } from "./quorum.js";
 import type { Session } from "./session.js";
-import { checkedStamp } from "./versions.js";
+import { checkedStamp, writeMarkerSeen } from "./versions.js";
 
 export interface CommitOutcome {
   /** Blobbers that accepted the commit. */
@@ -140,8 +140,8 @@ export async function commit(
     const ts = Math.max(Math.floor(s.now() / 1000), prevTs + 1);
     const root = allocationRoot(result.contentRoot, ts);
     const collab = collaboratorMarker(s, changes);
-    const sign = (i: number, rp: RefPathReply) =>
-      signWriteMarker(s.options.signer, {
+    const sign = (i: number, rp: RefPathReply) => {
+      const wm = signWriteMarker(s.options.signer, {
         allocation_root: root,
         prev_allocation_root: rp.latest_write_marker?.allocation_root ?? "",
         allocation_id: s.allocation.id,
@@ -150,6 +150,10 @@ export async function commit(
         timestamp: ts,
         ...collab,
       });
+      // the blobber shows this marker as its latest state from now on: signed here, it needs no check then
+      s.trust.verified.add(writeMarkerSeen(s.options.signer.publicKey, wm));
+      return wm;
+    };
     const committed: number[] = [];
     const queue = [...group];
     let retry = false;

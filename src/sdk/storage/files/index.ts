@@ -38,6 +38,7 @@ export { lazyWalletEncryptionKeys, NO_MNEMONIC, walletEncryptionKeys } from "./e
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";
 export type { AllocationFilesOptions, FilesEvent, RedeemedMarker, StorageAllocation } from "./session.js";
+export { SESSION_CACHE_FILE } from "./session-cache.js";
 export type { ShareOptions } from "./share.js";
 export {
   type FileDiff,
@@ -56,3 +57,4 @@ export {
   writeSyncCache,
 } from "./sync.js";
 export type { UploadResult, UploadSource } from "./upload.js";
+export { VERIFIED_CACHE_FILE } from "./verified-cache.js";

@@ -24,7 +24,7 @@ import type { SdkErrorCode } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 import { groupStamp, rankByQuorum } from "./quorum.js";
-import { type MarkerTrust, provenCounter, verifiedStamp } from "./versions.js";
+import { type MarkerTrust, provenCounter, readMarkerSeen, verifiedStamp } from "./versions.js";
 
 export interface FileConsensus {
   meta: MetaReply;
@@ -244,6 +244,8 @@ export class ShardReader {
         counter,
         ...this.payer(),
       });
+      // the blobber shows the reader's latest marker with the next meta: this one needs no check then
+      this.o.trust.verified.add(readMarkerSeen(rm));
       try {
         const pool = this.o.pool;
         return await client.download(

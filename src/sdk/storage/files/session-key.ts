@@ -8,6 +8,7 @@
 import { ed25519 } from "../../../core/ed25519.js";
 import { toHex } from "../../../core/hex.js";
 import { type SessionGrant, type SessionSigner, type Signer, sessionGrantHash } from "../../../storage/index.js";
+import { type CachedSession, readSessionCache, writeSessionCache } from "./session-cache.js";
 
 /** How long a grant is asked for (the blobber accepts at most `SESSION_MAX_MS` ahead of its clock). */
 export const SESSION_LIFETIME_MS = 30 * 60_000;
@@ -19,11 +20,22 @@ export function wantsSessionKey(signer: Pick<Signer, "publicKey">): boolean {
   return signer.publicKey.length !== 64;
 }
 
-/** A session key (from `draw`, the session's random bytes) granted by `signer`, one grant per blobber, renewed when it nears expiry. */
-export function sessionSigner(signer: Signer, draw: (n: number) => Uint8Array): SessionSigner {
-  const secret = toHex(draw(32));
-  const key = ed25519.publicKeyOf(secret);
-  const grants = new Map<string, SessionGrant>();
+/**
+ * A session key (from `draw`, the session's random bytes) granted by `signer`, one grant per blobber, renewed when it
+ * nears expiry. With `cache`, the key and grants kept there for the same wallet are used (`session-cache.ts`), and
+ * every new grant is kept there for the next command.
+ */
+export function sessionSigner(
+  signer: Signer,
+  draw: (n: number) => Uint8Array,
+  cache?: { path: string; nowMs: number },
+): SessionSigner {
+  const kept: CachedSession | undefined = cache ? readSessionCache(cache.path, signer, cache.nowMs) : undefined;
+  const secret = kept?.secret ?? toHex(draw(32));
+  const key = kept?.key ?? ed25519.publicKeyOf(secret);
+  const grants = kept?.grants ?? new Map<string, SessionGrant>();
+  // a grant running longer than one is made for (a clock set back since) is made again, as blobbers would refuse it
+  if (cache) for (const [b, g] of grants) if (g.expiry - cache.nowMs > SESSION_LIFETIME_MS) grants.delete(b);
   return {
     key,
     sign: (hashHex) => ed25519.sign(secret, hashHex),
@@ -33,6 +45,7 @@ export function sessionSigner(signer: Signer, draw: (n: number) => Uint8Array): 
       const expiry = Math.floor(nowMs) + SESSION_LIFETIME_MS;
       const g = { key, expiry, signature: signer.sign(sessionGrantHash(signer.clientId, audience, key, expiry)) };
       grants.set(audience, g);
+      if (cache) writeSessionCache(cache.path, signer, { secret, key, grants });
       return g;
     },
   };

@@ -13,6 +13,7 @@ import type { Transport } from "../../transport.js";
 import { BlobberClient, type BlobberRef } from "./blobber-client.js";
 import { erasureCoder } from "./coder.js";
 import { sessionSigner, wantsSessionKey } from "./session-key.js";
+import { KeptVerified } from "./verified-cache.js";
 import { type MarkerTrust, markerTrust } from "./versions.js";
 
 /** What the client needs of an allocation (from the storage contract's `allocation` view). */
@@ -78,6 +79,16 @@ export interface AllocationFilesOptions {
    * `session-key.ts`): one bls0chain signature per blobber instead of one per request.
    */
   sessionKey?: boolean;
+  /**
+   * Keep the session key and its grants in this file (mode 0600; the CLIs: `<config dir>/session-key.json`) and use
+   * the ones kept there for the same wallet, so that the next command makes no new key and grants (`session-cache.ts`).
+   */
+  sessionCache?: string;
+  /**
+   * Keep the marker signatures verified or signed here in this file (mode 0600; the CLIs:
+   * `<config dir>/verified-markers.json`), so that the next command does not verify them again (`verified-cache.ts`).
+   */
+  verifiedCache?: string;
 }
 
 /** The shared state of one allocation's file operations. */
@@ -118,12 +129,18 @@ export class Session {
       randomBytes: this.randomBytes,
       ...(opts.authTicket ? { authTicket: opts.authTicket } : {}),
       ...(opts.sessionKey !== false && wantsSessionKey(opts.signer)
-        ? { session: sessionSigner(opts.signer, this.randomBytes) }
+        ? {
+            session: sessionSigner(
+              opts.signer,
+              this.randomBytes,
+              opts.sessionCache ? { path: opts.sessionCache, nowMs: this.now() } : undefined,
+            ),
+          }
         : {}),
     };
     this.clients = opts.allocation.blobbers.map((b) => new BlobberClient(b, opts.allocation.id, copts));
     this.rs = erasureCoder(opts.allocation.data_shards, opts.allocation.parity_shards);
-    this.trust = markerTrust(opts.allocation, opts.signer);
+    this.trust = markerTrust(opts.allocation, opts.signer, opts.verifiedCache ? new KeptVerified(opts.verifiedCache) : new Set());
   }
 
   get dataShards(): number {

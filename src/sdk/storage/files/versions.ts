@@ -16,8 +16,10 @@ import {
   emptyDir,
   type LatestState,
   type ReadMarker,
+  readMarkerHash,
   verifyReadMarker,
   verifyWriteMarker,
+  type WriteMarker,
   writeMarkerHash,
   writeMarkerKey,
 } from "../../../storage/index.js";
@@ -47,6 +49,7 @@ export function markerTrust(
     redeemed?: Record<string, { allocation_root: string; timestamp: number }>;
   },
   signer: { clientId: string; publicKey: string },
+  verified: Set<string> = new Set(),
 ): MarkerTrust {
   const ownerKey = a.owner_public_key || (signer.clientId === a.owner_id ? signer.publicKey : undefined);
   return {
@@ -55,8 +58,25 @@ export function markerTrust(
     readerId: signer.clientId,
     ...(ownerKey ? { ownerKey } : {}),
     ...(a.redeemed ? { redeemed: a.redeemed } : {}),
-    verified: new Set(),
+    verified,
   };
+}
+
+/** What `verifiedStamp` remembers of a write marker whose signature by `key` verified (or that this client signed with it). */
+export function writeMarkerSeen(key: string, wm: WriteMarker): string {
+  const { signature, ...fields } = wm;
+  return `${key}:${writeMarkerHash(fields)}:${signature}`;
+}
+
+/** What `provenCounter` remembers of a read marker whose signature verified (or that this client signed). */
+export function readMarkerSeen(rm: ReadMarker): string {
+  const { signature, ...fields } = rm;
+  return `rm:${rm.client_public_key}:${readMarkerHash(fields)}:${signature}`;
+}
+
+function remember(t: MarkerTrust, seen: string): void {
+  t.verified.add(seen);
+  if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
 }
 
 function faulty(b: BlobberRef, why: string): CodedError<SdkErrorCode> {
@@ -104,16 +124,14 @@ export function verifiedStamp(
     if ("refusal" in signer) throw faulty(b, `its latest write marker: ${signer.refusal}`);
     // remembered by what was verified — key, signed hash and signature — not by the signature alone: a blobber
     // pairing a verified marker's signature with other fields must not skip the check
-    const { signature, ...fields } = wm;
-    const seen = `${signer.key}:${writeMarkerHash(fields)}:${signature}`;
+    const seen = writeMarkerSeen(signer.key, wm);
     if (!t.verified.has(seen)) {
       try {
         verifyWriteMarker(wm, signer.key);
       } catch {
         throw faulty(b, "its latest write marker is not signed by the allocation owner or a collaborator it allowed");
       }
-      t.verified.add(seen);
-      if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
+      remember(t, seen);
     }
   }
   if (wm.allocation_root !== allocationRoot(st.content_root, wm.timestamp))
@@ -151,10 +169,15 @@ export function provenCounter(t: MarkerTrust, b: BlobberRef, rm: ReadMarker | un
   if (!rm || rm.client_id !== t.readerId || rm.blobber_id !== b.id || rm.allocation_id !== t.allocationId) return 0;
   const counter = Number(rm.counter);
   if (!Number.isSafeInteger(counter) || counter < 1) return 0;
-  try {
-    verifyReadMarker(rm);
-  } catch {
-    return 0;
+  const seen = readMarkerSeen(rm);
+  // the signed hash covers client_id and client_public_key: an entry is a marker whose key and id were checked
+  if (!t.verified.has(seen)) {
+    try {
+      verifyReadMarker(rm);
+    } catch {
+      return 0;
+    }
+    remember(t, seen);
   }
   return counter;
 }
