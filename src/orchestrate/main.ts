@@ -6,13 +6,21 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { CodedError, errorMessage } from "../core/errors.js";
 import type { OrchestrateErrorCode } from "./errors.js";
 import { type DeployInput, parseDeployInput } from "./input.js";
 import { buildManifests, dnsRecords, type Manifest, nodeRoutes } from "./manifests.js";
-import { CONFIG_SECRET, type NetworkFilesGenerator, networkConfigSecret, networkFiles } from "./network-config.js";
+import {
+  CONFIG_SECRET,
+  externalBlockWorker,
+  type NetworkFilesGenerator,
+  networkConfigSecret,
+  networkFiles,
+  USER_CONFIG_PATH,
+  userClientConfig,
+} from "./network-config.js";
 
 /** An htpasswd line (`{SHA}` scheme, which nginx's basic auth accepts). */
 export function htpasswdLine(user: string, password: string): string {
@@ -121,6 +129,13 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
     const manifests = buildManifests(input, password, htpasswdLine("admin", password), config);
     const written = writeManifests(out, manifests);
+    // the users' CLI config (the nodes keep the Secret's, which names the in-cluster block worker)
+    const userConfig = userClientConfig(input, files);
+    const userConfigFile = join(out, USER_CONFIG_PATH);
+    if (userConfig !== undefined) {
+      mkdirSync(dirname(userConfigFile), { recursive: true });
+      writeFileSync(userConfigFile, userConfig);
+    }
     console.log(
       `Wrote ${written.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
     );
@@ -141,6 +156,11 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     const first = nodeRoutes(input).find((r) => r.path.startsWith("/sharder") || r.path.startsWith("/blobber"));
     console.log(`\nVerify: https://${input.host_address}/dns/network lists the nodes;`);
     if (first) console.log(`        https://${input.host_address}${first.path}/_diagnostics shows a node's health.`);
+    if (userConfig !== undefined)
+      console.log(
+        `        CLIs outside the cluster use ${userConfigFile} (block_worker: ${externalBlockWorker(input)}):\n` +
+          `        copy it to ~/.zcn/config.yaml, or run zwallet/zbox with --configDir ${dirname(userConfigFile)}`,
+      );
   } catch (err) {
     console.error(`cairn-deploy: ${errorMessage(err)}`);
     process.exit(1);

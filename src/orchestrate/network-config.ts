@@ -104,3 +104,25 @@ export function withPublicUrls(input: DeployInput, files: Record<string, string>
     }
   return out;
 }
+
+/** Where `cairn-deploy` writes the users' CLI config under `--out` (a folder, so `kubectl apply -f <out>` skips it). */
+export const USER_CONFIG_PATH = "zcn/config.yaml";
+
+/** The block worker's URL for clients outside the cluster: through the ingress's `/dns` path. */
+export function externalBlockWorker(input: DeployInput): string {
+  return `https://${input.host_address}/dns`;
+}
+
+/**
+ * The CLIs' `config.yaml` for users outside the cluster: the Secret's `zcn/config.yaml` (which the pods use, naming
+ * the in-cluster block worker) with `block_worker` set to {@link externalBlockWorker}; everything else (signature
+ * scheme, chain id, confirmation settings) kept. Undefined when there is no Secret's config (standalone mode).
+ */
+export function userClientConfig(input: DeployInput, files: Record<string, string>): string | undefined {
+  const inCluster = files["zcn/config.yaml"];
+  if (inCluster === undefined) return undefined;
+  const line = `block_worker: ${externalBlockWorker(input)}`;
+  return /^block_worker:.*$/m.test(inCluster)
+    ? inCluster.replace(/^block_worker:.*$/m, line)
+    : `${line}\n${inCluster.replace(/^\n+/, "")}`;
+}

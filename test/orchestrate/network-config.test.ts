@@ -12,7 +12,14 @@ import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
 import { buildManifests, type Manifest, nodeRoutes } from "../../src/orchestrate/manifests.js";
-import { networkConfigSecret, networkFiles, secretKey } from "../../src/orchestrate/network-config.js";
+import {
+  networkConfigSecret,
+  networkFiles,
+  secretKey,
+  USER_CONFIG_PATH,
+  userClientConfig,
+} from "../../src/orchestrate/network-config.js";
+import { loadClientConfig } from "../../src/sdk/configfiles.js";
 import { deployInput, validateManifests } from "../support/deploy-input.js";
 
 const INPUT = deployInput();
@@ -122,6 +129,21 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
     }
   });
 
+  it("the users' config.yaml: the pods' with block_worker through the ingress, the rest kept; none in standalone mode", () => {
+    const input = parseDeployInput(INPUT);
+    const pods =
+      "# CLI\nblock_worker: http://blockworker.cairn-test.svc.cluster.local:9091/dns\nsignature_scheme: bls0chain\nchain_id: ab\n";
+    assert.equal(
+      userClientConfig(input, { "zcn/config.yaml": pods }),
+      "# CLI\nblock_worker: https://cairn.example.com/dns\nsignature_scheme: bls0chain\nchain_id: ab\n",
+    );
+    assert.equal(
+      userClientConfig(input, { "zcn/config.yaml": "signature_scheme: ed25519\n" }),
+      "block_worker: https://cairn.example.com/dns\nsignature_scheme: ed25519\n",
+    );
+    assert.equal(userClientConfig(input, {}), undefined);
+  });
+
   it("elk and rancher flags add Elasticsearch, Kibana and Rancher, each dashboard behind the deployment's login", () => {
     const input = parseDeployInput(INPUT);
     const ms = buildManifests(input, "pw", htpasswdLine("admin", "pw"));
@@ -165,6 +187,23 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
         (parse(readFileSync(join(dir, "a", login), "utf8")) as { stringData: { password: string } }).stringData.password,
         pw,
       );
+      // two CLI configs: the pods' (in the Secret) names the in-cluster block worker, the users' the ingress's /dns
+      const secretText = readFileSync(join(dir, "a", secretFile), "utf8");
+      const inCluster = (parse(secretText) as { stringData: Record<string, string> }).stringData[secretKey("zcn/config.yaml")];
+      assert.ok(inCluster);
+      const userDir = join(dir, "a", "zcn");
+      assert.equal(join(dir, "a", USER_CONFIG_PATH), join(userDir, "config.yaml"));
+      const user = loadClientConfig({ configDir: userDir }).config;
+      const pods = parse(inCluster) as { block_worker: string; chain_id: string; signature_scheme: string };
+      assert.equal(pods.block_worker, "http://blockworker.cairn-test.svc.cluster.local:9091/dns");
+      assert.equal(user.block_worker, "https://cairn.example.com/dns");
+      assert.equal(user.chain_id, pods.chain_id, "the same chain");
+      assert.equal(user.signature_scheme, pods.signature_scheme);
+      // printed with the verify lines; a folder of its own, so `kubectl apply -f <out>` (not recursive) skips it
+      assert.ok(a.stdout.includes(`${join(userDir, "config.yaml")} (block_worker: https://cairn.example.com/dns)`), a.stdout);
+      assert.ok(a.stdout.indexOf("Verify:") < a.stdout.indexOf(join(userDir, "config.yaml")));
+      for (const f of readdirSync(join(dir, "a")).filter((f) => f.endsWith(".yaml")))
+        assert.ok((parse(readFileSync(join(dir, "a", f), "utf8")) as { kind?: string }).kind, `${f} is a manifest`);
       const b = runOnce("b");
       assert.equal(b.status, 0, b.stderr);
       assert.ok(!b.stdout.includes(pw), "a password per deployment");
