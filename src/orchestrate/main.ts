@@ -22,6 +22,9 @@ import {
   userClientConfig,
 } from "./network-config.js";
 
+/** The network's Grafana dashboard in the repository (dist/src/orchestrate/ → deploy/monitoring/). */
+export const GRAFANA_DASHBOARD = new URL("../../../deploy/monitoring/grafana-dashboard.json", import.meta.url);
+
 /** An htpasswd line (`{SHA}` scheme, which nginx's basic auth accepts). */
 export function htpasswdLine(user: string, password: string): string {
   return `${user}:{SHA}${createHash("sha1").update(password).digest("base64")}`;
@@ -127,7 +130,9 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     const password = randomBytes(18).toString("base64url");
     const files = await networkFiles(input, generate);
     const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
-    const manifests = buildManifests(input, password, htpasswdLine("admin", password), config);
+    const manifests = buildManifests(input, password, htpasswdLine("admin", password), config, {
+      ...(input.monitoring.grafana ? { grafanaDashboard: readFileSync(GRAFANA_DASHBOARD, "utf8") } : {}),
+    });
     const written = writeManifests(out, manifests);
     // the users' CLI config (the nodes keep the Secret's, which names the in-cluster block worker)
     const userConfig = userClientConfig(input, files);
