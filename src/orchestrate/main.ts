@@ -128,7 +128,7 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     }
     const input = parseDeployInput(json);
     const password = randomBytes(18).toString("base64url");
-    const files = await networkFiles(input, generate);
+    const files = await networkFiles(input, generate, htpasswdLine("admin", password));
     const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
     const manifests = buildManifests(input, password, htpasswdLine("admin", password), config, {
       ...(input.monitoring.grafana ? { grafanaDashboard: readFileSync(GRAFANA_DASHBOARD, "utf8") } : {}),
@@ -152,8 +152,11 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
       console.log(
         `Standalone: create the Secret ${CONFIG_SECRET} with blobber-0/keys.txt, validator_keys.txt and config/ yourself.`,
       );
-    if (input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher)
-      console.log(`\nDashboards login (shown once, also in the Secret cairn-dashboards-login): admin / ${password}`);
+    const monitored = input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher;
+    if (config || monitored)
+      console.log(
+        `\nDashboards login (shown once; ${[config ? "the blobbers' dashboards" : "", monitored ? "Grafana, Kibana, Rancher as deployed, also in the Secret cairn-dashboards-login" : ""].filter((x) => x).join("; ")}): admin / ${password}`,
+      );
     console.log("\nCreate these DNS records:");
     for (const r of dnsRecords(input)) console.log(`  ${r.name.padEnd(40)} ${r.type.padEnd(6)} ${r.value}`);
     if (argv.includes("--apply")) await apply(input, manifests);

@@ -62,9 +62,14 @@ export function networkConfigSecret(
 
 /**
  * The network's files for `input` (none in standalone mode: that blobber's operator brings its keys), with the
- * client-facing addresses of {@link withPublicUrls}.
+ * client-facing addresses of {@link withPublicUrls} and, given `dashboardLogin` (an htpasswd line), the blobbers'
+ * dashboard pages behind that login.
  */
-export async function networkFiles(input: DeployInput, generate: NetworkFilesGenerator): Promise<Record<string, string>> {
+export async function networkFiles(
+  input: DeployInput,
+  generate: NetworkFilesGenerator,
+  dashboardLogin?: string,
+): Promise<Record<string, string>> {
   if (input.standalone) return {};
   const files = await generate({
     miners: input.miner_count,
@@ -72,7 +77,15 @@ export async function networkFiles(input: DeployInput, generate: NetworkFilesGen
     blobbers: input.blobber_count,
     hostOf: (pod) => podHost(input, pod),
   });
-  return withPublicUrls(input, files);
+  const out = withPublicUrls(input, files);
+  if (dashboardLogin !== undefined)
+    for (let i = 0; i < input.blobber_count; i++) {
+      // the blobber's dashboard pages ask for the deployment's login (its htpasswd line)
+      const key = `blobber-${i}/config/0chain_blobber.yaml`;
+      const text = out[key];
+      if (text !== undefined) out[key] = `${text.replace(/\n*$/, "\n")}dashboard_login: ${JSON.stringify(dashboardLogin)}\n`;
+    }
+  return out;
 }
 
 /**

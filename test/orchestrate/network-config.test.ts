@@ -9,6 +9,8 @@ import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
+import { basicLoginAccepts } from "../../src/nodes/blobber/pages.js";
+import { parseBlobberConfig } from "../../src/nodes/config/operator.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
 import { buildManifests, type Manifest, nodeRoutes } from "../../src/orchestrate/manifests.js";
@@ -204,6 +206,13 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
       assert.ok(a.stdout.indexOf("Verify:") < a.stdout.indexOf(join(userDir, "config.yaml")));
       for (const f of readdirSync(join(dir, "a")).filter((f) => f.endsWith(".yaml")))
         assert.ok((parse(readFileSync(join(dir, "a", f), "utf8")) as { kind?: string }).kind, `${f} is a manifest`);
+      // the blobbers' dashboards ask for the same login (the htpasswd line in their yaml)
+      const blobberYaml = (parse(secretText) as { stringData: Record<string, string> }).stringData[
+        secretKey("blobber-1/config/0chain_blobber.yaml")
+      ] as string;
+      const blobberLogin = parseBlobberConfig(blobberYaml, "0chain_blobber.yaml").dashboard_login as string;
+      assert.ok(basicLoginAccepts(blobberLogin, `Basic ${Buffer.from(`admin:${pw}`).toString("base64")}`));
+      assert.ok(!basicLoginAccepts(blobberLogin, `Basic ${Buffer.from("admin:other").toString("base64")}`));
       const b = runOnce("b");
       assert.equal(b.status, 0, b.stderr);
       assert.ok(!b.stdout.includes(pw), "a password per deployment");
