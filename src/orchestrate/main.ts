@@ -18,6 +18,7 @@ import {
   type NetworkFilesGenerator,
   networkConfigSecret,
   networkFiles,
+  type StandaloneFilesGenerator,
   USER_CONFIG_PATH,
   userClientConfig,
 } from "./network-config.js";
@@ -105,7 +106,11 @@ async function apply(input: DeployInput, manifests: Manifest[]): Promise<void> {
 }
 
 /** `generate` makes the network's files (keys, genesis, node.yaml) for the network-config Secret. */
-export async function main(argv: string[], generate: NetworkFilesGenerator): Promise<void> {
+export async function main(
+  argv: string[],
+  generate: NetworkFilesGenerator,
+  standalone?: StandaloneFilesGenerator,
+): Promise<void> {
   const arg = (name: string): string | undefined => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -128,7 +133,7 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     }
     const input = parseDeployInput(json);
     const password = randomBytes(18).toString("base64url");
-    const files = await networkFiles(input, generate, htpasswdLine("admin", password));
+    const files = await networkFiles(input, generate, htpasswdLine("admin", password), standalone);
     const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
     const manifests = buildManifests(input, password, htpasswdLine("admin", password), config, {
       ...(input.monitoring.grafana ? { grafanaDashboard: readFileSync(GRAFANA_DASHBOARD, "utf8") } : {}),
@@ -144,7 +149,11 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     console.log(
       `Wrote ${written.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
     );
-    if (config)
+    if (config && input.standalone)
+      console.log(
+        `The Secret ${CONFIG_SECRET} holds the blobber's keys (and its validator's, made here) and yaml files naming https://${input.standalone.network_url}/dns: keep ${out} private.`,
+      );
+    else if (config)
       console.log(
         `The Secret ${CONFIG_SECRET} holds the network's keys, genesis and node.yaml files (${Object.keys(files).length} files): keep ${out} private.`,
       );

@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
-import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { clusterNetworkFiles, podOf, standaloneBlobberFiles } from "../../src/localnet/cluster.js";
 import { basicLoginAccepts } from "../../src/nodes/blobber/pages.js";
-import { parseBlobberConfig } from "../../src/nodes/config/operator.js";
+import { parseBlobberConfig, parseValidatorConfig } from "../../src/nodes/config/operator.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
 import { buildManifests, type Manifest, nodeRoutes } from "../../src/orchestrate/manifests.js";
@@ -22,7 +23,8 @@ import {
   userClientConfig,
 } from "../../src/orchestrate/network-config.js";
 import { loadClientConfig } from "../../src/sdk/configfiles.js";
-import { deployInput, validateManifests } from "../support/deploy-input.js";
+import { clientIdOf } from "../../src/sdk/index.js";
+import { deployInput, STANDALONE, validateManifests } from "../support/deploy-input.js";
 
 const INPUT = deployInput();
 
@@ -144,6 +146,46 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
       "block_worker: https://cairn.example.com/dns\nsignature_scheme: ed25519\n",
     );
     assert.equal(userClientConfig(input, {}), undefined);
+  });
+
+  it("standalone: the one blobber's Secret from the input's keys, network, delegate, prices and capacity", async () => {
+    await initCrypto();
+    const kp = getScheme("bls0chain").generateKeys();
+    const standalone = { ...STANDALONE, public_key: kp.publicKey, private_key: kp.privateKey, capacity: "5368709120" };
+    const input = parseDeployInput(deployInput({ standalone }));
+    const line = htpasswdLine("admin", "pw");
+    const files = await networkFiles(input, clusterNetworkFiles, line, standaloneBlobberFiles);
+    assert.deepEqual(Object.keys(files).sort(), [
+      "blobber-0/config/0chain_blobber.yaml",
+      "blobber-0/config/0chain_validator.yaml",
+      "blobber-0/keys.txt",
+      "blobber-0/validator_keys.txt",
+    ]);
+    const host = "blobber-0.blobber.cairn-test.svc.cluster.local";
+    assert.equal(files["blobber-0/keys.txt"], `${kp.publicKey}\n${kp.privateKey}\n${host}\n5051\n`);
+    const vkeys = (files["blobber-0/validator_keys.txt"] as string).split("\n");
+    assert.notEqual(vkeys[0], kp.publicKey, "the validator has keys of its own (its stake pool is keyed by its id)");
+    assert.deepEqual(vkeys.slice(2), [host, "5061", ""]);
+    const b = parseBlobberConfig(files["blobber-0/config/0chain_blobber.yaml"] as string, "b.yaml");
+    assert.equal(b.block_worker, "https://cairn.example.com/dns", "the existing network's block worker");
+    assert.equal(b.delegate_wallet, STANDALONE.blobber_delegate_ID);
+    assert.equal(b.capacity, 5368709120n);
+    assert.equal(b.read_price, 100_000_000n, "0.01 ZCN");
+    assert.equal(b.write_price, 1_000_000_000n, "0.1 ZCN");
+    assert.equal(b.public_url, "https://cairn.example.com/blobber0");
+    assert.equal(b.dashboard_login, line);
+    const v = parseValidatorConfig(files["blobber-0/config/0chain_validator.yaml"] as string, "v.yaml");
+    assert.equal(v.block_worker, "https://cairn.example.com/dns");
+    assert.equal(v.delegate_wallet, STANDALONE.blobber_delegate_ID);
+    assert.equal(v.public_url, "https://cairn.example.com/validator0");
+    assert.notEqual(clientIdOf(vkeys[0] as string), clientIdOf(kp.publicKey));
+    const config = networkConfigSecret(input, files);
+    const ms = buildManifests(input, "pw", line, config);
+    validateManifests(ms);
+    assert.ok(ms.some((m) => m.kind === "Secret" && m.metadata.name === "cairn-network-config"));
+    const pod = podOfSet(ms, "blobber");
+    assert.deepEqual(pod.volumes, [config.volume]);
+    assert.ok(!ms.some((m) => m.metadata.name === "miner" || m.metadata.name === "blockworker"));
   });
 
   it("elk and rancher flags add Elasticsearch, Kibana and Rancher, each dashboard behind the deployment's login", () => {

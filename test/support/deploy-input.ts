@@ -11,7 +11,7 @@ import type { Manifest } from "../../src/orchestrate/manifests.js";
 
 /** The standalone block of a blobber joining an existing network (well-formed values). */
 export const STANDALONE = {
-  public_key: "ab".repeat(128),
+  public_key: "ab".repeat(64),
   private_key: "cd".repeat(32),
   network_url: "cairn.example.com",
   blobber_delegate_ID: "ef".repeat(32),
