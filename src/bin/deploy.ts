@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { clusterNetworkFiles } from "../localnet/cluster.js";
+import { clusterNetworkFiles, standaloneBlobberFiles } from "../localnet/cluster.js";
 import { main } from "../orchestrate/main.js";
 
-await main(process.argv.slice(2), clusterNetworkFiles);
+await main(process.argv.slice(2), clusterNetworkFiles, standaloneBlobberFiles);

@@ -184,8 +184,8 @@ export function parseDeployInput(json: unknown): DeployInput {
     if (
       s.str(
         "public_key",
-        "a BLS public key in hex, or an empty string (no standalone blobber)",
-        (x) => x === "" || HEX(256).test(x),
+        "a bls0chain public key in hex (128 characters), or an empty string (no standalone blobber)",
+        (x) => x === "" || HEX(128).test(x),
       ) !== ""
     ) {
       out.standalone = {

@@ -6,13 +6,25 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { CodedError, errorMessage } from "../core/errors.js";
 import type { OrchestrateErrorCode } from "./errors.js";
 import { type DeployInput, parseDeployInput } from "./input.js";
 import { buildManifests, dnsRecords, type Manifest, nodeRoutes } from "./manifests.js";
-import { CONFIG_SECRET, type NetworkFilesGenerator, networkConfigSecret, networkFiles } from "./network-config.js";
+import {
+  CONFIG_SECRET,
+  externalBlockWorker,
+  type NetworkFilesGenerator,
+  networkConfigSecret,
+  networkFiles,
+  type StandaloneFilesGenerator,
+  USER_CONFIG_PATH,
+  userClientConfig,
+} from "./network-config.js";
+
+/** The network's Grafana dashboard in the repository (dist/src/orchestrate/ → deploy/monitoring/). */
+export const GRAFANA_DASHBOARD = new URL("../../../deploy/monitoring/grafana-dashboard.json", import.meta.url);
 
 /** An htpasswd line (`{SHA}` scheme, which nginx's basic auth accepts). */
 export function htpasswdLine(user: string, password: string): string {
@@ -94,7 +106,11 @@ async function apply(input: DeployInput, manifests: Manifest[]): Promise<void> {
 }
 
 /** `generate` makes the network's files (keys, genesis, node.yaml) for the network-config Secret. */
-export async function main(argv: string[], generate: NetworkFilesGenerator): Promise<void> {
+export async function main(
+  argv: string[],
+  generate: NetworkFilesGenerator,
+  standalone?: StandaloneFilesGenerator,
+): Promise<void> {
   const arg = (name: string): string | undefined => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -117,14 +133,27 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     }
     const input = parseDeployInput(json);
     const password = randomBytes(18).toString("base64url");
-    const files = await networkFiles(input, generate);
+    const files = await networkFiles(input, generate, htpasswdLine("admin", password), standalone);
     const config = Object.keys(files).length > 0 ? networkConfigSecret(input, files) : undefined;
-    const manifests = buildManifests(input, password, htpasswdLine("admin", password), config);
+    const manifests = buildManifests(input, password, htpasswdLine("admin", password), config, {
+      ...(input.monitoring.grafana ? { grafanaDashboard: readFileSync(GRAFANA_DASHBOARD, "utf8") } : {}),
+    });
     const written = writeManifests(out, manifests);
+    // the users' CLI config (the nodes keep the Secret's, which names the in-cluster block worker)
+    const userConfig = userClientConfig(input, files);
+    const userConfigFile = join(out, USER_CONFIG_PATH);
+    if (userConfig !== undefined) {
+      mkdirSync(dirname(userConfigFile), { recursive: true });
+      writeFileSync(userConfigFile, userConfig);
+    }
     console.log(
       `Wrote ${written.length} manifests to ${out} (namespace ${input.cluster_name}, images ${input.repo_type}/*:${input.image_tag}).`,
     );
-    if (config)
+    if (config && input.standalone)
+      console.log(
+        `The Secret ${CONFIG_SECRET} holds the blobber's keys (and its validator's, made here) and yaml files naming https://${input.standalone.network_url}/dns: keep ${out} private.`,
+      );
+    else if (config)
       console.log(
         `The Secret ${CONFIG_SECRET} holds the network's keys, genesis and node.yaml files (${Object.keys(files).length} files): keep ${out} private.`,
       );
@@ -132,8 +161,11 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
       console.log(
         `Standalone: create the Secret ${CONFIG_SECRET} with blobber-0/keys.txt, validator_keys.txt and config/ yourself.`,
       );
-    if (input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher)
-      console.log(`\nDashboards login (shown once, also in the Secret cairn-dashboards-login): admin / ${password}`);
+    const monitored = input.monitoring.grafana || input.monitoring.elk || input.monitoring.rancher;
+    if (config || monitored)
+      console.log(
+        `\nDashboards login (shown once; ${[config ? "the blobbers' dashboards" : "", monitored ? "Grafana, Kibana, Rancher as deployed, also in the Secret cairn-dashboards-login" : ""].filter((x) => x).join("; ")}): admin / ${password}`,
+      );
     console.log("\nCreate these DNS records:");
     for (const r of dnsRecords(input)) console.log(`  ${r.name.padEnd(40)} ${r.type.padEnd(6)} ${r.value}`);
     if (argv.includes("--apply")) await apply(input, manifests);
@@ -141,6 +173,11 @@ export async function main(argv: string[], generate: NetworkFilesGenerator): Pro
     const first = nodeRoutes(input).find((r) => r.path.startsWith("/sharder") || r.path.startsWith("/blobber"));
     console.log(`\nVerify: https://${input.host_address}/dns/network lists the nodes;`);
     if (first) console.log(`        https://${input.host_address}${first.path}/_diagnostics shows a node's health.`);
+    if (userConfig !== undefined)
+      console.log(
+        `        CLIs outside the cluster use ${userConfigFile} (block_worker: ${externalBlockWorker(input)}):\n` +
+          `        copy it to ~/.zcn/config.yaml, or run zwallet/zbox with --configDir ${dirname(userConfigFile)}`,
+      );
   } catch (err) {
     console.error(`cairn-deploy: ${errorMessage(err)}`);
     process.exit(1);

@@ -2,11 +2,12 @@
  * Kubernetes manifests of a Cairn network from the deployment input: namespace = cluster_name; StatefulSets for
  * sharders, miners and blobbers (each blobber pod with its validator) with volumes of the storage class fs_type
  * names; the block worker; per-node Services and an Ingress for host_address routing `/<node>/` to each node
- * and `/dns/` to the block worker; Prometheus and Grafana (behind a login whose password is generated here) per
- * the monitoring flags; Kibana (with Elasticsearch) and Rancher per theirs. Node configuration (keys, genesis,
+ * and `/dns/` to the block worker; the monitoring objects per the flags (monitoring.ts: Prometheus and Grafana,
+ * Kibana with Elasticsearch and Fluent Bit, Rancher, each behind a login whose password is generated per deployment). Node configuration (keys, genesis,
  * node.yaml) is mounted from the Secret `cairn-network-config` (network-config.ts), folder per pod.
  */
 import type { DeployInput } from "./input.js";
+import { type MonitoringExtras, monitoringManifests } from "./monitoring.js";
 import { CONFIG_SECRET } from "./network-config.js";
 
 export type Manifest = {
@@ -25,6 +26,9 @@ export const PORTS = {
   grafana: 3000,
   prometheus: 9090,
 };
+
+/** The validator's log file in a blobber pod (`--log_dir`, the file name the validator writes). */
+export const VALIDATOR_LOG = "/cairn/data/validator/log/0chainValidator.log";
 
 function image(input: DeployInput, name: string): string {
   return `${input.repo_type}/${name}:${input.image_tag}`;
@@ -142,6 +146,7 @@ export function buildManifests(
   dashboardPassword: string,
   htpasswd: string,
   config?: { secret: Manifest; volume: Record<string, unknown> },
+  extras: MonitoringExtras = {},
 ): Manifest[] {
   const ns = input.cluster_name;
   // the config volume of every pod: the network-config Secret with its folder layout (or all of it, as is)
@@ -229,12 +234,22 @@ export function buildManifests(
         "--keys_file",
         "/cairn/config/$(POD_NAME)/validator_keys.txt",
         "--log_dir",
-        "/cairn/data/validator/log",
+        VALIDATOR_LOG.replace(/\/[^/]*$/, ""),
       ],
       "/_diagnostics",
     );
     for (const c of [blobber, validator]) c.env = [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }];
-    out.push(statefulSet(input, "blobber", blobbers, [blobber, validator], "100Gi", configVolume));
+    // the validator logs to its file (its state lives beside the log folder): a sidecar streams it to stdout, where
+    // the cluster's log shipper (monitoring.ts: Fluent Bit) reads every container's lines
+    const validatorLog = {
+      name: "validator-log",
+      image: "busybox:1.36",
+      command: ["sh", "-c", `until [ -f ${VALIDATOR_LOG} ]; do sleep 2; done; exec tail -n +1 -F ${VALIDATOR_LOG}`],
+      volumeMounts: [{ name: "data", mountPath: "/cairn/data", readOnly: true }],
+      resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "64Mi" } },
+      securityContext: { runAsNonRoot: true, runAsUser: 10001, allowPrivilegeEscalation: false },
+    };
+    out.push(statefulSet(input, "blobber", blobbers, [blobber, validator, validatorLog], "100Gi", configVolume));
     out.push(service(ns, "blobber", { "app.kubernetes.io/name": "blobber" }, [["http", PORTS.blobber]], true));
   }
   // one Service per pod, for the ingress's path routing
@@ -273,141 +288,8 @@ export function buildManifests(
     },
     spec: { ingressClassName: "nginx", tls: [{ hosts: [input.host_address], secretName: `${ns}-tls` }], rules },
   });
-  out.push(...monitoring(input, dashboardPassword, htpasswd));
+  out.push(...monitoringManifests(input, dashboardPassword, htpasswd, extras));
   return out;
-}
-
-function monitoring(input: DeployInput, password: string, htpasswd: string): Manifest[] {
-  const ns = input.cluster_name;
-  const m = input.monitoring;
-  const out: Manifest[] = [];
-  if (!m.grafana && !m.elk && !m.rancher) return out;
-  out.push({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "cairn-dashboards-login", namespace: ns },
-    type: "Opaque",
-    stringData: { username: "admin", password, auth: htpasswd },
-  });
-  const exposed = (name: string, sub: string, address: string, port: number): void => {
-    const host = address || `${sub}.${input.host_address}`;
-    out.push({
-      apiVersion: "networking.k8s.io/v1",
-      kind: "Ingress",
-      metadata: {
-        name,
-        namespace: ns,
-        annotations: {
-          "nginx.ingress.kubernetes.io/auth-type": "basic",
-          "nginx.ingress.kubernetes.io/auth-secret": "cairn-dashboards-login",
-          "nginx.ingress.kubernetes.io/auth-realm": "Cairn monitoring",
-        },
-      },
-      spec: {
-        ingressClassName: "nginx",
-        tls: [{ hosts: [host], secretName: `${name}-tls` }],
-        rules: [
-          { host, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: port } } } }] } },
-        ],
-      },
-    });
-  };
-  const deploy = (name: string, img: string, port: number, extra: Record<string, unknown>): Manifest => ({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name, namespace: ns },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { "app.kubernetes.io/name": name } },
-      template: {
-        metadata: { labels: { "app.kubernetes.io/name": name } },
-        spec: { containers: [{ name, image: img, ports: [{ containerPort: port }], ...extra }] },
-      },
-    },
-  });
-  if (m.grafana) {
-    out.push({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "prometheus-config", namespace: ns },
-      data: { "prometheus.yml": prometheusConfig(ns) },
-    });
-    const prom = deploy("prometheus", "prom/prometheus:v2.53.0", PORTS.prometheus, {
-      args: ["--config.file=/etc/prometheus/prometheus.yml"],
-      volumeMounts: [{ name: "config", mountPath: "/etc/prometheus" }],
-    });
-    (prom.spec as { template: { spec: Record<string, unknown> } }).template.spec.volumes = [
-      { name: "config", configMap: { name: "prometheus-config" } },
-    ];
-    out.push(prom, service(ns, "prometheus", { "app.kubernetes.io/name": "prometheus" }, [["http", PORTS.prometheus]]));
-    out.push(
-      deploy("grafana", "grafana/grafana:11.1.0", PORTS.grafana, {
-        env: [
-          { name: "GF_SECURITY_ADMIN_USER", value: "admin" },
-          {
-            name: "GF_SECURITY_ADMIN_PASSWORD",
-            valueFrom: { secretKeyRef: { name: "cairn-dashboards-login", key: "password" } },
-          },
-          { name: "GF_AUTH_ANONYMOUS_ENABLED", value: "false" },
-        ],
-      }),
-      service(ns, "grafana", { "app.kubernetes.io/name": "grafana" }, [["http", PORTS.grafana]]),
-    );
-    exposed("grafana", "grafana", input.monitoring.grafana_address, PORTS.grafana);
-  }
-  if (m.elk) {
-    // Elasticsearch (one node, inside the namespace only) and Kibana behind the ingress's login; the nodes log
-    // JSON lines to stdout, which a cluster's log shipper (Filebeat) sends to elasticsearch:9200
-    out.push(
-      deploy("elasticsearch", "docker.elastic.co/elasticsearch/elasticsearch:8.14.3", 9200, {
-        env: [
-          { name: "discovery.type", value: "single-node" },
-          { name: "xpack.security.enabled", value: "false" },
-          { name: "ES_JAVA_OPTS", value: "-Xms512m -Xmx512m" },
-        ],
-        resources: { requests: { cpu: "250m", memory: "1Gi" }, limits: { memory: "2Gi" } },
-      }),
-      service(ns, "elasticsearch", { "app.kubernetes.io/name": "elasticsearch" }, [["http", 9200]]),
-      deploy("kibana", "docker.elastic.co/kibana/kibana:8.14.3", 5601, {
-        env: [{ name: "ELASTICSEARCH_HOSTS", value: "http://elasticsearch:9200" }],
-      }),
-    );
-    out.push(service(ns, "kibana", { "app.kubernetes.io/name": "kibana" }, [["http", 5601]]));
-    exposed("kibana", "kibana", input.monitoring.elk_address, 5601);
-  }
-  if (m.rancher) {
-    // Rancher's own login: its bootstrap password is the deployment's dashboard password
-    out.push(
-      deploy("rancher", "rancher/rancher:v2.8.5", 80, {
-        args: ["--no-cacerts"],
-        env: [
-          { name: "CATTLE_BOOTSTRAP_PASSWORD", valueFrom: { secretKeyRef: { name: "cairn-dashboards-login", key: "password" } } },
-        ],
-        securityContext: { privileged: true },
-      }),
-    );
-    out.push(service(ns, "rancher", { "app.kubernetes.io/name": "rancher" }, [["http", 80]]));
-    exposed("rancher", "rancher", input.monitoring.rancher_address, 80);
-  }
-  return out;
-}
-
-/** Prometheus configuration: every pod of the namespace annotated `prometheus.io/scrape`. */
-export function prometheusConfig(ns: string): string {
-  return `global:
-  scrape_interval: 15s
-scrape_configs:
-  - job_name: cairn
-    kubernetes_sd_configs:
-      - role: pod
-        namespaces: { names: [${ns}] }
-    relabel_configs:
-      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
-        action: keep
-        regex: "true"
-      - source_labels: [__meta_kubernetes_pod_label_app_kubernetes_io_name]
-        target_label: cairn_role
-`;
 }
 
 /** The DNS records to create: the domain and its grafana, kibana and rancher sub-domains. */

@@ -23,6 +23,22 @@ export interface NetworkFilesRequest {
 /** Makes the network's files: relative path (`miner-0/node.yaml`, `genesis/magic_block.json`, …) → content. */
 export type NetworkFilesGenerator = (req: NetworkFilesRequest) => Promise<Record<string, string>>;
 
+/** What the standalone blobber's files generator is asked for (the input's `standalone` fields, read). */
+export interface StandaloneFilesRequest {
+  keys: { public_key: string; private_key: string };
+  delegateId: string;
+  readPrice: number;
+  writePrice: number;
+  capacity: number;
+  /** The existing network's block worker: `https://<network_url>/dns`. */
+  blockWorker: string;
+  /** The pod's in-cluster address. */
+  host: string;
+}
+
+/** Makes a standalone blobber's files (`blobber-0/keys.txt`, `validator_keys.txt`, `config/*.yaml`). */
+export type StandaloneFilesGenerator = (req: StandaloneFilesRequest) => Promise<Record<string, string>>;
+
 /** The in-cluster DNS name of a pod (`miner-0`) or of the block worker's service. */
 export function podHost(input: DeployInput, pod: string): string {
   const ns = input.cluster_name;
@@ -61,18 +77,48 @@ export function networkConfigSecret(
 }
 
 /**
- * The network's files for `input` (none in standalone mode: that blobber's operator brings its keys), with the
- * client-facing addresses of {@link withPublicUrls}.
+ * The network's files for `input` (standalone: the one blobber's, from its operator's keys, when `standalone` is
+ * given; none otherwise), with the
+ * client-facing addresses of {@link withPublicUrls} and, given `dashboardLogin` (an htpasswd line), the blobbers'
+ * dashboard pages behind that login.
  */
-export async function networkFiles(input: DeployInput, generate: NetworkFilesGenerator): Promise<Record<string, string>> {
-  if (input.standalone) return {};
-  const files = await generate({
-    miners: input.miner_count,
-    sharders: input.sharder_count,
-    blobbers: input.blobber_count,
-    hostOf: (pod) => podHost(input, pod),
-  });
-  return withPublicUrls(input, files);
+export async function networkFiles(
+  input: DeployInput,
+  generate: NetworkFilesGenerator,
+  dashboardLogin?: string,
+  standalone?: StandaloneFilesGenerator,
+): Promise<Record<string, string>> {
+  let files: Record<string, string>;
+  let blobbers = input.blobber_count;
+  if (input.standalone) {
+    if (!standalone) return {};
+    const s = input.standalone;
+    files = await standalone({
+      keys: { public_key: s.public_key, private_key: s.private_key },
+      delegateId: s.blobber_delegate_ID,
+      readPrice: Number(s.read_price),
+      writePrice: Number(s.write_price),
+      capacity: Number(s.capacity),
+      blockWorker: `https://${s.network_url}/dns`,
+      host: podHost(input, "blobber-0"),
+    });
+    blobbers = 1;
+  } else
+    files = await generate({
+      miners: input.miner_count,
+      sharders: input.sharder_count,
+      blobbers: input.blobber_count,
+      hostOf: (pod) => podHost(input, pod),
+    });
+  const out = withPublicUrls({ ...input, blobber_count: blobbers }, files);
+  if (dashboardLogin !== undefined)
+    for (let i = 0; i < blobbers; i++) {
+      // the blobber's dashboard pages ask for the deployment's login (its htpasswd line)
+      const key = `blobber-${i}/config/0chain_blobber.yaml`;
+      const text = out[key];
+      if (text !== undefined) out[key] = `${text.replace(/\n*$/, "\n")}dashboard_login: ${JSON.stringify(dashboardLogin)}\n`;
+    }
+  return out;
 }
 
 /**
@@ -103,4 +149,26 @@ export function withPublicUrls(input: DeployInput, files: Record<string, string>
       if (text !== undefined) out[key] = `${text.replace(/\n*$/, "\n")}public_url: ${base}/${path}\n`;
     }
   return out;
+}
+
+/** Where `cairn-deploy` writes the users' CLI config under `--out` (a folder, so `kubectl apply -f <out>` skips it). */
+export const USER_CONFIG_PATH = "zcn/config.yaml";
+
+/** The block worker's URL for clients outside the cluster: through the ingress's `/dns` path. */
+export function externalBlockWorker(input: DeployInput): string {
+  return `https://${input.host_address}/dns`;
+}
+
+/**
+ * The CLIs' `config.yaml` for users outside the cluster: the Secret's `zcn/config.yaml` (which the pods use, naming
+ * the in-cluster block worker) with `block_worker` set to {@link externalBlockWorker}; everything else (signature
+ * scheme, chain id, confirmation settings) kept. Undefined when there is no Secret's config (standalone mode).
+ */
+export function userClientConfig(input: DeployInput, files: Record<string, string>): string | undefined {
+  const inCluster = files["zcn/config.yaml"];
+  if (inCluster === undefined) return undefined;
+  const line = `block_worker: ${externalBlockWorker(input)}`;
+  return /^block_worker:.*$/m.test(inCluster)
+    ? inCluster.replace(/^block_worker:.*$/m, line)
+    : `${line}\n${inCluster.replace(/^\n+/, "")}`;
 }

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
@@ -104,6 +105,35 @@ describe("deployment files", () => {
       miner1: "203.0.113.7:21010",
       miner2: "203.0.113.7:21011",
     });
+  });
+
+  it("the start scripts' checks refuse a port another service holds and memory or disk below the minimum, naming them", async () => {
+    const check = (cmd: string) =>
+      spawnSync("bash", ["-c", `source ${BIN}/common.sh && ${cmd}`], {
+        encoding: "utf8",
+        env: { ...process.env, ENGINE: "docker" },
+      });
+    const server = createServer();
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const taken = check(`check_port_free ${port}`);
+      assert.equal(taken.status, 1);
+      assert.equal(
+        taken.stderr.trim(),
+        `error: port ${port} is already in use by another service; stop it or choose another blobber number`,
+      );
+    } finally {
+      await new Promise((ok) => server.close(ok));
+    }
+    assert.equal(check(`check_port_free ${port}`).status, 0, "free once the service stops");
+    const mem = check("check_resources 999999999 0 .");
+    assert.equal(mem.status, 1);
+    assert.match(mem.stderr, /^error: only \d+ MiB of memory available; at least 999999999 MiB are needed$/m);
+    const disk = check("check_resources 0 999999999 .");
+    assert.equal(disk.status, 1);
+    assert.match(disk.stderr, /^error: only \d+ GiB free on \.; at least 999999999 GiB are needed$/m);
+    assert.equal(check("check_resources 1 0 .").status, 0);
   });
 
   it("the Containerfile has one non-root stage per program with a health check and labels", () => {

@@ -1,7 +1,7 @@
 // cairn-deploy --apply against a Kubernetes API stand-in on loopback (no cluster runs here): an HTTP server that
 // answers what @kubernetes/client-node calls for a server-side apply — the API discovery lists (/api/v1,
-// /apis/apps/v1, /apis/networking.k8s.io/v1) and a PATCH per object that creates it or updates it. The command
-// runs as a real process with a kubeconfig pointing at the stand-in.
+// /apis/apps/v1, /apis/networking.k8s.io/v1, /apis/rbac.authorization.k8s.io/v1) and a PATCH per object that
+// creates it or updates it. The command runs as a real process with a kubeconfig pointing at the stand-in.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -21,12 +21,21 @@ const RESOURCES: Record<string, { name: string; kind: string; namespaced: boolea
     { name: "secrets", kind: "Secret", namespaced: true },
     { name: "configmaps", kind: "ConfigMap", namespaced: true },
     { name: "services", kind: "Service", namespaced: true },
+    { name: "serviceaccounts", kind: "ServiceAccount", namespaced: true },
   ],
   "/apis/apps/v1": [
     { name: "statefulsets", kind: "StatefulSet", namespaced: true },
     { name: "deployments", kind: "Deployment", namespaced: true },
+    { name: "daemonsets", kind: "DaemonSet", namespaced: true },
   ],
-  "/apis/networking.k8s.io/v1": [{ name: "ingresses", kind: "Ingress", namespaced: true }],
+  "/apis/networking.k8s.io/v1": [
+    { name: "ingresses", kind: "Ingress", namespaced: true },
+    { name: "networkpolicies", kind: "NetworkPolicy", namespaced: true },
+  ],
+  "/apis/rbac.authorization.k8s.io/v1": [
+    { name: "roles", kind: "Role", namespaced: true },
+    { name: "rolebindings", kind: "RoleBinding", namespaced: true },
+  ],
 };
 
 interface Stored {

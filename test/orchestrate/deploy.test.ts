@@ -80,7 +80,7 @@ describe("deployment input", () => {
     ["on_premise.environment", 3, /a string/],
     ["on_premise.host_ip", "localhost", /IPv4 address, or an empty string/],
     ["standalone", [], /an object \{public_key/],
-    ["standalone.public_key", "xyz", /BLS public key/],
+    ["standalone.public_key", "xyz", /bls0chain public key in hex \(128 characters\)/],
   ];
   for (const [field, value, expected] of BAD)
     it(`refuses a bad ${field}`, () => refused(withField(field, value), field, expected));

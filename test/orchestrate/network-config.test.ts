@@ -8,12 +8,23 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
-import { clusterNetworkFiles, podOf } from "../../src/localnet/cluster.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
+import { clusterNetworkFiles, podOf, standaloneBlobberFiles } from "../../src/localnet/cluster.js";
+import { basicLoginAccepts } from "../../src/nodes/blobber/pages.js";
+import { parseBlobberConfig, parseValidatorConfig } from "../../src/nodes/config/operator.js";
 import { parseDeployInput } from "../../src/orchestrate/input.js";
 import { htpasswdLine } from "../../src/orchestrate/main.js";
 import { buildManifests, type Manifest, nodeRoutes } from "../../src/orchestrate/manifests.js";
-import { networkConfigSecret, networkFiles, secretKey } from "../../src/orchestrate/network-config.js";
-import { deployInput, validateManifests } from "../support/deploy-input.js";
+import {
+  networkConfigSecret,
+  networkFiles,
+  secretKey,
+  USER_CONFIG_PATH,
+  userClientConfig,
+} from "../../src/orchestrate/network-config.js";
+import { loadClientConfig } from "../../src/sdk/configfiles.js";
+import { clientIdOf } from "../../src/sdk/index.js";
+import { deployInput, STANDALONE, validateManifests } from "../support/deploy-input.js";
 
 const INPUT = deployInput();
 
@@ -113,13 +124,68 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
     }
     assert.ok(mounted.has(podOfSet(ms, "blockworker").containers[0]?.args[1] as string));
     const blobberPod = podOfSet(ms, "blobber");
-    for (const c of blobberPod.containers) {
+    for (const c of blobberPod.containers.filter((x) => x.name !== "validator-log")) {
       const at = (flag: string) => c.args[c.args.indexOf(flag) + 1] as string;
       assert.ok(mounted.has(expand(at("--keys_file"), "blobber-1")), c.name);
       const configDir = expand(at("--config_dir"), "blobber-1");
       assert.ok(mounted.has(`${configDir}/0chain_${c.name}.yaml`), `${c.name}: ${configDir}`);
       assert.equal(at("--hostname"), "$(POD_NAME).blobber.cairn-test.svc.cluster.local");
     }
+  });
+
+  it("the users' config.yaml: the pods' with block_worker through the ingress, the rest kept; none in standalone mode", () => {
+    const input = parseDeployInput(INPUT);
+    const pods =
+      "# CLI\nblock_worker: http://blockworker.cairn-test.svc.cluster.local:9091/dns\nsignature_scheme: bls0chain\nchain_id: ab\n";
+    assert.equal(
+      userClientConfig(input, { "zcn/config.yaml": pods }),
+      "# CLI\nblock_worker: https://cairn.example.com/dns\nsignature_scheme: bls0chain\nchain_id: ab\n",
+    );
+    assert.equal(
+      userClientConfig(input, { "zcn/config.yaml": "signature_scheme: ed25519\n" }),
+      "block_worker: https://cairn.example.com/dns\nsignature_scheme: ed25519\n",
+    );
+    assert.equal(userClientConfig(input, {}), undefined);
+  });
+
+  it("standalone: the one blobber's Secret from the input's keys, network, delegate, prices and capacity", async () => {
+    await initCrypto();
+    const kp = getScheme("bls0chain").generateKeys();
+    const standalone = { ...STANDALONE, public_key: kp.publicKey, private_key: kp.privateKey, capacity: "5368709120" };
+    const input = parseDeployInput(deployInput({ standalone }));
+    const line = htpasswdLine("admin", "pw");
+    const files = await networkFiles(input, clusterNetworkFiles, line, standaloneBlobberFiles);
+    assert.deepEqual(Object.keys(files).sort(), [
+      "blobber-0/config/0chain_blobber.yaml",
+      "blobber-0/config/0chain_validator.yaml",
+      "blobber-0/keys.txt",
+      "blobber-0/validator_keys.txt",
+    ]);
+    const host = "blobber-0.blobber.cairn-test.svc.cluster.local";
+    assert.equal(files["blobber-0/keys.txt"], `${kp.publicKey}\n${kp.privateKey}\n${host}\n5051\n`);
+    const vkeys = (files["blobber-0/validator_keys.txt"] as string).split("\n");
+    assert.notEqual(vkeys[0], kp.publicKey, "the validator has keys of its own (its stake pool is keyed by its id)");
+    assert.deepEqual(vkeys.slice(2), [host, "5061", ""]);
+    const b = parseBlobberConfig(files["blobber-0/config/0chain_blobber.yaml"] as string, "b.yaml");
+    assert.equal(b.block_worker, "https://cairn.example.com/dns", "the existing network's block worker");
+    assert.equal(b.delegate_wallet, STANDALONE.blobber_delegate_ID);
+    assert.equal(b.capacity, 5368709120n);
+    assert.equal(b.read_price, 100_000_000n, "0.01 ZCN");
+    assert.equal(b.write_price, 1_000_000_000n, "0.1 ZCN");
+    assert.equal(b.public_url, "https://cairn.example.com/blobber0");
+    assert.equal(b.dashboard_login, line);
+    const v = parseValidatorConfig(files["blobber-0/config/0chain_validator.yaml"] as string, "v.yaml");
+    assert.equal(v.block_worker, "https://cairn.example.com/dns");
+    assert.equal(v.delegate_wallet, STANDALONE.blobber_delegate_ID);
+    assert.equal(v.public_url, "https://cairn.example.com/validator0");
+    assert.notEqual(clientIdOf(vkeys[0] as string), clientIdOf(kp.publicKey));
+    const config = networkConfigSecret(input, files);
+    const ms = buildManifests(input, "pw", line, config);
+    validateManifests(ms);
+    assert.ok(ms.some((m) => m.kind === "Secret" && m.metadata.name === "cairn-network-config"));
+    const pod = podOfSet(ms, "blobber");
+    assert.deepEqual(pod.volumes, [config.volume]);
+    assert.ok(!ms.some((m) => m.metadata.name === "miner" || m.metadata.name === "blockworker"));
   });
 
   it("elk and rancher flags add Elasticsearch, Kibana and Rancher, each dashboard behind the deployment's login", () => {
@@ -165,6 +231,30 @@ describe("cairn-deploy: the network-config Secret and the monitoring deployments
         (parse(readFileSync(join(dir, "a", login), "utf8")) as { stringData: { password: string } }).stringData.password,
         pw,
       );
+      // two CLI configs: the pods' (in the Secret) names the in-cluster block worker, the users' the ingress's /dns
+      const secretText = readFileSync(join(dir, "a", secretFile), "utf8");
+      const inCluster = (parse(secretText) as { stringData: Record<string, string> }).stringData[secretKey("zcn/config.yaml")];
+      assert.ok(inCluster);
+      const userDir = join(dir, "a", "zcn");
+      assert.equal(join(dir, "a", USER_CONFIG_PATH), join(userDir, "config.yaml"));
+      const user = loadClientConfig({ configDir: userDir }).config;
+      const pods = parse(inCluster) as { block_worker: string; chain_id: string; signature_scheme: string };
+      assert.equal(pods.block_worker, "http://blockworker.cairn-test.svc.cluster.local:9091/dns");
+      assert.equal(user.block_worker, "https://cairn.example.com/dns");
+      assert.equal(user.chain_id, pods.chain_id, "the same chain");
+      assert.equal(user.signature_scheme, pods.signature_scheme);
+      // printed with the verify lines; a folder of its own, so `kubectl apply -f <out>` (not recursive) skips it
+      assert.ok(a.stdout.includes(`${join(userDir, "config.yaml")} (block_worker: https://cairn.example.com/dns)`), a.stdout);
+      assert.ok(a.stdout.indexOf("Verify:") < a.stdout.indexOf(join(userDir, "config.yaml")));
+      for (const f of readdirSync(join(dir, "a")).filter((f) => f.endsWith(".yaml")))
+        assert.ok((parse(readFileSync(join(dir, "a", f), "utf8")) as { kind?: string }).kind, `${f} is a manifest`);
+      // the blobbers' dashboards ask for the same login (the htpasswd line in their yaml)
+      const blobberYaml = (parse(secretText) as { stringData: Record<string, string> }).stringData[
+        secretKey("blobber-1/config/0chain_blobber.yaml")
+      ] as string;
+      const blobberLogin = parseBlobberConfig(blobberYaml, "0chain_blobber.yaml").dashboard_login as string;
+      assert.ok(basicLoginAccepts(blobberLogin, `Basic ${Buffer.from(`admin:${pw}`).toString("base64")}`));
+      assert.ok(!basicLoginAccepts(blobberLogin, `Basic ${Buffer.from("admin:other").toString("base64")}`));
       const b = runOnce("b");
       assert.equal(b.status, 0, b.stderr);
       assert.ok(!b.stdout.includes(pw), "a password per deployment");

@@ -3,14 +3,15 @@
  * each test names only the fields it changes.
  */
 import assert from "node:assert/strict";
-import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
-import { Ingress } from "kubernetes-models/networking.k8s.io/v1";
-import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
+import { DaemonSet, Deployment, StatefulSet } from "kubernetes-models/apps/v1";
+import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import type { Manifest } from "../../src/orchestrate/manifests.js";
 
 /** The standalone block of a blobber joining an existing network (well-formed values). */
 export const STANDALONE = {
-  public_key: "ab".repeat(128),
+  public_key: "ab".repeat(64),
   private_key: "cd".repeat(32),
   network_url: "cairn.example.com",
   blobber_delegate_ID: "ef".repeat(32),
@@ -62,7 +63,12 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   ConfigMap,
   Deployment,
   StatefulSet,
+  DaemonSet,
   Ingress,
+  NetworkPolicy,
+  ServiceAccount,
+  Role,
+  RoleBinding,
 };
 
 /** Validate every manifest offline against its Kubernetes schema (kubernetes-models); an unknown kind fails. */

@@ -5,6 +5,7 @@
  * Prometheus `/metrics`.
  */
 
+import { createHash, timingSafeEqual } from "node:crypto";
 import { CodedError } from "../../core/errors.js";
 import { BlobberPages } from "../../storage/api.js";
 import { processFigures } from "../common/diagnostics.js";
@@ -16,6 +17,21 @@ import { ChallengeHistory } from "./challenges/loop.js";
 import { challengeSection } from "./challenges/page.js";
 import type { Blobber } from "./context.js";
 import type { BlobberMetrics } from "./metrics.js";
+
+/** Whether an `Authorization: Basic …` header carries the login of an htpasswd line (`user:{SHA}<base64 sha1>`). */
+export function basicLoginAccepts(htpasswd: string, authorization: string | undefined): boolean {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(authorization ?? "");
+  if (!m) return false;
+  const pair = Buffer.from(m[1] as string, "base64").toString("utf8");
+  const colon = pair.indexOf(":");
+  if (colon < 0) return false;
+  const given = `${pair.slice(0, colon)}:{SHA}${createHash("sha1")
+    .update(pair.slice(colon + 1))
+    .digest("base64")}`;
+  const a = Buffer.from(given);
+  const b = Buffer.from(htpasswd);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 const LINKS: [string, string][] = [
   [BlobberPages.dashboard.path, "Dashboard"],
@@ -209,6 +225,28 @@ export function registerBlobberPages(
   app.addHook("onResponse", async (req, reply) => {
     opts.metrics.httpRequests.inc({ route: req.routeOptions.url ?? "unknown", code: String(reply.statusCode) });
   });
+  const login = b.ctx.config.dashboard_login;
+  if (login !== undefined) {
+    // the dashboard pages ask for the configured login; the API, health checks and /metrics stay open
+    const paged = new Set(
+      [
+        BlobberPages.dashboard,
+        BlobberPages.stats,
+        BlobberPages.statsJson,
+        BlobberPages.getStats,
+        BlobberPages.config,
+        BlobberPages.allocation,
+      ].map((r) => r.path),
+    );
+    app.addHook("onRequest", async (req, reply) => {
+      if (!paged.has(req.url.split("?")[0] ?? "") || basicLoginAccepts(login, req.headers.authorization)) return;
+      return reply
+        .code(401)
+        .header("www-authenticate", 'Basic realm="Cairn blobber", charset="UTF-8"')
+        .type("text/plain; charset=utf-8")
+        .send("login required\n");
+    });
+  }
   const html = (reply: { type(t: string): unknown }): void => {
     reply.type("text/html; charset=utf-8");
   };
@@ -267,7 +305,12 @@ export function registerBlobberPages(
     return sendJson(reply, a.raw);
   });
   serve(app, BlobberPages.config, async (_req, reply) =>
-    sendJson(reply, { ...b.ctx.config, deployment_mode: opts.deploymentMode, config_file: opts.configFile ?? "" }),
+    sendJson(reply, {
+      ...b.ctx.config,
+      dashboard_login: login === undefined ? "" : "[set]",
+      deployment_mode: opts.deploymentMode,
+      config_file: opts.configFile ?? "",
+    }),
   );
   serve(app, BlobberPages.metrics, async (_req, reply) => {
     reply.header("content-type", opts.metrics.registry.contentType);

@@ -62,6 +62,12 @@ export interface BlobberConfig {
    * absent: `<scheme>://<hostname>:<port>`.
    */
   public_url?: string;
+  /**
+   * An htpasswd line (`user:{SHA}<base64 sha1 of the password>`, as `cairn-deploy` writes): when set, the dashboard
+   * pages (`/`, `/_stats`, `/_statsJSON`, `/getstats`, `/_config`, `/allocation`) ask for that login (HTTP basic auth);
+   * the API, `/_diagnostics` (health checks) and `/metrics` (Prometheus) stay open.
+   */
+  dashboard_login?: string;
   rate_limit: number;
   server_chain: ServerChainConfig;
   contentref_cleaner: { frequency: number; tolerance: number };
@@ -130,6 +136,17 @@ function publicUrl(r: FieldReader): { public_url?: string } {
   return v === undefined || v === null || v === "" ? {} : { public_url: r.url("public_url") };
 }
 
+function dashboardLogin(r: FieldReader): { dashboard_login?: string } {
+  const v = r.obj.dashboard_login;
+  if (v === undefined || v === null || v === "") return {};
+  return {
+    dashboard_login: r.str("dashboard_login", {
+      pattern: /^[^:\s]+:\{SHA\}[A-Za-z0-9+/]{27}=$/,
+      expected: "an htpasswd line user:{SHA}<base64 SHA-1 of the password>",
+    }),
+  };
+}
+
 function stakeBounds(r: FieldReader): { min_stake: bigint; max_stake: bigint } {
   const min_stake = tokens(r, "min_stake", 1.0);
   const max_stake = tokens(r, "max_stake", 100.0);
@@ -177,6 +194,7 @@ export function parseBlobberConfig(text: string, file: string): BlobberConfig {
     min_confirmation: r.int("min_confirmation", { default: 50, min: 1, max: 100 }),
     block_worker: r.url("block_worker"),
     ...publicUrl(r),
+    ...dashboardLogin(r),
     rate_limit: r.sub("handlers").num("rate_limit", { default: 0, min: 0 }),
     server_chain: serverChain(r),
     contentref_cleaner: cleaner("contentref_cleaner"),

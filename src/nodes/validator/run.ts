@@ -13,6 +13,9 @@ import type { ProviderFlags } from "../provider/flags.js";
 import { readCa, readTls } from "../tls.js";
 import { createValidator } from "./validator.js";
 
+/** The validator's log file under `--log_dir`. */
+export const VALIDATOR_LOG_FILE = "0chainValidator.log";
+
 /** Where the validator keeps its state: `<log_dir>/../validator_data` when logs have a directory, else beside the config. */
 export function validatorDataDir(flags: ProviderFlags): string {
   return join(flags.logDir ?? flags.configDir, "..", "validator_data");
@@ -22,7 +25,7 @@ export function validatorDataDir(flags: ProviderFlags): string {
 export async function runValidator(flags: ProviderFlags): Promise<() => Promise<void>> {
   const config = loadValidatorConfig(join(flags.configDir, "0chain_validator.yaml"));
   const keys = await loadProviderKeys(flags, "validator");
-  const logger = providerLogger(flags, "validator", config.logging.level, "0chainValidator.log");
+  const logger = providerLogger(flags, "validator", config.logging.level, VALIDATOR_LOG_FILE);
   const kv = new LmdbKV(validatorDataDir(flags));
   const tls = flags.tls && readTls(flags.tls, "start validator");
   const ca = flags.caFile === undefined ? undefined : readCa(flags.caFile);

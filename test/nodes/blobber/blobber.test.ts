@@ -4,8 +4,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CodedError } from "../../../src/core/errors.js";
+import { basicLoginAccepts } from "../../../src/nodes/blobber/pages.js";
+import { parseBlobberConfig } from "../../../src/nodes/config/operator.js";
 import type { NodeApp } from "../../../src/nodes/http.js";
 import { MemoryKV } from "../../../src/nodes/io/kv-memory.js";
+import { htpasswdLine } from "../../../src/orchestrate/main.js";
 import { allocationRecord } from "./fakes.js";
 import { DELEGATE, START, testBlobber, until } from "./helpers.js";
 
@@ -226,6 +229,38 @@ describe("blobber pages", () => {
     assert.match(metrics.body, /^blobber_allocations\{.*\} 1$/m);
     assert.match(metrics.body, /^blobber_registered\{.*\} 1$/m);
     assert.match(metrics.body, /blobber_chain_transactions\{.*name="add_blobber",result="ok".*\} 1/);
+    await blobber.stop();
+  });
+
+  it("with dashboard_login the dashboard pages ask for it; the API, health checks and /metrics stay open", async () => {
+    const line = htpasswdLine("admin", "s3cret-pw");
+    const { blobber } = await testBlobber(`dashboard_login: "${line}"\n`, {
+      routes: [
+        (app) => {
+          app.get("/v1/file/list/:allocation", async () => ({ from: "file api" }));
+        },
+      ],
+    });
+    const basic = (user: string, pw: string) => `Basic ${Buffer.from(`${user}:${pw}`).toString("base64")}`;
+    const get = (url: string, authorization?: string) =>
+      blobber.app.inject({ method: "GET", url, headers: authorization === undefined ? {} : { authorization } });
+    for (const url of ["/", "/_stats", "/_statsJSON", "/getstats", "/_config", `/allocation?id=${"c1".repeat(32)}`]) {
+      const none = await get(url);
+      assert.equal(none.statusCode, 401, url);
+      assert.match(none.headers["www-authenticate"] as string, /^Basic realm="Cairn blobber"/);
+      assert.equal((await get(url, basic("admin", "wrong"))).statusCode, 401, `${url} wrong password`);
+      assert.equal((await get(url, basic("root", "s3cret-pw"))).statusCode, 401, `${url} wrong user`);
+      assert.notEqual((await get(url, basic("admin", "s3cret-pw"))).statusCode, 401, `${url} with the login`);
+    }
+    const cfg = await get("/_config", basic("admin", "s3cret-pw"));
+    assert.equal(JSON.parse(cfg.body).dashboard_login, "[set]", "the hash is not shown");
+    for (const url of ["/_diagnostics/json", "/metrics", `/v1/file/list/${"a".repeat(64)}`])
+      assert.equal((await get(url)).statusCode, 200, url);
+    assert.equal(basicLoginAccepts(line, "Bearer x"), false);
+    assert.throws(
+      () => parseBlobberConfig("block_worker: http://x/dns\ndashboard_login: admin:plain\n", "b.yaml"),
+      /dashboard_login/,
+    );
     await blobber.stop();
   });
 });
