@@ -40,3 +40,23 @@ export function uploadWindow(opts: Record<string, unknown>): { window?: number }
   const n = opts.chunknumber === undefined ? 0 : Number(opts.chunknumber);
   return n > 0 ? { window: Math.ceil(n / sdk.storageFiles.CHUNK_BLOCKS) } : {};
 }
+
+/**
+ * A download's `--startblock`, `--endblock` (1-based, inclusive) and `--chunknumber` / `--blockspermarker` as the
+ * sdk's options; a malformed value fails under `prefix`.
+ */
+export function downloadRange(
+  opts: Record<string, unknown>,
+  prefix: string,
+): { startBlock?: number; endBlock?: number; blocksPerRequest?: number } {
+  const int = (name: string): number | undefined => {
+    const v = given(opts, name);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new CliExit(`${prefix}invalid ${name} "${v}": a positive integer is required`);
+    return Number(v);
+  };
+  const startBlock = int("startblock");
+  const endBlock = int("endblock");
+  const per = chunkNumber(opts, prefix) ?? int("blockspermarker");
+  return { ...(startBlock ? { startBlock } : {}), ...(endBlock ? { endBlock } : {}), ...(per ? { blocksPerRequest: per } : {}) };
+}

@@ -213,17 +213,18 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
 }
 
 /**
- * An encrypted file: its sealed stream downloaded next to `localPath` (verified as any file), then opened into
- * `localPath` with this reader's key (`encrypt.ts`). Downloads whole: its blocks are ciphertext.
+ * An encrypted file: its sealed stream (or the blocks of the range asked for) downloaded next to `localPath`
+ * (verified as any file), then opened into `localPath` with this reader's key (`encrypt.ts`). A sealed segment is
+ * one 64 KiB block of the stream, so block b (1-based) of the file holds segments `(b−1)·data … b·data − 1` and a
+ * range opens alone. An interrupted download keeps the sealed part and its progress: a rerun continues it.
  */
 async function downloadEncrypted(s: Session, meta: RefView, opts: DownloadOptions): Promise<DownloadResult> {
   const op = "download";
-  if (opts.startBlock !== undefined || opts.endBlock !== undefined)
-    throw sdkError("invalid_range", op, `${meta.path} is encrypted: it downloads whole (no --startblock/--endblock)`);
   const sealedPath = `${opts.localPath}.cairn-sealed`;
+  const r = await download(s, { ...opts, localPath: sealedPath, sealed: true });
   try {
-    const r = await download(s, { ...opts, localPath: sealedPath, sealed: true });
-    const size = await openSealedFile(s, meta, sealedPath, opts.localPath, op);
+    const first = ((opts.startBlock ?? 1) - 1) * s.dataShards;
+    const size = await openSealedFile(s, meta, sealedPath, opts.localPath, op, first);
     return { ...r, localPath: opts.localPath, size };
   } finally {
     await rm(sealedPath, { force: true });

@@ -20,10 +20,13 @@ export interface UploadProgress {
   finalized: string[];
 }
 
+/** An upload source as the progress names it: an encrypted file by its own path, not its sealed copy's. */
+const localOf = (src: UploadSource & { plainPath?: string }): string => src.plainPath ?? src.localPath;
+
 /** The progress file of uploading `sources` (under `key` when given), or none without `progressDir`. */
 function progressPath(s: Session, key: string | undefined, sources: UploadSource[]): string | undefined {
   if (!s.options.progressDir) return undefined;
-  const k = key ?? sources.map((src) => `${src.localPath}:${src.remotePath}`).join("|");
+  const k = key ?? sources.map((src) => `${localOf(src)}:${src.remotePath}`).join("|");
   return join(s.options.progressDir, `${s.allocation.id.slice(0, 8)}_${sha3(k).slice(0, 16)}.json`);
 }
 
@@ -31,8 +34,8 @@ function progressPath(s: Session, key: string | undefined, sources: UploadSource
 export async function loadProgress(s: Session, sources: UploadSource[], key?: string): Promise<UploadProgress> {
   const files = await Promise.all(
     sources.map(async (src) => {
-      const st = await stat(src.localPath).catch(() => undefined);
-      return { local: src.localPath, remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
+      const st = await stat(localOf(src)).catch(() => undefined);
+      return { local: localOf(src), remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
     }),
   );
   const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [] };
