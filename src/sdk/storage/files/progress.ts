@@ -6,6 +6,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { sha3 } from "../../../core/hash.js";
+import { CHUNK_BLOCKS } from "../../../storage/index.js";
 import { newConnectionId } from "./commit.js";
 import type { Session } from "./session.js";
 import type { UploadSource } from "./upload.js";
@@ -18,6 +19,8 @@ export interface UploadProgress {
   files: { local: string; remote: string; size: number; mtime: number }[];
   /** Remote paths whose upload was finalized on the blobbers. */
   finalized: string[];
+  /** Blocks per chunk request (the session's `chunkBlocks`), kept so that a resume cuts the same chunks. */
+  blocks?: number;
 }
 
 /** An upload source as the progress names it: an encrypted file by its own path, not its sealed copy's. */
@@ -38,7 +41,8 @@ export async function loadProgress(s: Session, sources: UploadSource[], key?: st
       return { local: localOf(src), remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
     }),
   );
-  const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [] };
+  const blocks = Math.max(1, Math.min(CHUNK_BLOCKS, Math.floor(s.options.chunkBlocks ?? CHUNK_BLOCKS)));
+  const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [], blocks };
   const path = progressPath(s, key, sources);
   if (!path) return fresh;
   try {
