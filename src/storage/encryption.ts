@@ -146,6 +146,19 @@ export function newFileKey(keys: EncryptionKeys, random: Uint8Array): FileKey {
   return { t, encryptedKey: b64(c1.toBytes()) };
 }
 
+/**
+ * The file key of an upload that can resume: `t = H("cairn/pre/file" ‖ x ‖ salt ‖ SHA-256(plaintext))`. The salt is
+ * drawn once per upload and kept with its progress, so a rerun over the same plaintext seals the same stream, and
+ * different plaintext always gets a different `T` (segment keys and nonces are never reused for other bytes).
+ */
+export function derivedFileKey(keys: EncryptionKeys, salt: Uint8Array, plainHash: Uint8Array): FileKey {
+  if (salt.length < 32) throw fail("a file key needs a salt of at least 32 random bytes");
+  if (plainHash.length !== 32) throw fail("a file key needs the plaintext's SHA-256");
+  const t = Point.BASE.multiply(scalarOf(sha512("cairn/pre/file", scalarBytes(keys.secret), salt, plainHash)));
+  const c1 = t.add(Point.BASE.multiply(hOf(keys.secret)));
+  return { t, encryptedKey: b64(c1.toBytes()) };
+}
+
 /** The owner's file key back from its encrypted key C1. */
 export function openFileKey(keys: EncryptionKeys, encryptedKey: string): FileKey {
   const c1 = pointOf(encryptedKey, "the file's encrypted key");

@@ -136,78 +136,59 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     }
   });
 
-  it("--chunknumber: validated on upload and download; a download asks that many blocks per request", async () => {
-    const bytes = new Uint8Array(randomBytes(600_000)); // 300000 bytes per data shard: 5 blocks
+  it("--chunknumber: blocks per request on upload and download, validated and bounded", async () => {
+    // 3 MiB on 2 data shards: 1.5 MiB (24 blocks) per shard, sent in chunks (larger than the batch limit of 1 MiB)
+    const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024));
     const local = join(tmp, "big.bin");
     writeFileSync(local, bytes);
+    const up = (remote: string, n: string) =>
+      zbox("upload", "--allocation", allocation, "--localpath", local, "--remotepath", remote, "--chunknumber", n);
+    const down = (remote: string, dst: string, n: string) =>
+      zbox("download", "--allocation", allocation, "--remotepath", remote, "--localpath", dst, "--chunknumber", n);
     for (const bad of ["0", "-2", "1.5", "x"]) {
-      const up = await zbox(
-        "upload",
-        "--allocation",
-        allocation,
-        "--localpath",
-        local,
-        "--remotepath",
-        "/c/big.bin",
-        "--chunknumber",
-        bad,
-      );
-      assert.equal(up.code, 1);
-      assert.equal(up.err, `Upload failed. invalid chunknumber "${bad}": a positive integer (blocks per request) is required\n`);
-      const down = await zbox(
-        "download",
-        "--allocation",
-        allocation,
-        "--remotepath",
-        "/c/big.bin",
-        "--localpath",
-        tmp,
-        "--chunknumber",
-        bad,
-      );
-      assert.equal(down.code, 1);
-      assert.equal(
-        down.err,
-        `Download failed. invalid chunknumber "${bad}": a positive integer (blocks per request) is required\n`,
-      );
+      const u = await up("/c/big.bin", bad);
+      assert.equal(u.code, 1);
+      assert.equal(u.err, `Upload failed. invalid chunknumber "${bad}": a positive integer (blocks per request) is required\n`);
+      const d = await down("/c/big.bin", tmp, bad);
+      assert.equal(d.code, 1);
+      assert.equal(d.err, `Download failed. invalid chunknumber "${bad}": a positive integer (blocks per request) is required\n`);
     }
-    const up = await zbox(
-      "upload",
-      "--allocation",
-      allocation,
-      "--localpath",
-      local,
-      "--remotepath",
-      "/c/big.bin",
-      "--chunknumber",
-      "16",
-    );
-    assert.equal(up.code, 0, up.err);
-    assert.equal(up.out, "Status completed callback. Type = application/octet-stream. Name = big.bin\n");
+    // the bounds: 16 blocks per upload request (the largest a blobber takes), 64 per read
+    const over = await up("/c/big.bin", "17");
+    assert.equal(over.code, 1);
+    assert.equal(over.err, 'Upload failed. invalid chunknumber "17": at most 16 blocks per request\n');
+    const overDown = await down("/c/big.bin", tmp, "65");
+    assert.equal(overDown.code, 1);
+    assert.equal(overDown.err, 'Download failed. invalid chunknumber "65": at most 64 blocks per request\n');
+    // chunk requests the 4 blobbers see: ceil(24 / n) each
     const lock = await zbox("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.3");
     assert.equal(lock.code, 0, lock.err);
+    const uploads = async (n: string) => {
+      const before = seen.get("/v1/file/chunk") ?? 0;
+      const r = await up(`/c/big-${n}.bin`, n);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.out, `Status completed callback. Type = application/octet-stream. Name = big-${n}.bin\n`);
+      const dst = join(tmp, `big-${n}.out`);
+      const d = await down(`/c/big-${n}.bin`, dst, "64");
+      assert.equal(d.code, 0, d.err);
+      assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes, `uploaded with --chunknumber ${n}: byte-exact`);
+      return (seen.get("/v1/file/chunk") ?? 0) - before;
+    };
+    assert.equal(await uploads("1"), 4 * 24);
+    assert.equal(await uploads("4"), 4 * 6);
+    assert.equal(await uploads("16"), 4 * 2);
+    // reads each data blobber sees: ceil(24 / n)
     const reads = async (n: string) => {
-      const dst = join(tmp, `big-${n}.bin`);
+      const dst = join(tmp, `read-${n}.bin`);
       const before = seen.get("/v1/file/download") ?? 0;
-      const r = await zbox(
-        "download",
-        "--allocation",
-        allocation,
-        "--remotepath",
-        "/c/big.bin",
-        "--localpath",
-        dst,
-        "--chunknumber",
-        n,
-      );
+      const r = await down("/c/big-16.bin", dst, n);
       assert.equal(r.code, 0, r.err);
       assert.deepEqual(new Uint8Array(readFileSync(dst)), bytes, "byte-exact");
       return (seen.get("/v1/file/download") ?? 0) - before;
     };
-    // 5 blocks from each of the 2 data blobbers: one request each with 64 blocks, five each with 1 block
     assert.equal(await reads("64"), 2);
-    assert.equal(await reads("1"), 10);
-    assert.equal(await reads("2"), 6);
+    assert.equal(await reads("1"), 2 * 24);
+    assert.equal(await reads("4"), 2 * 6);
   });
 
   it("--thumbnailpath keeps the thumbnail in the file's record: ref fields, no list entry, byte-exact, carried and deleted with it", async () => {

@@ -8,6 +8,7 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { CodedError } from "../../src/core/errors.js";
 import {
   checkEncryptionPublicKey,
+  derivedFileKey,
   encodeReKey,
   encryptionKeys,
   newFileKey,
@@ -107,6 +108,24 @@ describe("sealed segments", () => {
     refused(() => openSegment(bob, openFileKey(bob, fk.encryptedKey), 0, s), /overall checksum/);
     refused(() => openSharedSegment(openFileKey(bob, fk.encryptedKey), 0, s), /does not decrypt/);
     refused(() => openSharedSegment(newFileKey(k, rnd(8)), 0, s), /does not decrypt/);
+  });
+
+  it("a resumable upload's key: the same salt and plaintext give the same key, anything else another", () => {
+    const salt = rnd(9).subarray(0, 32);
+    const h = (text: string) => createHash("sha256").update(text).digest();
+    const a = derivedFileKey(k, salt, h("version 1"));
+    assert.equal(a.encryptedKey, derivedFileKey(k, salt, h("version 1")).encryptedKey, "deterministic");
+    // the same salt with other plaintext (a file changed in place): another T, so no segment key is reused
+    assert.notEqual(a.encryptedKey, derivedFileKey(k, salt, h("version 2")).encryptedKey);
+    assert.notEqual(a.encryptedKey, derivedFileKey(k, rnd(10).subarray(0, 32), h("version 1")).encryptedKey);
+    assert.notEqual(a.encryptedKey, derivedFileKey(encryptionKeys(BOB), salt, h("version 1")).encryptedKey);
+    // the sealed bytes repeat for the same key and plaintext (what a resumed upload relies on) and open for the owner
+    const again = derivedFileKey(k, salt, h("version 1"));
+    const s1 = sealSegment(k, a, 4, Buffer.from("segment four"));
+    assert.deepEqual(sealSegment(k, again, 4, Buffer.from("segment four")), s1);
+    assert.equal(Buffer.from(openSegment(k, openFileKey(k, a.encryptedKey), 4, s1)).toString(), "segment four");
+    refused(() => derivedFileKey(k, new Uint8Array(8), h("x")), /salt/);
+    refused(() => derivedFileKey(k, salt, new Uint8Array(20)), /SHA-256/);
   });
 
   it("stream sizes: sealed and plain are inverse, a full segment is 64 KiB", () => {

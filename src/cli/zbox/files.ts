@@ -12,7 +12,7 @@ import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { payerOf } from "./collab.js";
 import { registerCostCommands } from "./costs.js";
-import { chunkNumber, UPLOAD_CHUNKNUMBER, uploadWindow } from "./flags.js";
+import { chunkNumber, downloadRange, MAX_CHUNKNUMBER, UPLOAD_CHUNKNUMBER, uploadChunkBlocks } from "./flags.js";
 import { given, renderTable, walletAndChain } from "./format.js";
 import { downloadShared, listShared, metaShared, printMeta } from "./share.js";
 import { checkThumbnailFile, thumbnailFields, thumbnailJson, thumbnailLocal } from "./thumbnail.js";
@@ -88,7 +88,7 @@ export async function open(
   }
   const files = new sdk.storageFiles.AllocationFiles({
     allocation: record,
-    ...uploadWindow(opts),
+    ...uploadChunkBlocks(opts),
     transport: ctx.io.transport ?? new sdk.HttpTransport({ leanHttp: true }),
     ...(ctx.io.nowMs ? { now: ctx.io.nowMs } : {}),
     signer: sdk.storageFiles.walletSigner(wallet, scheme),
@@ -156,7 +156,7 @@ function uploadCommand(program: Command, io: CliIo, update: boolean): void {
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const local = need(opts, "localpath", "Error: localpath flag is missing");
-        chunkNumber(opts, `${update ? "Update" : "Upload"} failed. `);
+        chunkNumber(opts, `${update ? "Update" : "Upload"} failed. `, MAX_CHUNKNUMBER.upload);
         const st = await stat(local).catch(() => undefined);
         if (!st) throw new CliExit(`Upload failed. open ${local}: no such file or directory`);
         const thumb = given(opts, "thumbnailpath");
@@ -207,30 +207,23 @@ export function registerFileCommands(program: Command, io: CliIo): void {
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file to download")
     .option("--localpath <path>", "local path to save the file to (a directory: the file keeps its name)")
-    .option("--startblock <n>", "first block to download (1-based)")
+    .option("--startblock <n>", "first block to download (1-based; an encrypted file's too, see docs/sharing.md)")
     .option("--endblock <n>", "last block to download (inclusive)")
     .option(
       "--blockspermarker <n>",
       "blocks per read marker / request, at most 64 (default 64 here; the reference's 10 works too)",
     )
-    .option("--chunknumber <n>", "blocks per request (the same as --blockspermarker; at most 64 are read per request)")
+    .option("--chunknumber <n>", "blocks per read request, 1 to 64 (default 64; the same as --blockspermarker)")
     .option("--authticket <ticket>", "the owner's auth ticket (from zbox share), to download a shared file")
     .option("--lookuphash <hash>", "lookup hash of the file inside a shared directory (with --authticket)")
     .option("--thumbnail", "download the file's thumbnail (stored by upload --thumbnailpath)", false)
     .action(
       action(io, async (ctx, opts) => {
         if (given(opts, "authticket")) return downloadShared(ctx, opts);
-        const perRequest = chunkNumber(opts, "Download failed. ");
+        const range = downloadRange(opts, "Download failed. ");
         need(opts, "allocation", "Error: allocation flag is missing");
         const remote = need(opts, "remotepath", "Error: remotepath flag is missing");
         const localArg = need(opts, "localpath", "Error: localpath flag is missing");
-        const int = (name: string): number | undefined => {
-          const v = given(opts, name);
-          if (v === undefined) return undefined;
-          if (!/^\d+$/.test(v) || Number(v) < 1)
-            throw new CliExit(`Download failed. invalid ${name} "${v}": a positive integer is required`);
-          return Number(v);
-        };
         const st = await stat(localArg).catch(() => undefined);
         const local = opts.thumbnail
           ? thumbnailLocal(localArg, st?.isDirectory() === true, remote)
@@ -244,19 +237,9 @@ export function registerFileCommands(program: Command, io: CliIo): void {
           ctx.println(`Status completed callback. Type = application/octet-stream. Name = ${basename(local)}`);
           return;
         }
-        const startBlock = int("startblock");
-        const endBlock = int("endblock");
-        const per = perRequest ?? int("blockspermarker");
         const r = await guarded(
           "Download failed. ",
-          () =>
-            s.files.download({
-              remotePath: remote,
-              localPath: local,
-              ...(startBlock ? { startBlock } : {}),
-              ...(endBlock ? { endBlock } : {}),
-              ...(per ? { blocksPerRequest: per } : {}),
-            }),
+          () => s.files.download({ remotePath: remote, localPath: local, ...range }),
           s.bar,
         );
         ctx.println(`Status completed callback. Type = ${r.mimetype}. Name = ${basename(remote)}`);

@@ -10,6 +10,7 @@ import * as sdk from "../../sdk/index.js";
 import { action, type CliContext, CliExit, type CliIo } from "../common.js";
 import { metaJson, payerOf, printCollaborators } from "./collab.js";
 import { guarded, listJson, open, type Session } from "./files.js";
+import { downloadRange } from "./flags.js";
 import { given, renderTable } from "./format.js";
 import { thumbnailFields, thumbnailLocal } from "./thumbnail.js";
 
@@ -52,7 +53,8 @@ export async function downloadShared(ctx: CliContext, opts: Record<string, unkno
     return;
   }
   const local = st?.isDirectory() ? join(localArg, basename(remote)) : localArg;
-  const r = await guarded(prefix, () => s.files.download({ remotePath: remote, localPath: local }), s.bar);
+  const range = downloadRange(opts, prefix);
+  const r = await guarded(prefix, () => s.files.download({ remotePath: remote, localPath: local, ...range }), s.bar);
   ctx.println(`Status completed callback. Type = ${r.mimetype}. Name = ${basename(remote)}`);
 }
 

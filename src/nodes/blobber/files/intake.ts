@@ -10,6 +10,7 @@ import { sha3 } from "../../../core/hash.js";
 import {
   applyChanges,
   type BatchReply,
+  BLOCK_SIZE,
   CHUNK_SIZE,
   type Change,
   type ChangeReply,
@@ -76,15 +77,15 @@ export async function chunk(
   const path = normalizePath(q.path, op);
   requireWriter(s, a, caller, path, op);
   const offset = Number(q.offset);
-  if (!Number.isSafeInteger(offset) || offset < 0 || offset % CHUNK_SIZE !== 0)
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset % BLOCK_SIZE !== 0)
     throw storageError(
       StorageErrors.invalidChunk,
       op,
-      `offset must be a multiple of ${CHUNK_SIZE}, found ${String(q.offset).slice(0, 30)}`,
+      `offset must be a multiple of ${BLOCK_SIZE}, found ${String(q.offset).slice(0, 30)}`,
     );
   if (body.length === 0 || body.length > CHUNK_SIZE)
     throw storageError(StorageErrors.invalidChunk, op, `a chunk holds 1 to ${CHUNK_SIZE} bytes, found ${body.length}`);
-  const index = offset / CHUNK_SIZE;
+  const index = offset / BLOCK_SIZE; // a chunk: 1 to CHUNK_BLOCKS blocks (--chunknumber), recorded by its first
   const ph = sha3(path);
   const tempKey = `${a.id}/${conn}/${ph}`;
   // a write in flight is seen by a commit (which refuses it), and a change recorded before it by the check below
@@ -446,9 +447,10 @@ async function checkUploaded(
   const leaves: Uint8Array[] = [];
   for (let i = 0; i < list.length; i++) {
     const c = list[i] as { index: number; rec: ChunkRecord };
-    if (c.index !== i) throw storageError(StorageErrors.invalidChunk, op, `chunk ${i} of ${path} is missing`);
-    if (c.rec.len !== CHUNK_SIZE && i !== list.length - 1)
-      throw storageError(StorageErrors.invalidChunk, op, `chunk ${i} of ${path} is short (${c.rec.len} bytes) but not the last`);
+    if (c.index * BLOCK_SIZE !== len)
+      throw storageError(StorageErrors.invalidChunk, op, `the chunk at block ${len / BLOCK_SIZE} of ${path} is missing`);
+    if (c.rec.len % BLOCK_SIZE !== 0 && i !== list.length - 1)
+      throw storageError(StorageErrors.invalidChunk, op, `the chunk at block ${c.index} of ${path} is short, not last`);
     len += c.rec.len;
     leaves.push(...unpackHashes(Buffer.from(c.rec.leaves, "hex")));
   }

@@ -4,7 +4,7 @@
  * them as they are.
  */
 
-import { CHUNK_SIZE, type FileMeta, type ReadMarker, type WriteMarker } from "../../../storage/index.js";
+import { BLOCK_SIZE, type FileMeta, type ReadMarker, type WriteMarker } from "../../../storage/index.js";
 import type { KVTxn } from "../../io/kv.js";
 
 /** The KV key of each record of the file service (`a` an allocation id, `c` a connection id, `p` a path). */
@@ -142,13 +142,16 @@ export function jsonOf<T>(value: Uint8Array): T {
   return JSON.parse(Buffer.from(value).toString("utf8")) as T;
 }
 
-/** Bytes received without a gap from the start of a file: its chunks 0, 1, … up to the first missing or short one. */
+/**
+ * Bytes received without a gap from the start of a file, from its chunks' lengths by first block: the chunk at
+ * block 0, then the one where it ends, … up to the first missing one or one that ends inside a block (the last).
+ */
 export function receivedOf(lens: Map<number, number>): number {
   let received = 0;
-  for (let i = 0; ; i++) {
-    const len = lens.get(i);
-    if (len === undefined) return received;
+  for (;;) {
+    const len = lens.get(received / BLOCK_SIZE);
+    if (len === undefined || len === 0) return received;
     received += len;
-    if (len < CHUNK_SIZE) return received;
+    if (len % BLOCK_SIZE !== 0) return received;
   }
 }

@@ -6,15 +6,17 @@
  * encrypted key, a recipient with the key a blobber re-encrypted for them under the owner's ticket.
  */
 
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
+import { sha3 } from "../../../core/hash.js";
 import {
+  derivedFileKey,
   type EncryptionKeys,
   encryptionKeys,
   type FileKey,
-  newFileKey,
   openFileKey,
   openReEncryptedKey,
   openSegment,
@@ -71,43 +73,98 @@ export interface SealedFile {
   encryptedKey: string;
   /** Remove the temporary file. */
   cleanup: () => Promise<void>;
+  /** Forget the sealing salt kept for a resume (the upload committed). */
+  forget: () => Promise<void>;
 }
 
-/** Seal `localPath` into a temporary file (a fresh file key), segment by segment. */
-export async function sealFile(s: Session, localPath: string, op: string): Promise<SealedFile> {
+/**
+ * The salt that seals `localPath` for `remotePath`: the one kept by an earlier, interrupted upload of the same file
+ * (same size and modification time) in `progressDir`, else a new one (kept there until the upload commits, so a
+ * rerun seals the same stream and resumes after the chunks the blobbers already hold).
+ */
+async function sealSalt(
+  s: Session,
+  localPath: string,
+  remotePath: string,
+): Promise<{ salt: Uint8Array; forget: () => Promise<void> }> {
+  const fresh = s.randomBytes(32);
+  const dir = s.options.progressDir;
+  if (!dir) return { salt: fresh, forget: async () => undefined };
+  const st = await stat(localPath).catch(() => undefined);
+  const id = { size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
+  const path = join(dir, `${s.allocation.id.slice(0, 8)}_${sha3(`seal:${localPath}:${remotePath}`).slice(0, 16)}.seal.json`);
+  const forget = () => rm(path, { force: true });
+  try {
+    const kept = JSON.parse(await readFile(path, "utf8")) as { size: number; mtime: number; salt: string };
+    if (kept.size === id.size && kept.mtime === id.mtime && /^[0-9a-f]{64}$/.test(kept.salt))
+      return { salt: Buffer.from(kept.salt, "hex"), forget };
+  } catch {
+    // none or unreadable: a new salt
+  }
+  await mkdir(dir, { recursive: true });
+  await writeFile(`${path}.tmp`, JSON.stringify({ ...id, salt: Buffer.from(fresh).toString("hex") }));
+  await rename(`${path}.tmp`, path);
+  return { salt: fresh, forget };
+}
+
+/** Read `path` in segments, giving each (and its index) to `each`; returns the SHA-256 of the whole. */
+async function eachSegment(path: string, op: string, each?: (k: number, plain: Uint8Array) => Promise<void>): Promise<Buffer> {
+  const src = await open(path, "r").catch((err) => {
+    throw sdkError("local_file_error", op, `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  });
+  const h = createHash("sha256");
+  try {
+    const buf = new Uint8Array(SEGMENT_PLAIN);
+    for (let k = 0, pos = 0; ; k++) {
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
+        if (bytesRead === 0) break;
+        got += bytesRead;
+      }
+      if (got === 0) break;
+      h.update(buf.subarray(0, got));
+      await each?.(k, buf.subarray(0, got));
+      pos += got;
+      if (got < buf.length) break;
+    }
+  } finally {
+    await src.close();
+  }
+  return h.digest();
+}
+
+/**
+ * Seal `localPath` into a temporary file, segment by segment, under a file key derived from a salt (kept for a
+ * resume, see {@link sealSalt}) and the plaintext's hash (`derivedFileKey`): the same file seals to the same stream
+ * on a rerun, and other bytes never get the same segment keys. The plaintext is hashed first and again while
+ * sealed; a file that changed in between is refused (its sealed copy removed, nothing sent).
+ */
+export async function sealFile(s: Session, localPath: string, op: string, remotePath = localPath): Promise<SealedFile> {
   const keys = sessionKeys(s, op);
-  const fk = newFileKey(keys, s.randomBytes(64));
+  const { salt, forget } = await sealSalt(s, localPath, remotePath);
+  const plainHash = await eachSegment(localPath, op);
+  const fk = derivedFileKey(keys, salt, plainHash);
   const dir = await mkdtemp(join(tmpdir(), "cairn-seal-"));
   const cleanup = () => rm(dir, { recursive: true, force: true });
   const path = join(dir, "sealed");
   try {
-    const src = await open(localPath, "r").catch((err) => {
-      throw sdkError("local_file_error", op, `cannot read ${localPath}: ${(err as Error).message}`, { cause: err });
-    });
     const out = await open(path, "w");
+    let sealedHash: Buffer;
     try {
-      const buf = new Uint8Array(SEGMENT_PLAIN);
-      for (let k = 0, pos = 0; ; k++) {
-        let got = 0;
-        while (got < buf.length) {
-          const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
-          if (bytesRead === 0) break;
-          got += bytesRead;
-        }
-        if (got === 0) break;
-        await out.write(sealSegment(keys, fk, k, buf.subarray(0, got)));
-        pos += got;
-        if (got < buf.length) break;
-      }
+      sealedHash = await eachSegment(localPath, op, async (k, plain) => {
+        await out.write(sealSegment(keys, fk, k, plain));
+      });
     } finally {
-      await src.close();
       await out.close();
     }
+    if (!plainHash.equals(sealedHash))
+      throw sdkError("local_file_error", op, `${localPath} changed while it was being encrypted: upload it again`);
   } catch (err) {
     await cleanup();
     throw err;
   }
-  return { path, encryptedKey: fk.encryptedKey, cleanup };
+  return { path, encryptedKey: fk.encryptedKey, cleanup, forget };
 }
 
 /** The file key of an encrypted file for this reader: the owner's own, or one re-encrypted for the ticket's holder. */
@@ -124,15 +181,26 @@ export function fileKeyFor(s: Session, m: RefView, op: string): { key: FileKey; 
   return { key: openReEncryptedKey(keys, encryptedKey, m.re_encrypted_key), owner: false, keys };
 }
 
-/** Open the sealed stream at `sealedPath` into `outPath` (removed again when a segment does not open). */
-export async function openSealedFile(s: Session, m: RefView, sealedPath: string, outPath: string, op: string): Promise<number> {
+/**
+ * Open the sealed stream at `sealedPath` into `outPath` (removed again when a segment does not open). The stream is
+ * the file's from segment `firstSegment` on (a block range: segment keys are by index, so a range opens alone).
+ */
+export async function openSealedFile(
+  s: Session,
+  m: RefView,
+  sealedPath: string,
+  outPath: string,
+  op: string,
+  firstSegment = 0,
+): Promise<number> {
   const { key, owner, keys } = fileKeyFor(s, m, op);
+  const sealedLen = (await stat(sealedPath)).size;
   const src = await open(sealedPath, "r");
   const out = await open(outPath, "w");
   let total = 0;
   try {
     const buf = new Uint8Array(SEGMENT_SEALED);
-    for (let k = 0, pos = 0; ; k++) {
+    for (let k = firstSegment, pos = 0; ; k++) {
       let got = 0;
       while (got < buf.length) {
         const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
@@ -147,8 +215,8 @@ export async function openSealedFile(s: Session, m: RefView, sealedPath: string,
       pos += got;
       if (got < buf.length) break;
     }
-    if (total !== plainSize(m.size))
-      throw sdkError("invalid_encryption", op, `${m.path} decrypted to ${total} bytes, not ${plainSize(m.size)}`);
+    const want = plainSize(firstSegment === 0 && sealedLen === m.size ? m.size : sealedLen);
+    if (total !== want) throw sdkError("invalid_encryption", op, `${m.path} decrypted to ${total} bytes, not ${want}`);
   } catch (err) {
     await out.close();
     await rm(outPath, { force: true });

@@ -33,7 +33,7 @@ export {
   consolidatedFileMeta,
 } from "./chain-commit.js";
 export type { CommitOutcome } from "./commit.js";
-export type { DownloadOptions, DownloadResult } from "./download.js";
+export { type DownloadOptions, type DownloadResult, MAX_READ_BLOCKS } from "./download.js";
 export { lazyWalletEncryptionKeys, NO_MNEMONIC, walletEncryptionKeys } from "./encrypt.js";
 export { mimeTypeOf } from "./mime.js";
 export { fileConsensus, ShardReader } from "./reader.js";

@@ -6,6 +6,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { sha3 } from "../../../core/hash.js";
+import { CHUNK_BLOCKS } from "../../../storage/index.js";
 import { newConnectionId } from "./commit.js";
 import type { Session } from "./session.js";
 import type { UploadSource } from "./upload.js";
@@ -18,12 +19,17 @@ export interface UploadProgress {
   files: { local: string; remote: string; size: number; mtime: number }[];
   /** Remote paths whose upload was finalized on the blobbers. */
   finalized: string[];
+  /** Blocks per chunk request (the session's `chunkBlocks`), kept so that a resume cuts the same chunks. */
+  blocks?: number;
 }
+
+/** An upload source as the progress names it: an encrypted file by its own path, not its sealed copy's. */
+const localOf = (src: UploadSource & { plainPath?: string }): string => src.plainPath ?? src.localPath;
 
 /** The progress file of uploading `sources` (under `key` when given), or none without `progressDir`. */
 function progressPath(s: Session, key: string | undefined, sources: UploadSource[]): string | undefined {
   if (!s.options.progressDir) return undefined;
-  const k = key ?? sources.map((src) => `${src.localPath}:${src.remotePath}`).join("|");
+  const k = key ?? sources.map((src) => `${localOf(src)}:${src.remotePath}`).join("|");
   return join(s.options.progressDir, `${s.allocation.id.slice(0, 8)}_${sha3(k).slice(0, 16)}.json`);
 }
 
@@ -31,11 +37,12 @@ function progressPath(s: Session, key: string | undefined, sources: UploadSource
 export async function loadProgress(s: Session, sources: UploadSource[], key?: string): Promise<UploadProgress> {
   const files = await Promise.all(
     sources.map(async (src) => {
-      const st = await stat(src.localPath).catch(() => undefined);
-      return { local: src.localPath, remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
+      const st = await stat(localOf(src)).catch(() => undefined);
+      return { local: localOf(src), remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
     }),
   );
-  const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [] };
+  const blocks = Math.max(1, Math.min(CHUNK_BLOCKS, Math.floor(s.options.chunkBlocks ?? CHUNK_BLOCKS)));
+  const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [], blocks };
   const path = progressPath(s, key, sources);
   if (!path) return fresh;
   try {

@@ -52,6 +52,11 @@ export interface AllocationFilesOptions {
   timeoutMs?: number;
   /** Upload requests in flight per blobber (default 4). */
   window?: number;
+  /**
+   * Blocks (64 KiB of each shard) per upload request, 1 to CHUNK_BLOCKS (default CHUNK_BLOCKS; zbox `--chunknumber`);
+   * a resumed upload keeps the one it started with (`progress.ts`). Small files go whole in batches regardless.
+   */
+  chunkBlocks?: number;
   /** Chunks a blobber may fall behind the fastest before the upload waits for it (default 16). */
   maxLag?: number;
   /**

@@ -8,6 +8,7 @@ import { BufferPool } from "../../../core/buffer-pool.js";
 import { type CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BLOCK_SIZE,
+  CHUNK_BLOCKS,
   CHUNK_SIZE,
   type Change,
   type FileMeta,
@@ -83,7 +84,6 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
   const dirs = dirsNeeded(sources.map((src) => ({ op, path: normalizePath(src.remotePath, op) }) as Change));
   const prefetched = await repairIfBehind(s, dirs.join("").length < 6000 ? dirs : ["/"]);
   const progress = await loadProgress(s, sources, opts.progressKey);
-  const resuming = progress.resumed === true;
   const conn = progress.connection_id;
   const dead = new Map<number, string>();
   const results: UploadResult[] = new Array(sources.length);
@@ -92,7 +92,7 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
     const src = sources[k] as UploadSource;
     const remote = normalizePath(src.remotePath, op);
     const done = progress.finalized.includes(remote);
-    const { meta, mimetype } = await uploadOne(s, conn, src, remote, dead, done, resuming);
+    const { meta, mimetype } = await uploadOne(s, conn, src, remote, dead, done, progress);
     changes[k] = { op: src.update ? "update" : "upload", path: remote, file: meta };
     if (!done) {
       await Promise.all(
@@ -188,11 +188,11 @@ async function uploadOne(
   remote: string,
   dead: Map<number, string>,
   alreadyFinalized: boolean,
-  resuming: boolean,
+  progress: UploadProgress,
 ): Promise<{ meta: FileMeta; mimetype: string }> {
   const op = src.update ? "update" : "upload";
-  const d = s.dataShards;
-  const n = s.totalShards;
+  const [d, n] = [s.dataShards, s.totalShards];
+  const chunkSize = (progress.blocks ?? CHUNK_BLOCKS) * BLOCK_SIZE; // bytes of each shard per request
   const st = await stat(src.localPath).catch((err) => {
     throw sdkError("local_file_error", op, `cannot read ${src.localPath}: ${errorMessage(err)}`, { cause: err });
   });
@@ -201,7 +201,7 @@ async function uploadOne(
   const mimetype = src.mimetype ?? mimeTypeOf(remote);
   // resume points: what each blobber already holds of this connection's upload of `remote`
   const resume = new Array<number>(n).fill(0);
-  if (!alreadyFinalized && resuming)
+  if (!alreadyFinalized && progress.resumed)
     await Promise.all(
       s.clients.map(async (c, i) => {
         if (dead.has(i)) return;
@@ -233,11 +233,11 @@ async function uploadOne(
   const leaves: Uint8Array[][] = Array.from({ length: n }, () => []);
   const fileHash = createHash("sha256");
   const fh = await open(src.localPath, "r");
-  const groupBytes = d * CHUNK_SIZE;
+  const groupBytes = d * chunkSize;
   // chunk buffers go back to the pool once their request is done and are reused for the next groups: a big
   // upload then allocates a few dozen buffers instead of `data + parity` per MiB of data (garbage that drove the
   // collector and the peak memory)
-  const chunks = new BufferPool(4 * n, CHUNK_SIZE);
+  const chunks = new BufferPool(4 * n, chunkSize);
   const take = (length: number) => chunks.take(length);
   try {
     const buf = new Uint8Array(groupBytes);
@@ -254,7 +254,7 @@ async function uploadOne(
       const shards = encodeGroup(s, data, size, off, take);
       const chunkLeaves = shards.map((sh) => leavesOf(sh));
       for (let i = 0; i < n; i++) for (const l of chunkLeaves[i] as Uint8Array[]) (leaves[i] as Uint8Array[]).push(l);
-      const offset = chunk * CHUNK_SIZE;
+      const offset = chunk * chunkSize;
       for (let i = 0; i < n; i++) {
         const lane = lanes[i] as Lane;
         if (lane.dead || alreadyFinalized) continue;

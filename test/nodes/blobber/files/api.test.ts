@@ -386,6 +386,25 @@ describe("blobber file API", () => {
     assert.equal(resent.received, 2 * CHUNK_SIZE + 1000);
   });
 
+  it("takes chunks of whole blocks at any block offset (--chunknumber), and refuses a gap (also after a short chunk)", async () => {
+    const r = await rig(8 * BLOCK_SIZE);
+    const c = r.client();
+    const bytes = new Uint8Array(randomBytes(5 * BLOCK_SIZE + 100));
+    // 1 block, then 3, then the rest: recorded by first block, received counted across them
+    await c.chunk("conn00000005", "/blocks", 0, bytes.subarray(0, BLOCK_SIZE));
+    await c.chunk("conn00000005", "/blocks", 4 * BLOCK_SIZE, bytes.subarray(4 * BLOCK_SIZE));
+    assert.equal((await c.uploadStatus("conn00000005", "/blocks")).received, BLOCK_SIZE, "a gap stops the count");
+    await assert.rejects(c.upload("conn00000005", "/blocks", metaOf(bytes), false), code("invalid_chunk"));
+    const mid = await c.chunk("conn00000005", "/blocks", BLOCK_SIZE, bytes.subarray(BLOCK_SIZE, 4 * BLOCK_SIZE));
+    assert.equal(mid.received, bytes.length);
+    await c.upload("conn00000005", "/blocks", metaOf(bytes), false);
+    // a short chunk that is not the last
+    await c.chunk("conn00000006", "/short", 0, bytes.subarray(0, 100));
+    await c.chunk("conn00000006", "/short", BLOCK_SIZE, bytes.subarray(BLOCK_SIZE, 2 * BLOCK_SIZE));
+    const short = new Uint8Array([...bytes.subarray(0, 100), ...bytes.subarray(BLOCK_SIZE, 2 * BLOCK_SIZE)]);
+    await assert.rejects(c.upload("conn00000006", "/short", metaOf(short), false), code("invalid_chunk"));
+  });
+
   it("checks content against the declared root, and the allocation's share", async () => {
     const r = await rig(3 * BLOCK_SIZE);
     const c = r.client();
