@@ -114,6 +114,25 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     const many = data.many as Uint8Array;
     const blocks = Math.ceil(sealedSize(many.length) / 2 / 65536); // blocks of each data shard's part of the stream
     const seg = (k: number) => Math.min(many.length, k * SEGMENT_PLAIN);
+    const past = await zA(
+      "download",
+      "--allocation",
+      allocation,
+      "--remotepath",
+      "/enc/many",
+      "--localpath",
+      join(tmp, "range-past.out"),
+      "--startblock",
+      String(blocks + 1),
+    );
+    // refused before any read. This command's virtual time also moves the blobbers' settlement: the chain has then
+    // redeemed the marker of the blobber the repair story below empties, which must still be repaired
+    assert.notEqual(past.code, 0, past.out);
+    assert.match(
+      past.err,
+      new RegExp(`^Download failed\\. block range ${blocks + 1}\\.\\.${blocks} is outside the file's ${blocks} blocks`),
+    );
+    assert.equal(existsSync(join(tmp, "range-past.out")), false);
     for (const [a, b] of [
       [1, 1],
       [blocks, blocks],

@@ -18,6 +18,7 @@ import { MemoryShardStore } from "../../src/nodes/blobber/files/store-memory.js"
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import { LmdbKV } from "../../src/nodes/io/kv-lmdb.js";
 import { MemoryKV } from "../../src/nodes/io/kv-memory.js";
+import * as sdk from "../../src/sdk/index.js";
 import { runInProcess } from "../support/cli-inprocess.js";
 import { newAllocation, pour, stakeProviders, writeCliConfig } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
@@ -26,6 +27,7 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let cfg: string;
+  let client: sdk.ChainClient;
   let allocation = "";
   const tmp = mkdtempSync(join(tmpdir(), "cairn-zbox-repair-"));
   const dataDir = join(tmp, "blobber2-data");
@@ -60,7 +62,7 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
       blobbers: 4,
       blobberStores: async (n) => (n === 2 ? openDisk() : { kv: new MemoryKV(), shards: new MemoryShardStore() }),
     });
-    const client = net.client();
+    client = net.client();
     await stakeProviders({ net, client, clock, drive });
     const alice = createWallet(getScheme("bls0chain"));
     await drive(client.registerClient(alice));
@@ -97,8 +99,21 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
     const held = filesUnder(shardsDir).sort();
     assert.ok(held.length > 0, "blobber 2 keeps shard files on disk");
 
-    // blobber 2 stops, its whole data directory is deleted, it starts again on an empty one
+    // the chain redeems blobber 2's write marker first: a blobber that lost a state it was paid for is faulty as
+    // a source (no say in the version, nothing read from it) yet still a target of the repair
     const lost = net.providers[1] as (typeof net.providers)[number];
+    let redeemed = false;
+    for (let i = 0; i < 40 && !redeemed; i++) {
+      const a = await drive(sdk.storage.getAllocation(client, allocation));
+      redeemed = a.blobber_details.some(
+        (d) =>
+          d.blobber_id === lost.id &&
+          !!(d as unknown as { last_write_marker?: { allocation_root?: string } }).last_write_marker?.allocation_root,
+      );
+      if (!redeemed) await drive(clock.sleep(5000));
+    }
+    assert.ok(redeemed, "the chain redeemed blobber 2's write marker");
+    // blobber 2 stops, its whole data directory is deleted, it starts again on an empty one
     await net.restartBlobber(1, async () => {
       await closeDisk();
       rmSync(dataDir, { recursive: true, force: true });

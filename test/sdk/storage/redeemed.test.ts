@@ -5,7 +5,7 @@ import { before, describe, it } from "node:test";
 import { CodedError } from "../../../src/core/errors.js";
 import { initCrypto } from "../../../src/core/schemes.js";
 import { parseAllocationRecord } from "../../../src/sdk/storage/files/index.js";
-import { markerTrust, verifiedStamp } from "../../../src/sdk/storage/files/versions.js";
+import { checkedStamp, lostRedeemedState, markerTrust, verifiedStamp } from "../../../src/sdk/storage/files/versions.js";
 import { allocationRoot, emptyDir, signWriteMarker } from "../../../src/storage/index.js";
 import { signerOf } from "../../support/storage-net.js";
 
@@ -71,6 +71,15 @@ describe("the chain's redeemed write markers", () => {
       () => verifiedStamp(trust, b, { content_root: emptyDir().hash }),
       faulty(/shows no write marker, but the chain redeemed/),
     );
+    // a signed older state, or none, lost what the chain redeemed: a repair target; files without a marker are not
+    const lost = (st: Parameters<typeof checkedStamp>[2]) => {
+      const v = checkedStamp(trust, b, st);
+      assert.ok("error" in v);
+      return lostRedeemedState(v.error);
+    };
+    assert.equal(lost(stateAt("e".repeat(64), 100)), true);
+    assert.equal(lost({ content_root: emptyDir().hash }), true);
+    assert.equal(lost({ content_root: "e".repeat(64) }), false);
     // without the chain's record the older state is only a version (behind)
     assert.equal(verifiedStamp(markerTrust({ id: "a", owner_id: owner.clientId }, owner), b, stateAt("e".repeat(64), 100)), 100);
   });

@@ -20,7 +20,7 @@ import { collaboratorMarker } from "./collab.js";
 import { describe, isUnreachable } from "./failures.js";
 import { rankByQuorum } from "./quorum.js";
 import type { Session } from "./session.js";
-import { checkedStamp, writeMarkerSeen } from "./versions.js";
+import { checkedStamp, lostRedeemedState, writeMarkerSeen } from "./versions.js";
 
 export interface CommitOutcome {
   /** Blobbers that accepted the commit. */
@@ -109,7 +109,12 @@ export async function commit(
     const groups = new Map<string, { i: number; rp: RefPathReply; at: number }[]>();
     for (const st of states) {
       if (!st.rp) continue;
-      const v = checkedStamp(s.trust, (s.clients[st.i] as BlobberClient).blobber, st.rp);
+      const b = (s.clients[st.i] as BlobberClient).blobber;
+      let v = checkedStamp(s.trust, b, st.rp);
+      // a repair (`expectRoot`) rewrites a blobber that lost the state the chain redeemed for it: its new marker is
+      // signed later than the redeemed one
+      if ("error" in v && opts.expectRoot !== undefined && lostRedeemedState(v.error))
+        v = { stamp: s.trust.redeemed?.[b.id]?.timestamp ?? 0 };
       if ("error" in v) {
         failed.set(st.i, v.error.message);
         continue;

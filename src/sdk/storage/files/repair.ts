@@ -14,7 +14,7 @@ import { rankByQuorum } from "./quorum.js";
 import { fileConsensus } from "./reader.js";
 import type { Session } from "./session.js";
 import { withRebuiltPart } from "./thumbnail.js";
-import { checkedStamp } from "./versions.js";
+import { checkedStamp, lostRedeemedState } from "./versions.js";
 
 /** Every blobber's tree state (content root, latest marker) or why it could not be read. */
 export async function states(s: Session, paths: string[] = ["/"]): Promise<{ i: number; rp?: RefPathReply; error?: string }[]> {
@@ -29,7 +29,10 @@ export async function states(s: Session, paths: string[] = ["/"]): Promise<{ i: 
   );
 }
 
-/** The content root most blobbers hold, the blobbers holding it, and the others (behind, or unreachable). */
+/**
+ * The content root most blobbers hold, the blobbers holding it, and the others: behind (another version, or a
+ * state older than the one the chain redeemed for them: they lost data), or unreachable (no reply, or faulty).
+ */
 export async function divergent(
   s: Session,
   paths: string[] = ["/"],
@@ -44,6 +47,8 @@ export async function divergent(
   const groups = new Map<string, number[]>();
   const unreachable = new Map<number, string>();
   const stamps = new Map<number, number>();
+  // blobbers that lost the state the chain redeemed for them: no say in the version, but behind (repaired)
+  const lost: number[] = [];
   for (const x of st) {
     if (!x.rp) {
       unreachable.set(x.i, x.error ?? "no reply");
@@ -51,6 +56,10 @@ export async function divergent(
     }
     // a blobber showing a state the owner did not sign is faulty: neither a source nor a target of repair
     const v = checkedStamp(s.trust, (s.clients[x.i] as BlobberClient).blobber, x.rp);
+    if ("error" in v && lostRedeemedState(v.error)) {
+      lost.push(x.i);
+      continue;
+    }
     if ("error" in v) {
       unreachable.set(x.i, v.error.message);
       s.fail(x.i, v.error.message, "repair");
@@ -69,7 +78,7 @@ export async function divergent(
   );
   const inSync = (ranked[0] ?? []).map((m) => m.i);
   const root = ranked[0]?.[0]?.rp.content_root ?? "";
-  const behind = ranked.slice(1).flatMap((g) => g.map((m) => m.i));
+  const behind = [...ranked.slice(1).flatMap((g) => g.map((m) => m.i)), ...lost].sort((a, b) => a - b);
   return { root, inSync, behind, unreachable, states: st };
 }
 

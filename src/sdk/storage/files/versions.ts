@@ -79,11 +79,27 @@ function remember(t: MarkerTrust, seen: string): void {
   if (t.verified.size > 4096) t.verified.delete(t.verified.values().next().value as string);
 }
 
-function faulty(b: BlobberRef, why: string): CodedError<SdkErrorCode> {
+/**
+ * The error of a faulty blobber. `lost` marks a state the owner did sign (or the empty one) that is older than the
+ * marker the chain redeemed for the blobber: it lost data it was paid for (a lost disk, a restored backup). Such a
+ * blobber decides nothing and serves nothing, but it is a target of repair (`repair.ts` `divergent`), which gives it
+ * a marker later than the redeemed one; a state nobody signed stays only faulty.
+ */
+function faulty(b: BlobberRef, why: string, lost = false): CodedError<SdkErrorCode> {
   return new CodedError<SdkErrorCode>(
-    { code: "faulty_blobber", op: "check blobber state", node: b.url, detail: { blobber_id: b.id } },
+    {
+      code: "faulty_blobber",
+      op: "check blobber state",
+      node: b.url,
+      detail: { blobber_id: b.id, ...(lost ? { lost_redeemed_state: true } : {}) },
+    },
     `blobber ${b.url} (${b.id.slice(0, 16)}) is faulty: ${why}`,
   );
+}
+
+/** Whether `err` is {@link faulty}'s error for a blobber that lost the state the chain redeemed (a repair target). */
+export function lostRedeemedState(err: CodedError): boolean {
+  return err.detail?.lost_redeemed_state === true;
 }
 
 const EMPTY_ROOT = emptyDir().hash;
@@ -110,6 +126,7 @@ export function verifiedStamp(
       throw faulty(
         b,
         `it shows no write marker, but the chain redeemed its marker of root ${onChain.allocation_root.slice(0, 16)} (time ${onChain.timestamp})`,
+        true,
       );
     return 0;
   }
@@ -143,6 +160,7 @@ export function verifiedStamp(
     throw faulty(
       b,
       `it shows the state of its write marker of root ${wm.allocation_root.slice(0, 16)} (time ${wm.timestamp}), older than the marker the chain redeemed for it (root ${onChain.allocation_root.slice(0, 16)}, time ${onChain.timestamp})`,
+      true,
     );
   return wm.timestamp;
 }
