@@ -200,11 +200,17 @@ function readShare(fc: FreeStorageConfig, value: bigint): bigint {
 }
 
 /** Put `value` SAS the contract holds in `recipient`'s read pool for the allocation until it expires. */
-function fundReadPool(ctx: ContractContext, code: StorageScErrorCode, recipient: string, allocationId: string, value: bigint): void {
+function fundReadPool(
+  ctx: ContractContext,
+  code: StorageScErrorCode,
+  recipient: string,
+  allocationId: string,
+  value: bigint,
+): void {
   if (value <= 0n) return;
   // the recipient can read back what it stores
   const a = getAllocation(ctx.state, allocationId);
-  if (!a) return refuse(code, `allocation ${allocationId} is not in the state`);
+  if (!a) refuse(code, `allocation ${allocationId} is not in the state`);
   const rp = getReadPools(ctx.state, recipient) ?? { pools: [] };
   addPool(rp, ctx.txn.hash, a.id, a.expiration_date, value, readWeights(a));
   putReadPools(ctx.state, recipient, rp);
