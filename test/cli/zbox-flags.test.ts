@@ -272,7 +272,26 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
       const r = await zbox("download", ...a, "--remotepath", remote, "--localpath", dst, ...(thumbnail ? ["--thumbnail"] : []));
       return { r, bytes: r.code === 0 ? new Uint8Array(readFileSync(dst)) : undefined };
     };
+    // a thumbnail read is paid like a file read: a read marker per part (2 data parts of 4500 bytes: one block
+    // each), redeemed by the blobbers from alice's read pool (the earlier reads' redemptions settled first)
+    const readPool = async () =>
+      (await drive(sdk.storage.getReadPoolStat(client, alice.client_id))).pools.reduce((t, p) => t + BigInt(p.balance), 0n);
+    let settled = await readPool();
+    for (let same = 0, i = 0; same < 3 && i < 60; i++) {
+      await drive(clock.sleep(5000));
+      const now = await readPool();
+      same = now === settled ? same + 1 : 0;
+      settled = now;
+    }
+    const downloads = seen.get("/v1/file/download") ?? 0;
     assert.deepEqual((await fetch("/t/pic.jpg", true)).bytes, thumb, "the thumbnail, byte-exact");
+    assert.equal((seen.get("/v1/file/download") ?? 0) - downloads, 2, "one paid read of a part from each data blobber");
+    let after = settled;
+    for (let i = 0; i < 40 && after === settled; i++) {
+      await drive(clock.sleep(5000));
+      after = await readPool();
+    }
+    assert.ok(after < settled, "the thumbnail read moved tokens from alice's read pool to the blobbers");
     assert.deepEqual((await fetch("/t/pic.jpg", false)).bytes, pic, "the file itself");
     // update --thumbnailpath (a large file, uploaded in chunks) replaces it
     const upd = await zbox("update", ...a, "--localpath", lb, "--remotepath", "/t/pic.jpg", "--thumbnailpath", lt2);
