@@ -18,6 +18,7 @@ import {
   MemoryShardStore,
   type ReadBudgetSource,
 } from "../../../../src/nodes/blobber/files/index.js";
+import { KvKey, type StoredFile } from "../../../../src/nodes/blobber/files/keys.js";
 import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import type { NodeApp } from "../../../../src/nodes/http.js";
 import { ManualClock } from "../../../../src/nodes/io/clock.js";
@@ -448,6 +449,25 @@ describe("blobber file API", () => {
     const root = (await c.referencePath(["/p"])).latest_write_marker?.allocation_root ?? "";
     const chain = { owner_id: r.owner.clientId, owner_public_key: r.owner.publicKey, blobber_index: 0, allocation_root: root };
     assert.deepEqual(verifyChallengeProof(ch, chain, proof), { ok: true });
+    // a challenge landing on the thumbnail part (block index 1: the shard has 1 block) is proved by the part itself;
+    // once the blobber's stored part is corrupted, the same challenges fail
+    const onThumb: (typeof ch)[] = [];
+    for (let n = 0; n < 16; n++) {
+      const chn = { ...ch, id: sha3(`ch${n}`), seed: String(777 + n) };
+      const pn = await buildProof(settled, { ...chn, validators: [], created: 0, deadline: 0 });
+      assert.deepEqual(verifyChallengeProof(chn, chain, pn), { ok: true });
+      if (pn.block_index === 1) onThumb.push(chn);
+    }
+    assert.ok(onThumb.length > 0, "some challenges land on the thumbnail part");
+    const key = KvKey.file(r.alloc.id, "/p");
+    const stored = r.service.kv.getJson<StoredFile>(key) as StoredFile;
+    r.service.kv.transaction((tx) => tx.putJson(key, { ...stored, thumbnail_shard: b64(other) }));
+    for (const chn of onThumb) {
+      const v = verifyChallengeProof(chn, chain, await buildProof(settled, { ...chn, validators: [], created: 0, deadline: 0 }));
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, /the thumbnail part of \/p does not hash to the part the file declares/);
+    }
+    r.service.kv.transaction((tx) => tx.putJson(key, stored));
     await c.copy("conn00000033", "/p", "/d");
     await commitChanges(r, "conn00000033", [{ op: "copy", path: "/p", dest: "/d" }]);
     assert.equal(await part("/d/p"), b64(thumb), "copied with the file");
