@@ -83,6 +83,7 @@ export const STORAGE_SC_ERROR_CODES = [
   "commit_connection_failed",
   "write_marker_already_redeemed",
   "read_redeem_failed",
+  "grant_expired",
   "challenge_response_failed",
   "new_read_pool_failed",
   "read_pool_lock_failed",

@@ -264,8 +264,6 @@ export interface ListReply extends LatestState {
 }
 
 export interface MetaReply extends RefView {
-  /** Files with a thumbnail: this blobber's part of it, base64 (absent when this blobber has none). */
-  thumbnail_shard?: string;
   /** The caller's latest read counter on this blobber (to continue read markers from). */
   read_counter: number;
   /**
@@ -307,6 +305,12 @@ export interface DownloadRequest {
   read_marker: ReadMarker;
   /** The owner's auth ticket, when the reader is not the owner (see `authticket.ts`). */
   auth_ticket?: AuthTicket;
+  /**
+   * Read this blobber's part of the file's thumbnail instead of blocks (`start_block`/`num_blocks` ignored): paid by
+   * the read marker as `thumbnailBlocks` blocks; the reply carries the part, no proof (its sha3 is declared in the
+   * file's metadata), the header's `merkle_root` the part's declared hash.
+   */
+  thumbnail?: boolean;
 }
 
 /** The header of a download reply. */

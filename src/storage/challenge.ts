@@ -22,7 +22,9 @@
  * 3. each listing on the path hashes to the entry its parent lists for it, and the walk picks exactly that child;
  * 4. the file's metadata hashes to its entry; its shard root for this blobber (the blobber's index in the
  *    allocation) roots a tree of `ceil(shard_size / 64 KiB)` leaves;
- * 5. the block is leaf `block_index` of that tree (its Merkle path), of the right length.
+ * 5. the block is leaf `block_index` of that tree (its Merkle path), of the right length — or, for a file with a
+ *    thumbnail, block index `ceil(shard_size / 64 KiB)` (one past the shard's last): the blobber's whole thumbnail
+ *    part (at most 1 MiB / data), whose sha3 the file's metadata declares for this blobber.
  *
  * Any file size is proved the same way: the shard's tree is over 64 KiB blocks of the whole shard, however many
  * upload chunks made it (the 2021 reference checked multi-chunk files against a one-chunk tree).
@@ -115,10 +117,18 @@ export function eligibleChildren(children: Record<string, Entry>): string[] {
     .sort();
 }
 
-/** The challenged block of a shard of `shardSize` bytes (undefined when it has none). */
-export function challengedBlock(rng: Rng, shardSize: number): number | undefined {
-  const blocks = Math.ceil(shardSize / BLOCK_SIZE);
+/**
+ * The challenged block of a shard of `shardSize` bytes (undefined when it has none). A file with a thumbnail has one
+ * more: index `ceil(shardSize / 64 KiB)` is the blobber's whole thumbnail part (see {@link isThumbnailBlock}).
+ */
+export function challengedBlock(rng: Rng, shardSize: number, thumbnail = false): number | undefined {
+  const blocks = Math.ceil(shardSize / BLOCK_SIZE) + (thumbnail ? 1 : 0);
   return blocks === 0 ? undefined : rng.int(blocks);
+}
+
+/** Whether challenged block `index` of a file whose shard has `shardSize` bytes is its thumbnail part. */
+export function isThumbnailBlock(index: number, shardSize: number): boolean {
+  return index === Math.ceil(shardSize / BLOCK_SIZE);
 }
 
 /**
@@ -209,11 +219,21 @@ function verify(ch: ChallengeInfo, chain: ChainRecord, p: ChallengeProof): Verdi
     if (fileHash(f) !== entry.hash) return no(`the metadata of ${path} does not hash to its entry`);
     const root = f.shard_roots[chain.blobber_index];
     if (typeof root !== "string") return no(`the file has no shard root for blobber index ${chain.blobber_index}`);
-    const index = challengedBlock(rng, f.shard_size);
+    const t = f.thumbnail;
+    const index = challengedBlock(rng, f.shard_size, t !== undefined);
     if (index === undefined) return p.block === "" ? { ok: true } : no("an empty shard has no block");
     if (p.block_index !== index) return no(`the challenged block is ${index}, the proof is for ${String(p.block_index)}`);
     // 5. the block
     if (typeof p.block !== "string") return no("no block");
+    if (t !== undefined && isThumbnailBlock(index, f.shard_size)) {
+      // the thumbnail part: the file's hash declares the sha3 of every blobber's part
+      const part = Buffer.from(p.block, "base64");
+      if (part.length !== t.shard_size)
+        return no(`the thumbnail part of ${path} has ${part.length} bytes, the file declares ${t.shard_size}`);
+      if (sha3(part) !== t.shard_hashes[chain.blobber_index])
+        return no(`the thumbnail part of ${path} does not hash to the part the file declares for this blobber`);
+      return { ok: true };
+    }
     const block = Buffer.from(p.block, "base64");
     const want = Math.min(BLOCK_SIZE, f.shard_size - index * BLOCK_SIZE);
     if (block.length !== want) return no(`block ${index} has ${block.length} bytes, the shard's has ${want}`);

@@ -57,6 +57,8 @@ export const StorageErrors = {
   notEnoughTokens: "not_enough_tokens",
   /** An auth ticket that is malformed, expired, revoked, for another reader or another path. */
   invalidAuthTicket: "invalid_auth_ticket",
+  /** The owner's grant (collaborator, who pays for reads) a marker relies on expired before the marker's time. */
+  grantExpired: "grant_expired",
   /** Encryption keys, sealed segments or re-encryption keys that are malformed or do not open (wrong key, altered). */
   invalidEncryption: "invalid_encryption",
 } as const;

@@ -5,11 +5,17 @@
  *
  * - {@link CollabGrant}: the owner makes a wallet a collaborator of a file (`zbox add-collab`): it may update the file
  *   (its write markers are its own, checked by each blobber and by the contract against the grant) and read it with
- *   the owner paying. Signed hash: `sha3("collaborator:{allocation_id}:{owner_id}:{file_path_hash}:{collab_id}:{timestamp}")`.
+ *   the owner paying. Signed hash:
+ *   `sha3("collaborator:{allocation_id}:{owner_id}:{file_path_hash}:{collab_id}:{timestamp}:{expiration}")`.
  * - {@link PayerGrant}: who pays for reads of a file by others (`zbox update-attributes --who-pays-for-reads`), the
  *   reference's `who_pays_for_reads` attribute. When the owner pays, a reader's read marker names the owner as payer
  *   and carries this grant: the contract charges the owner's read pool only with the owner's signature on it.
- *   Signed hash: `sha3("who_pays_for_reads:{allocation_id}:{owner_id}:{file_path_hash}:{who_pays_for_reads}:{timestamp}")`.
+ *   Signed hash:
+ *   `sha3("who_pays_for_reads:{allocation_id}:{owner_id}:{file_path_hash}:{who_pays_for_reads}:{timestamp}:{expiration}")`.
+ *
+ * Every grant expires (`expiration`, Unix seconds, signed; by default {@link GRANT_EXPIRATION_S} after it was
+ * signed, as an auth ticket): a marker timed after it is refused by the blobber before serving or committing and by
+ * the contract before paying ({@link grantExpiry}, code `grant_expired`).
  *
  * The prefixes keep a signature of one kind from passing for another (or for a marker or ticket). `file_path` rides
  * along unsigned, bound by its signed lookup hash (as in auth tickets).
@@ -28,6 +34,9 @@ interface GrantSigner {
   sign(hashHex: string): string;
 }
 
+/** How long a grant lasts when its owner does not say: 90 days, as a share's auth ticket. */
+export const GRANT_EXPIRATION_S = 90 * 24 * 3600;
+
 /** Who pays for reads of a file by others: its owner or the reader (the reference's names). */
 export type WhoPays = "owner" | "3rd_party";
 
@@ -42,6 +51,8 @@ export interface CollabGrant {
   collab_id: string;
   /** Unix seconds. */
   timestamp: number;
+  /** Unix seconds: no marker timed after it may rely on the grant. */
+  expiration: number;
   signature: string;
 }
 
@@ -53,20 +64,24 @@ export interface PayerGrant {
   who_pays_for_reads: WhoPays;
   /** Unix seconds. */
   timestamp: number;
+  /** Unix seconds: no marker timed after it may rely on the grant. */
+  expiration: number;
   signature: string;
 }
 
 export function collabGrantHash(g: Omit<CollabGrant, "signature">): string {
-  return sha3(`collaborator:${g.allocation_id}:${g.owner_id}:${g.file_path_hash}:${g.collab_id}:${g.timestamp}`);
+  return sha3(`collaborator:${g.allocation_id}:${g.owner_id}:${g.file_path_hash}:${g.collab_id}:${g.timestamp}:${g.expiration}`);
 }
 
 export function payerGrantHash(g: Omit<PayerGrant, "signature">): string {
-  return sha3(`who_pays_for_reads:${g.allocation_id}:${g.owner_id}:${g.file_path_hash}:${g.who_pays_for_reads}:${g.timestamp}`);
+  return sha3(
+    `who_pays_for_reads:${g.allocation_id}:${g.owner_id}:${g.file_path_hash}:${g.who_pays_for_reads}:${g.timestamp}:${g.expiration}`,
+  );
 }
 
 export function signCollabGrant(
   owner: GrantSigner,
-  g: { allocation_id: string; file_path: string; collab_id: string; timestamp: number },
+  g: { allocation_id: string; file_path: string; collab_id: string; timestamp: number; expiration?: number },
 ): CollabGrant {
   const body = {
     allocation_id: g.allocation_id,
@@ -75,13 +90,14 @@ export function signCollabGrant(
     file_path: g.file_path,
     collab_id: g.collab_id,
     timestamp: g.timestamp,
+    expiration: g.expiration ?? g.timestamp + GRANT_EXPIRATION_S,
   };
   return { ...body, signature: owner.sign(collabGrantHash(body)) };
 }
 
 export function signPayerGrant(
   owner: GrantSigner,
-  g: { allocation_id: string; file_path: string; who_pays_for_reads: WhoPays; timestamp: number },
+  g: { allocation_id: string; file_path: string; who_pays_for_reads: WhoPays; timestamp: number; expiration?: number },
 ): PayerGrant {
   const body = {
     allocation_id: g.allocation_id,
@@ -90,6 +106,7 @@ export function signPayerGrant(
     file_path: g.file_path,
     who_pays_for_reads: g.who_pays_for_reads,
     timestamp: g.timestamp,
+    expiration: g.expiration ?? g.timestamp + GRANT_EXPIRATION_S,
   };
   return { ...body, signature: owner.sign(payerGrantHash(body)) };
 }
@@ -125,10 +142,10 @@ function field(o: Record<string, unknown>, k: string, op: string, what: string, 
   return v;
 }
 
-function seconds(o: Record<string, unknown>, op: string, what: string): number {
-  if (!Number.isSafeInteger(o.timestamp) || (o.timestamp as number) < 0)
-    throw storageError(StorageErrors.invalidRequest, op, `${what} timestamp must be a non-negative integer`);
-  return o.timestamp as number;
+function seconds(o: Record<string, unknown>, op: string, what: string, k = "timestamp"): number {
+  if (!Number.isSafeInteger(o[k]) || (o[k] as number) < 0)
+    throw storageError(StorageErrors.invalidRequest, op, `${what} ${k} must be a non-negative integer`);
+  return o[k] as number;
 }
 
 /** A collaborator grant from JSON (object or text). @throws CodedError `invalid_request` naming the field */
@@ -142,6 +159,7 @@ export function parseCollabGrant(raw: unknown, op: string): CollabGrant {
     file_path: field(o, "file_path", op, w),
     collab_id: field(o, "collab_id", op, w, true),
     timestamp: seconds(o, op, w),
+    expiration: seconds(o, op, w, "expiration"),
     signature: field(o, "signature", op, w),
   };
 }
@@ -160,6 +178,7 @@ export function parsePayerGrant(raw: unknown, op: string): PayerGrant {
     file_path: field(o, "file_path", op, w),
     who_pays_for_reads: who,
     timestamp: seconds(o, op, w),
+    expiration: seconds(o, op, w, "expiration"),
     signature: field(o, "signature", op, w),
   };
 }
@@ -185,6 +204,15 @@ function commonRefusal(
   }
   if (lookupHash(c.allocationId, path) !== g.file_path_hash) return "the grant's file_path does not match its file_path_hash";
   return undefined;
+}
+
+/**
+ * Why a marker timed `at` (Unix seconds) may not rely on grant `g` any more: it expired before (undefined while in
+ * force). Refusals under code `grant_expired` (`StorageErrors.grantExpired`, the contract's `grant_expired`).
+ */
+export function grantExpiry(g: Pick<CollabGrant, "expiration" | "file_path"> | undefined, at: number): string | undefined {
+  if (!g || at <= g.expiration) return undefined;
+  return `the owner's grant on ${g.file_path} expired at ${g.expiration}, before ${at}`;
 }
 
 /** Why `g` is not a valid collaborator grant of the allocation's owner (undefined when it is). */

@@ -27,6 +27,7 @@ import { type StorageErrorCode, StorageErrors } from "./errors.js";
 import {
   type CollabGrant,
   collabGrantRefusal,
+  grantExpiry,
   type PayerGrant,
   parseCollabGrant,
   parsePayerGrant,
@@ -122,7 +123,8 @@ export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
  * `ownerPublicKey` no grant can be checked, so only the first two cases pass.
  */
 export function payerRefusal(
-  rm: Pick<ReadMarker, "client_id" | "payer_id"> & Partial<Pick<ReadMarker, "allocation_id" | "payer_grant" | "collab_grant">>,
+  rm: Pick<ReadMarker, "client_id" | "payer_id"> &
+    Partial<Pick<ReadMarker, "allocation_id" | "payer_grant" | "collab_grant" | "timestamp">>,
   ownerId: string,
   ownerPublicKey?: string,
 ): string | undefined {
@@ -139,13 +141,36 @@ export function payerRefusal(
     const why = collabGrantRefusal(rm.collab_grant, ctx);
     if (why) return `${refused}: ${why}`;
     if (rm.collab_grant.collab_id !== rm.client_id) return `${refused}: the collaborator grant is for another client`;
-    return undefined;
+  } else {
+    const g = rm.payer_grant as PayerGrant;
+    const why = payerGrantRefusal(g, ctx);
+    if (why) return `${refused}: ${why}`;
+    if (g.who_pays_for_reads !== "owner") return `${refused}: the owner's grant says the reader pays`;
   }
-  const g = rm.payer_grant as PayerGrant;
-  const why = payerGrantRefusal(g, ctx);
-  if (why) return `${refused}: ${why}`;
-  if (g.who_pays_for_reads !== "owner") return `${refused}: the owner's grant says the reader pays`;
-  return undefined;
+  const expired = rm.timestamp === undefined ? undefined : readGrantExpiry({ ...rm, timestamp: rm.timestamp });
+  return expired && `${refused}: ${expired}`;
+}
+
+/**
+ * Why the owner's grant a read marker pays with (another reader's marker charging the owner) had expired at `at`
+ * (the marker's time unless given); undefined when it is in force or the marker relies on none. Checked first, so
+ * that the blobber and the contract refuse it under the code `grant_expired`.
+ */
+export function readGrantExpiry(
+  rm: Pick<ReadMarker, "client_id" | "payer_id" | "timestamp"> & Partial<Pick<ReadMarker, "payer_grant" | "collab_grant">>,
+  at = rm.timestamp,
+): string | undefined {
+  if (rm.payer_id === rm.client_id) return undefined;
+  return grantExpiry(rm.collab_grant ?? rm.payer_grant, at);
+}
+
+/** Why the collaborator grant a write marker is signed under had expired at `at` (the marker's time unless given). */
+export function writeGrantExpiry(
+  wm: Pick<WriteMarker, "client_id" | "timestamp" | "collab_grant">,
+  ownerId: string,
+  at = wm.timestamp,
+): string | undefined {
+  return wm.client_id === ownerId ? undefined : grantExpiry(wm.collab_grant, at);
 }
 
 export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
@@ -227,10 +252,11 @@ function collaboratorOf(
  * The public key a write marker must be signed with: the owner's, or — for a collaborator's update — the key the
  * marker names, once the owner's collaborator grant it carries verifies and names `client_id`, and the key is
  * `client_id`'s. One rule for the blobber, the contract and the client believing a blobber's state; a blobber also
- * checks that the grant is still in force and that the commit only updates the grant's file.
+ * checks that the grant is still in force and that the commit only updates the grant's file. A grant expired at
+ * the marker's time is refused (`writeGrantExpiry`).
  */
 export function writeMarkerKey(
-  wm: Pick<WriteMarker, "client_id" | "allocation_id" | "client_public_key" | "collab_grant">,
+  wm: Pick<WriteMarker, "client_id" | "allocation_id" | "client_public_key" | "collab_grant" | "timestamp">,
   ownerId: string,
   ownerPublicKey: string,
 ): { key: string } | { refusal: string } {
@@ -240,6 +266,8 @@ export function writeMarkerKey(
   const why = collabGrantRefusal(wm.collab_grant, { allocationId: wm.allocation_id, ownerId, ownerPublicKey });
   if (why) return { refusal: `write marker's collaborator grant: ${why}` };
   if (wm.collab_grant.collab_id !== wm.client_id) return { refusal: "write marker's collaborator grant is for another client" };
+  const expired = writeGrantExpiry(wm, ownerId);
+  if (expired) return { refusal: `write marker's collaborator grant: ${expired}` };
   let id: string;
   try {
     id = clientIdOf(wm.client_public_key);

@@ -13,6 +13,7 @@
 import { sha3 } from "../core/hash.js";
 import { isHash } from "../core/hex.js";
 import { StorageErrors, storageError } from "./errors.js";
+import { BLOCK_SIZE } from "./merkle.js";
 
 /** Largest thumbnail accepted (bytes): a thumbnail's parts live inside the file's record on every blobber. */
 export const MAX_THUMBNAIL_SIZE = 1024 * 1024;
@@ -32,6 +33,14 @@ export interface ThumbnailMeta {
 /** The size of each part of a thumbnail of `size` bytes. */
 export function thumbnailShardSize(size: number, dataShards: number): number {
   return Math.ceil(size / dataShards);
+}
+
+/**
+ * The blocks a read of a thumbnail part of `shardSize` bytes pays for: its 64 KiB blocks, at least one — a thumbnail
+ * read costs a read marker like a file read (`download --thumbnail`).
+ */
+export function thumbnailBlocks(shardSize: number): number {
+  return Math.max(1, Math.ceil(shardSize / BLOCK_SIZE));
 }
 
 /** What a file's hash adds for its thumbnail ("" for none). */

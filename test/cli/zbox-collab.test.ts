@@ -22,7 +22,7 @@ type Wallet = ReturnType<typeof createWallet>;
 
 const count = (text: string, re: RegExp) => (text.match(new RegExp(re.source, "g")) ?? []).length;
 
-describe("zbox add-collab, delete-collab and update-attributes on the in-process network", { timeout: 600_000 }, () => {
+describe("zbox add-collab, delete-collab and update-attributes on the in-process network", { timeout: 900_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
@@ -304,5 +304,31 @@ describe("zbox add-collab, delete-collab and update-attributes on the in-process
     assert.equal(again.code, 1);
     assert.match(again.err, /^delete_collaborator_failed: Failed to remove collaborator on all blobbers\. /);
     assert.equal(count(again.err, /is not a collaborator of \/team\/plan.txt/), 4, again.err);
+  });
+
+  it("a grant expires: add-collab --expiration-seconds 60 lets the collaborator read and update, then every blobber refuses with grant_expired", async () => {
+    const args = ["--allocation", allocation, "--remotepath", "/team/public.txt", "--collabid", carol.client_id];
+    const bad = await zA("add-collab", ...args, "--expiration-seconds", "soon");
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /^Error: invalid expiration-seconds "soon": a positive integer is required/);
+    const add = await zA("add-collab", ...args, "--expiration-seconds", "60");
+    assert.equal(add.code, 0, add.err);
+    const file = ["--allocation", allocation, "--remotepath", "/team/public.txt"];
+    // in force: carol reads (alice pays: the marker carries the grant, which every blobber accepts)
+    const out = join(tmp, "carol-collab.txt");
+    const down = await zC("download", ...file, "--localpath", out);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(new Uint8Array(readFileSync(out)), bytes);
+    // 2 minutes later the grant has expired: reads on alice's account and updates are refused on every blobber
+    await drive(clock.sleep(120_000));
+    const late = await zC("download", ...file, "--localpath", join(tmp, "carol-late.txt"));
+    assert.equal(late.code, 1, late.out);
+    assert.match(late.err, /^Download failed\. /);
+    assert.equal(count(late.err, /grant_expired: the owner's grant on \/team\/public.txt expired at \d+/), 4, late.err);
+    const local = join(tmp, "carol-v2.txt");
+    writeFileSync(local, new Uint8Array(randomBytes(1000)));
+    const up = await zC("update", ...file, "--localpath", local);
+    assert.equal(up.code, 1, up.out);
+    assert.match(up.err, /grant_expired: .*expired at \d+/);
   });
 });

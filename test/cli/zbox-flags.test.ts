@@ -18,7 +18,7 @@ import { runInProcess } from "../support/cli-inprocess.js";
 import { pour, stakeProviders } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
 
-describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 }, () => {
+describe("zbox and zwallet flags on the in-process network", { timeout: 1_200_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 10, 1), settleTurns: 3 });
   let net: InProcessNetwork;
   let client: sdk.ChainClient;
@@ -281,6 +281,41 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 600_000 
     assert.match(gone.r.err, /^Download failed\. .*\/t\/pic2\.jpg has no thumbnail/);
     assert.doesNotMatch((await zbox("meta", ...a, "--remotepath", "/t/pic2.jpg")).out, /THUMBNAIL/);
     assert.equal((await listed("/t"))[0]?.actual_thumbnail_hash, undefined);
+  });
+
+  it("download --thumbnail is paid: a read marker per part, redeemed from the reader's read pool", async () => {
+    const lock = await zbox("rp-lock", "--allocation", allocation, "--duration", "1h", "--tokens", "0.1");
+    assert.equal(lock.code, 0, lock.err);
+    const [lp, lt] = ["paid.jpg", "paid.png"].map((n) => join(tmp, n)) as [string, string];
+    writeFileSync(lp, new Uint8Array(randomBytes(1000)));
+    const thumb = new Uint8Array(randomBytes(9_000));
+    writeFileSync(lt, thumb);
+    const a = ["--allocation", allocation];
+    const up = await zbox("upload", ...a, "--localpath", lp, "--remotepath", "/paid/pic.jpg", "--thumbnailpath", lt);
+    assert.equal(up.code, 0, up.err);
+    const readPool = async () =>
+      (await drive(sdk.storage.getReadPoolStat(client, alice.client_id))).pools.reduce((t, p) => t + BigInt(p.balance), 0n);
+    // earlier reads' redemptions settled first (the blobbers redeem every 10 s)
+    let settled = await readPool();
+    for (let same = 0, i = 0; same < 2 && i < 30; i++) {
+      await drive(clock.sleep(10_000));
+      const now = await readPool();
+      same = now === settled ? same + 1 : 0;
+      settled = now;
+    }
+    const downloads = seen.get("/v1/file/download") ?? 0;
+    const dst = join(tmp, "paid-thumb.png");
+    const r = await zbox("download", ...a, "--remotepath", "/paid/pic.jpg", "--localpath", dst, "--thumbnail");
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(new Uint8Array(readFileSync(dst)), thumb);
+    // 2 data parts of 4500 bytes: one paid read of one block from each data blobber
+    assert.equal((seen.get("/v1/file/download") ?? 0) - downloads, 2, "a read of a part from each data blobber");
+    let after = settled;
+    for (let i = 0; i < 30 && after === settled; i++) {
+      await drive(clock.sleep(5000));
+      after = await readPool();
+    }
+    assert.ok(after < settled, "the thumbnail read moved tokens from alice's read pool to the blobbers");
   });
 
   it("--free_storage reads the marker file: missing, malformed, another's and unknown-assigner markers are refused", async () => {

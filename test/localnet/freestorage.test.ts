@@ -152,12 +152,17 @@ describe("free storage on the local network", { timeout: 600_000 }, () => {
     assert.equal(over.code, 1);
     assert.match(over.err, /^Error creating free allocation: .*exceeded permitted free storage/);
 
-    // updateallocation --free_storage: another marker tops the allocation up
+    // updateallocation --free_storage: another marker tops the allocation up, split as newallocation's
     const m2 = await marker(alice.client_id, "alice2.json", "--tokens", "1.5");
     const up = await zbox(alice, "updateallocation", "--allocation", id, "--free_storage", m2.file);
     assert.equal(up.code, 0, up.err);
     assert.match(up.out, /^Allocation updated with txId : [0-9a-f]{64}$/m);
-    assert.equal(await writePool(alice), (31n * ZCN) / 10n, "1.6 + the update's 1.5");
+    assert.equal(await writePool(alice), (14n * ZCN) / 5n, "1.6 + 0.8 of the update's 1.5");
+    const txid = /txId : ([0-9a-f]{64})/.exec(up.out)?.[1];
+    const rp2 = await drive(sdk.storage.getReadPoolStat(client, alice.client_id));
+    const added = rp2.pools.find((p) => p.id === txid);
+    assert.equal(BigInt(added?.balance ?? 0), (3n * ZCN) / 10n, "0.2 of the update's 1.5 in the read pool");
+    assert.equal(added?.allocation_id, id);
     // bob redeems his own marker
     const bobs = await zbox(bob, "newallocation", "--free_storage", theirs.file, ...size);
     assert.equal(bobs.code, 0, bobs.err);

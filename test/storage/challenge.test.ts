@@ -9,6 +9,7 @@ import {
   type ChallengeInfo,
   type ChallengeProof,
   challengedBlock,
+  isThumbnailBlock,
   MAX_MARKER_CHAIN,
   signTicket,
   verifyChallengeProof,
@@ -33,7 +34,7 @@ const owner = {
 };
 
 /** An allocation on one blobber (index 1 of 2+1): the tree, this blobber's shards, the redeemed marker. */
-function allocation(files: Record<string, number>, ts = 1_700_000_000) {
+function allocation(files: Record<string, number>, ts = 1_700_000_000, thumbs: Record<string, Uint8Array> = {}) {
   const shards = new Map<string, Uint8Array>();
   const changes: Change[] = [];
   for (const [path, size] of Object.entries(files)) {
@@ -42,6 +43,13 @@ function allocation(files: Record<string, number>, ts = 1_700_000_000) {
     shards.set(path, shard);
     const roots = [sha3(`${path}0`), merkleRoot(leavesOf(shard)), sha3(`${path}2`)];
     const file: FileMeta = { size, actual_hash: sha3(path), mimetype: "x", shard_size: ss, shard_roots: roots, data_shards: 2 };
+    const part = thumbs[path];
+    if (part) {
+      // this blobber's part of a thumbnail of 2 parts + 1: the file declares every part's sha3
+      const parts = [sha3(`${path}t0`), sha3(part), sha3(`${path}t2`)];
+      file.thumbnail = { size: 2 * part.length, actual_hash: sha3(`${path}t`), shard_size: part.length, shard_hashes: parts };
+      file.thumbnail_shard = Buffer.from(part).toString("base64");
+    }
     changes.push({ op: "upload", path, file });
   }
   const r = applyChanges(new Map(), changes);
@@ -62,7 +70,7 @@ function allocation(files: Record<string, number>, ts = 1_700_000_000) {
     blobber_index: INDEX,
     allocation_root: root,
   };
-  return { listings, shards, files: files2, wm, chain };
+  return { listings, shards, files: files2, wm, chain, thumbParts: new Map<string, string>() };
 }
 
 type Alloc = ReturnType<typeof allocation>;
@@ -81,10 +89,16 @@ function prove(a: Alloc, ch: ChallengeInfo): ChallengeProof {
   if (!w.path) return proof;
   const file = a.files.get(w.path) as FileMeta;
   const shard = a.shards.get(w.path) as Uint8Array;
-  proof.file = file;
-  const idx = challengedBlock(w.rng, file.shard_size);
+  const { thumbnail_shard, ...declared } = file;
+  proof.file = declared;
+  const idx = challengedBlock(w.rng, file.shard_size, file.thumbnail !== undefined);
   if (idx === undefined) return proof;
   proof.block_index = idx;
+  if (file.thumbnail && isThumbnailBlock(idx, file.shard_size)) {
+    // the whole thumbnail part this blobber holds (a lost or altered one: what it has instead)
+    proof.block = a.thumbParts.get(w.path) ?? thumbnail_shard ?? "";
+    return proof;
+  }
   proof.block = Buffer.from(shard.subarray(idx * BLOCK_SIZE, (idx + 1) * BLOCK_SIZE)).toString("base64");
   proof.merkle_path = leafProof(leavesOf(shard), idx).map((h) => Buffer.from(h).toString("hex"));
   return proof;
@@ -118,6 +132,44 @@ describe("challenge proofs", () => {
     });
   }
 
+  it("a file's thumbnail part is challenged too: an honest blobber passes, one whose part is corrupted fails on it", () => {
+    const part = new Uint8Array(randomBytes(700));
+    const a = allocation({ "/pic.jpg": 3 * BLOCK_SIZE, "/plain": 10 }, 1_700_000_000, { "/pic.jpg": part });
+    const onThumb: ChallengeInfo[] = [];
+    for (let n = 0; n < 40; n++) {
+      const ch = challenge(n);
+      const p = prove(a, ch);
+      assert.deepEqual(verifyChallengeProof(ch, a.chain, p), { ok: true }, `seed ${ch.seed}`);
+      if (p.path === "/pic.jpg" && p.block_index === 2) {
+        assert.equal(p.block, Buffer.from(part).toString("base64"), "the whole part, no Merkle path");
+        assert.deepEqual(p.merkle_path, []);
+        onThumb.push(ch);
+      }
+    }
+    assert.ok(onThumb.length > 0, "some seeds challenge the thumbnail part (block index = the shard's block count)");
+    // the blobber lost its part (zeros instead), or one byte of it changed: every challenge on it fails
+    const altered = Buffer.from(part);
+    altered[10] = (altered[10] ?? 0) ^ 1;
+    for (const bad of [Buffer.alloc(part.length), altered, Buffer.from(part.subarray(1))]) {
+      a.thumbParts.set("/pic.jpg", bad.toString("base64"));
+      for (const ch of onThumb) {
+        const v = verifyChallengeProof(ch, a.chain, prove(a, ch));
+        assert.equal(v.ok, false);
+        if (!v.ok) assert.match(v.reason, /the thumbnail part of \/pic\.jpg (does not hash|has 699 bytes)/);
+      }
+    }
+    // nor can it pass by declaring another thumbnail: the file's hash covers the declaration
+    a.thumbParts.clear();
+    const ch = onThumb[0] as ChallengeInfo;
+    const p = prove(a, ch);
+    const t = p.file?.thumbnail;
+    assert.ok(t);
+    const forged = { ...p, file: { ...p.file, thumbnail: { ...t, shard_hashes: t.shard_hashes.map(() => sha3("x")) } } };
+    const v = verifyChallengeProof(ch, a.chain, forged as ChallengeProof);
+    assert.equal(v.ok, false);
+    if (!v.ok) assert.match(v.reason, /does not hash to its entry/);
+  });
+
   it("a tree of files and directories: the walk reaches files at every depth and each verifies", () => {
     const a = allocation({ "/a": 10, "/d/b": 70_000, "/d/e/c": 300_000, "/d/e/g": 1 });
     const reached = new Set<string>();
@@ -143,7 +195,7 @@ describe("challenge proofs", () => {
         allocation_id: ALLOC,
         file_path: "/team/plan.txt",
         collab_id: bob.clientId,
-        timestamp: 1,
+        timestamp: a.wm.timestamp - 100,
       });
       const { client_id: _c, signature: _s, ...body } = a.wm;
       const wm = { ...signWriteMarker(bob, body), client_public_key: bob.publicKey, collab_grant: grant };
@@ -154,6 +206,17 @@ describe("challenge proofs", () => {
       const v = verifyChallengeProof(ch, a.chain, bare);
       assert.equal(v.ok, false);
       if (!v.ok) assert.match(v.reason, /collaborator grant/);
+      // a grant that expired before the marker was signed proves nothing (the marker is judged at its own time)
+      const stale = signCollabGrant(owner, {
+        allocation_id: ALLOC,
+        file_path: "/team/plan.txt",
+        collab_id: bob.clientId,
+        timestamp: a.wm.timestamp - 100,
+        expiration: a.wm.timestamp - 1,
+      });
+      const late = verifyChallengeProof(ch, a.chain, { ...proof, write_marker: { ...wm, collab_grant: stale } });
+      assert.equal(late.ok, false);
+      if (!late.ok) assert.match(late.reason, /expired at 1699999999, before 1700000000/);
     });
     it("an encrypted file: its metadata with the encrypted key proves, without it the hash does not match", () => {
       const a = allocation({ "/secret.txt": 2113 });
@@ -294,7 +357,7 @@ describe("challenge proofs", () => {
       const last = markers.at(-1) as WriteMarker;
       const first = markers[0] as WriteMarker;
       const chain: ChainRecord = { ...allocation({}).chain, allocation_root: first.allocation_root };
-      const a: Alloc = { listings, shards, files, wm: last, chain };
+      const a: Alloc = { listings, shards, files, wm: last, chain, thumbParts: new Map() };
       return { a, markers };
     }
     const { a, markers } = history();

@@ -4,8 +4,9 @@ import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { sha3 } from "../../src/core/hash.js";
 import { shardSize } from "../../src/storage/layout.js";
+import { BLOCK_SIZE } from "../../src/storage/merkle.js";
 import { applyChanges, checkFileMeta, type FileMeta, fileHash } from "../../src/storage/reftree.js";
-import { checkThumbnailShard, MAX_THUMBNAIL_SIZE, thumbnailShardSize } from "../../src/storage/thumbnail.js";
+import { checkThumbnailShard, MAX_THUMBNAIL_SIZE, thumbnailBlocks, thumbnailShardSize } from "../../src/storage/thumbnail.js";
 
 /** A 2+1 file with a thumbnail cut into 2 data parts and an (arbitrary) third part, as the client declares it. */
 function fileWithThumbnail(thumb: Uint8Array) {
@@ -42,6 +43,15 @@ const codeOf = (fn: () => unknown): string | undefined => {
 };
 
 describe("thumbnails as fields of the file's record", () => {
+  it("a thumbnail part's read pays for its 64 KiB blocks, at least one", () => {
+    assert.equal(thumbnailBlocks(1), 1);
+    assert.equal(thumbnailBlocks(4500), 1);
+    assert.equal(thumbnailBlocks(BLOCK_SIZE), 1);
+    assert.equal(thumbnailBlocks(BLOCK_SIZE + 1), 2);
+    assert.equal(thumbnailBlocks(thumbnailShardSize(MAX_THUMBNAIL_SIZE, 1)), 16);
+    assert.equal(thumbnailBlocks(0), 1, "never free");
+  });
+
   it("a file's thumbnail part counts in the write marker's size (the blobber stores it; the owner pays for it)", () => {
     const { file } = fileWithThumbnail(new Uint8Array(randomBytes(5000)));
     const t = file.thumbnail as NonNullable<FileMeta["thumbnail"]>;

@@ -15,6 +15,15 @@ function required(opts: Record<string, unknown>, name: string): string {
   return v;
 }
 
+/** `--expiration-seconds`: the grant's lifetime (undefined: the sdk's 90 days). */
+function expirationSeconds(opts: Record<string, unknown>): number | undefined {
+  const raw = given(opts, "expiration-seconds") ?? given(opts, "expirationSeconds");
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0)
+    throw new CliExit(`Error: invalid expiration-seconds "${raw}": a positive integer is required`);
+  return Number(raw);
+}
+
 function collabId(opts: Record<string, unknown>, prefix: string): string {
   const id = required(opts, "collabid");
   if (!sdk.isHash(id)) throw new CliExit(`${prefix}--collabid must be a 64-character hex client id, found "${id}"`);
@@ -57,25 +66,28 @@ function collabCommand(
   name: string,
   description: string,
   prefix: string,
-  change: (s: Session, remote: string, id: string) => Promise<unknown>,
+  change: (s: Session, remote: string, id: string, expiration?: number) => Promise<unknown>,
   done: string,
+  expires = false,
 ): void {
-  program
+  const cmd = program
     .command(name)
     .description(description)
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file")
-    .option("--collabid <id>", "the collaborator's client id")
-    .action(
-      action(io, async (ctx, opts) => {
-        required(opts, "allocation");
-        const remote = required(opts, "remotepath");
-        const id = collabId(opts, prefix);
-        const s = await open(ctx, opts);
-        await guarded(prefix, () => change(s, remote, id));
-        ctx.println(`Collaborator ${id} ${done} successfully for the file ${remote}`);
-      }),
-    );
+    .option("--collabid <id>", "the collaborator's client id");
+  if (expires) cmd.option("--expiration-seconds <n>", "lifetime of the owner's grant in seconds (default 90 days)");
+  cmd.action(
+    action(io, async (ctx, opts) => {
+      required(opts, "allocation");
+      const remote = required(opts, "remotepath");
+      const id = collabId(opts, prefix);
+      const expiration = expirationSeconds(opts);
+      const s = await open(ctx, opts);
+      await guarded(prefix, () => change(s, remote, id, expiration));
+      ctx.println(`Collaborator ${id} ${done} successfully for the file ${remote}`);
+    }),
+  );
 }
 
 export function registerCollabCommands(program: Command, io: CliIo): void {
@@ -85,8 +97,9 @@ export function registerCollabCommands(program: Command, io: CliIo): void {
     "add-collab",
     "add a collaborator to a file: it may update the file and download it (the owner pays)",
     "add_collaborator_failed: Failed to add collaborator on all blobbers. ",
-    (s, remote, id) => s.files.addCollaborator(remote, id),
+    (s, remote, id, expiration) => s.files.addCollaborator(remote, id, expiration),
     "added",
+    true,
   );
   collabCommand(
     program,
@@ -104,6 +117,7 @@ export function registerCollabCommands(program: Command, io: CliIo): void {
     .option("--allocation <id>", "allocation id")
     .option("--remotepath <path>", "remote path of the file")
     .option("--who-pays-for-reads <payer>", "owner or 3rd_party")
+    .option("--expiration-seconds <n>", "lifetime of the owner's grant in seconds (default 90 days)")
     .action(
       action(io, async (ctx, opts) => {
         const prefix = "update_attributes_failed: ";
@@ -113,8 +127,9 @@ export function registerCollabCommands(program: Command, io: CliIo): void {
         if (!who) throw new CliExit("Error: who-pays-for-reads flag is missing");
         if (who !== "owner" && who !== "3rd_party")
           throw new CliExit(`Error: invalid --who-pays-for-reads "${who}": owner or 3rd_party`);
+        const expiration = expirationSeconds(opts);
         const s = await open(ctx, opts);
-        await guarded(prefix, () => s.files.updateAttributes(remote, who));
+        await guarded(prefix, () => s.files.updateAttributes(remote, who, expiration));
         ctx.println(`File attributes updated for ${remote}: reads are paid by ${who === "owner" ? "the owner" : "the reader"}`);
       }),
     );

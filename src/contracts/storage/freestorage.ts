@@ -12,8 +12,8 @@
  * Where Cairn differs: the reference mints the free tokens; here they are the assigner's *fund* — tokens the owner
  * sends with `add_free_storage_assigner`, held on the contract's balance — so a redemption moves tokens from the
  * fund into the allocation's write pool and no token is created. A marker worth more than the fund holds is
- * refused. A new free allocation's tokens go `read_pool_fraction` (0.2, as the reference) to the recipient's read
- * pool for it and the rest to its write pool; `free_update_allocation`'s all go to the write pool.
+ * refused. A free allocation's tokens, new or update, go `read_pool_fraction` (0.2, as the reference) to the
+ * recipient's read pool for the allocation (until it expires) and the rest to its write pool.
  */
 
 import { parseExactJson, stringifyExactJson } from "../../chain/codec.js";
@@ -194,6 +194,28 @@ function redeem(ctx: ContractContext, code: StorageScErrorCode, marker: FreeStor
   return [a, value];
 }
 
+/** The read pool's share of a marker's `value` SAS (`read_pool_fraction`, to a millionth). */
+function readShare(fc: FreeStorageConfig, value: bigint): bigint {
+  return (value * BigInt(Math.round((fc.read_pool_fraction ?? 0) * 1e6))) / 1_000_000n;
+}
+
+/** Put `value` SAS the contract holds in `recipient`'s read pool for the allocation until it expires. */
+function fundReadPool(
+  ctx: ContractContext,
+  code: StorageScErrorCode,
+  recipient: string,
+  allocationId: string,
+  value: bigint,
+): void {
+  if (value <= 0n) return;
+  // the recipient can read back what it stores
+  const a = getAllocation(ctx.state, allocationId);
+  if (!a) refuse(code, `allocation ${allocationId} is not in the state`);
+  const rp = getReadPools(ctx.state, recipient) ?? { pools: [] };
+  addPool(rp, ctx.txn.hash, a.id, a.expiration_date, value, readWeights(a));
+  putReadPools(ctx.state, recipient, rp);
+}
+
 /** `free_allocation_request`: a new allocation for the marker's recipient, its write pool funded by the marker. */
 export function freeAllocationRequest(ctx: ContractContext, c: StorageConfig, input: unknown): string {
   const code = "free_allocation_failed";
@@ -211,21 +233,14 @@ export function freeAllocationRequest(ctx: ContractContext, c: StorageConfig, in
     preferred_blobbers: i.strings("blobbers"),
     max_challenge_completion_time: i.int("max_challenge_completion_time", 0n),
   };
-  const toRead = (value * BigInt(Math.round((fc.read_pool_fraction ?? 0) * 1e6))) / 1_000_000n;
+  const toRead = readShare(fc, value);
   const out = newAllocationRequest(ctx, c, request, { value: value - toRead, code });
-  if (toRead > 0n) {
-    // the read pool's share, for the new allocation until it expires: the recipient can read back what it stores
-    const a = getAllocation(ctx.state, (parseExactJson(out) as { id: string }).id);
-    if (!a) return refuse(code, "the new allocation is not in the state");
-    const rp = getReadPools(ctx.state, marker.recipient) ?? { pools: [] };
-    addPool(rp, ctx.txn.hash, a.id, a.expiration_date, toRead, readWeights(a));
-    putReadPools(ctx.state, marker.recipient, rp);
-  }
+  fundReadPool(ctx, code, marker.recipient, (parseExactJson(out) as { id: string }).id, toRead);
   ctx.state.putNode(freeStorageAssignerKey(assigner.client_id), assigner);
   return out;
 }
 
-/** `free_update_allocation`: the marker's tokens go to the write pool of an allocation its recipient owns. */
+/** `free_update_allocation`: the marker's tokens go to an allocation its recipient owns, split as a new one's. */
 export function freeUpdateAllocation(ctx: ContractContext, c: StorageConfig, input: unknown): string {
   const code = "update_free_storage_request";
   const i = Input.of(input, code);
@@ -236,7 +251,9 @@ export function freeUpdateAllocation(ctx: ContractContext, c: StorageConfig, inp
     size: i.int("size", 0n),
     expiration_date: i.num("expiration_date", 0),
   };
-  const out = updateAllocationRequest(ctx, c, request, { value, code });
+  const toRead = readShare(conf(c), value);
+  const out = updateAllocationRequest(ctx, c, request, { value: value - toRead, code });
+  fundReadPool(ctx, code, marker.recipient, request.id, toRead);
   ctx.state.putNode(freeStorageAssignerKey(assigner.client_id), assigner);
   return out;
 }

@@ -31,9 +31,11 @@ import { parseCollabGrant, parsePayerGrant } from "../../storage/grants.js";
 import type { ReadMarker, WriteMarker } from "../../storage/markers.js";
 import {
   payerRefusal,
+  readGrantExpiry,
   readLane,
   readMarkerHash,
   verifyClientSignature,
+  writeGrantExpiry,
   writeMarkerHash,
   writeMarkerKey,
 } from "../../storage/markers.js";
@@ -102,7 +104,10 @@ export function commitConnection(ctx: ContractContext, _conf: StorageConfig, inp
   if (a.finalized || a.canceled) refuse(code, "allocation is finalized or canceled");
   const d = a.blobber_details.find((x) => x.blobber_id === wm.blobber_id);
   if (!d) refuse(code, `blobber ${wm.blobber_id} is not in allocation ${a.id}`);
-  // the owner's marker, or a collaborator's with the owner's signed grant (its update is charged to the owner)
+  // the owner's marker, or a collaborator's with the owner's signed grant (its update is charged to the owner), the
+  // grant in force at the marker's time
+  const expired = writeGrantExpiry(wm, a.owner_id);
+  if (expired) refuse("grant_expired", `write marker client ${wm.client_id}: ${expired}`);
   const signer = writeMarkerKey(wm, a.owner_id, a.owner_public_key);
   if ("refusal" in signer) refuse(code, `write marker client ${wm.client_id}: ${signer.refusal}`);
   if (wm.timestamp > a.expiration_date)
@@ -225,7 +230,10 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
   if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
     refuse(code, "invalid signature on the read marker (not signed by the reader)");
-  // the owner pays another reader's reads only with its own signed grant (checked against the allocation's owner key)
+  // the owner pays another reader's reads only with its own signed grant (checked against the allocation's owner key),
+  // in force at the marker's time
+  const expired = readGrantExpiry(rm);
+  if (expired) refuse("grant_expired", `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}: ${expired}`);
   const notPayer = payerRefusal(rm, a.owner_id, a.owner_public_key);
   if (notPayer) refuse(code, notPayer);
   const last = getTyped<{ read_marker: ReadMarker }>(

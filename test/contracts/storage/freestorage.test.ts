@@ -69,7 +69,7 @@ describe("storage contract: free storage", () => {
     assert.equal(s?.fund, 10n * ZCN - (3n * ZCN) / 2n);
     assert.equal(c.minted, 0n, "no token is created");
 
-    // free_update_allocation: another marker tops the same allocation's write pool up, and may grow it
+    // free_update_allocation: another marker tops the same allocation's pools up (split as a new one's), and may grow it
     c.ok(alice, "free_update_allocation", {
       allocation_id: a.id,
       marker: marker(assigner, "promo", alice.id, 1, T0 - 1),
@@ -77,7 +77,15 @@ describe("storage contract: free storage", () => {
     });
     const wp2 = c.rest("getWritePoolStat", { client_id: alice.id });
     const total = (wp2.pools as { balance: bigint }[]).reduce((t, p) => t + BigInt(p.balance), 0n);
-    assert.equal(total, (11n * ZCN) / 5n, "1.2 + all of the update's 1 token");
+    assert.equal(total, 2n * ZCN, "1.2 + 0.8 of the update's 1 token");
+    const rp2 = c.rest("getReadPoolStat", { client_id: alice.id });
+    const read = (rp2.pools as { balance: bigint; allocation_id: string }[]).filter((p) => p.allocation_id === a.id);
+    assert.deepEqual(
+      read.map((p) => BigInt(p.balance)),
+      [(3n * ZCN) / 10n, ZCN / 5n],
+      "the update's read_pool_fraction 0.2 goes to the recipient's read pool for the allocation",
+    );
+    assert.equal(c.balance(alice.id), ZCN, "the recipient paid nothing for the update either");
     assert.equal(c.rest("allocation", { allocation: a.id as string }).size, 2n * GiB);
   });
 

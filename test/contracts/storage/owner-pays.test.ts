@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ed25519 } from "../../../src/core/ed25519.js";
-import { signCollabGrant, signPayerGrant } from "../../../src/storage/grants.js";
+import { GRANT_EXPIRATION_S, signCollabGrant, signPayerGrant } from "../../../src/storage/grants.js";
 import { allocInput, Chain, setupBlobbers, signedReadMarker, signedWriteMarker, T0, type Wallet, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -206,5 +206,96 @@ describe("storage contract: a collaborator's write markers", () => {
     const out = c.ok(b, "commit_connection", input({ ...bare, client_public_key: collab.publicKey, collab_grant: grant }));
     assert.equal(out.allocation_root, "r2");
     assert.ok(BigInt(out.moved as number) > 0n, "the collaborator's bytes are paid from the owner's write pool");
+  });
+});
+
+describe("storage contract: the owner's grants expire", () => {
+  it("read_redeem refuses with grant_expired a marker timed after its grant's expiry, and pays one timed before", () => {
+    const { c, owner, reader, id, b } = world();
+    const grant = signPayerGrant(signerOf(owner), {
+      allocation_id: id,
+      file_path: "/doc.txt",
+      who_pays_for_reads: "owner",
+      timestamp: T0 - 100,
+      expiration: T0 - 10,
+    });
+    assert.equal(
+      signPayerGrant(signerOf(owner), { allocation_id: id, file_path: "/d", who_pays_for_reads: "owner", timestamp: T0 })
+        .expiration,
+      T0 + GRANT_EXPIRATION_S,
+      "90 days by default, as a share",
+    );
+    const marker = (timestamp: number, counter: number) => ({
+      ...signedReadMarker(reader, {
+        blobber_id: b.id,
+        allocation_id: id,
+        owner_id: owner.id,
+        timestamp,
+        counter,
+        payer_id: owner.id,
+      }),
+      payer_grant: grant,
+    });
+    const before = poolBalance(c, owner.id);
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: marker(T0 - 5, 10) },
+      0n,
+      /^grant_expired: payer .* expired at 1699999990, before 1699999995$/,
+    );
+    assert.equal(poolBalance(c, owner.id), before, "nothing charged");
+    // a marker timed while the grant was in force is paid, even redeemed after the expiry
+    assert.equal(c.ok(b, "read_redeem", { read_marker: marker(T0 - 10, 10) }).payer_id, owner.id);
+    // the expiry is signed: moving it forward breaks the owner's signature
+    const stretched = { ...marker(T0 - 5, 20), payer_grant: { ...grant, expiration: T0 + 100 } };
+    c.refused(b, "read_redeem", { read_marker: stretched }, 0n, /^read_redeem_failed: .*signature does not verify/);
+    // a collaborator's grant expires the same way
+    const collab = signCollabGrant(signerOf(owner), {
+      allocation_id: id,
+      file_path: "/doc.txt",
+      collab_id: reader.id,
+      timestamp: T0 - 100,
+      expiration: T0 - 1,
+    });
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: { ...marker(T0, 30), payer_grant: undefined, collab_grant: collab } },
+      0n,
+      /^grant_expired: /,
+    );
+  });
+
+  it("commit_connection refuses with grant_expired a collaborator's marker timed after its grant's expiry", () => {
+    const { c, owner, reader: collab, id, b } = world();
+    const grant = signCollabGrant(signerOf(owner), {
+      allocation_id: id,
+      file_path: "/doc.txt",
+      collab_id: collab.id,
+      timestamp: T0 - 100,
+      expiration: T0,
+    });
+    const body = (timestamp: number) => ({
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      allocation_id: id,
+      size: 1024n,
+      blobber_id: b.id,
+      timestamp,
+    });
+    const input = (timestamp: number) => ({
+      allocation_root: "r1",
+      prev_allocation_root: "",
+      write_marker: { ...signedWriteMarker(collab, body(timestamp)), client_public_key: collab.publicKey, collab_grant: grant },
+    });
+    c.refused(
+      b,
+      "commit_connection",
+      input(T0 + 1),
+      0n,
+      /^grant_expired: write marker client .* expired at 1700000000, before 1700000001$/,
+    );
+    assert.equal(c.ok(b, "commit_connection", input(T0)).allocation_root, "r1");
   });
 });

@@ -13,6 +13,7 @@ import {
   BLOCK_SIZE,
   type ChallengeProof,
   challengedBlock,
+  isThumbnailBlock,
   leafProof,
   leavesOf,
   type ValidationTicket,
@@ -120,8 +121,15 @@ export async function buildProof(source: ChallengeSource, ch: OpenChallenge): Pr
     ...(file.encrypted_key === undefined ? {} : { encrypted_key: file.encrypted_key }),
     ...(file.thumbnail === undefined ? {} : { thumbnail: file.thumbnail }), // hashed too (`storage/thumbnail.ts`)
   };
-  const index = challengedBlock(w.rng, file.shard_size);
+  const index = challengedBlock(w.rng, file.shard_size, file.thumbnail !== undefined);
   if (index === undefined) return proof;
+  if (file.thumbnail !== undefined && isThumbnailBlock(index, file.shard_size)) {
+    // the thumbnail part, whole (the file's hash declares its sha3): kept in the file's record
+    if (file.thumbnail_shard === undefined) throw new Error(`no thumbnail part of ${w.path}`);
+    proof.block_index = index;
+    proof.block = file.thumbnail_shard;
+    return proof;
+  }
   const len = Math.min(BLOCK_SIZE, file.shard_size - index * BLOCK_SIZE);
   const block = await source.readShard(ch.allocation_id, file, index * BLOCK_SIZE, len);
   let leaves = source.leaves(ch.allocation_id, file);

@@ -19,6 +19,7 @@ import {
   type CollaboratorView,
   type CollabReply,
   collabGrantRefusal,
+  grantExpiry,
   lookupHash,
   normalizePath,
   type PayerGrant,
@@ -28,6 +29,7 @@ import {
   StorageErrors,
   storageError,
   type WriteMarker,
+  writeGrantExpiry,
 } from "../../../storage/index.js";
 import type { KVTxn } from "../../io/kv.js";
 import { type AllocationView, allocation, type Caller, requireOwner } from "./context.js";
@@ -41,6 +43,12 @@ function requireFile(s: FileService, a: AllocationView, path: string, op: string
   if (path === "/" || s.kv.has(KvKey.dir(a.id, path)))
     throw storageError(StorageErrors.isADirectory, op, `${path} is a directory: collaborators and attributes are per file`);
   throw storageError(StorageErrors.notFound, op, `${path} does not exist`);
+}
+
+/** A grant already expired on this blobber's clock is not recorded. @throws CodedError `grant_expired` */
+function refuseExpired(s: FileService, g: CollabGrant | PayerGrant, op: string): void {
+  const why = grantExpiry(g, Math.floor(s.clock.now() / 1000));
+  if (why) throw storageError(StorageErrors.grantExpired, op, why);
 }
 
 function grantOf<T>(raw: unknown, parse: (raw: unknown, op: string) => T, op: string): T {
@@ -62,6 +70,7 @@ export async function addCollaborator(
   const g = grantOf(body.grant, parseCollabGrant, op);
   const why = collabGrantRefusal(g, { allocationId: a.id, ownerId: a.owner_id, ownerPublicKey: a.owner_public_key });
   if (why) throw storageError(StorageErrors.invalidRequest, op, `invalid collaborator grant: ${why}`);
+  refuseExpired(s, g, op);
   const path = normalizePath(g.file_path, op);
   requireFile(s, a, path, op);
   const key = KvKey.collaborator(a.id, path, g.collab_id);
@@ -103,6 +112,7 @@ export async function updateAttributes(
   const g = grantOf(body.grant, parsePayerGrant, op);
   const why = payerGrantRefusal(g, { allocationId: a.id, ownerId: a.owner_id, ownerPublicKey: a.owner_public_key });
   if (why) throw storageError(StorageErrors.invalidRequest, op, `invalid attributes grant: ${why}`);
+  refuseExpired(s, g, op);
   const path = normalizePath(g.file_path, op);
   requireFile(s, a, path, op);
   const key = KvKey.payer(a.id, path);
@@ -201,6 +211,9 @@ export function requireCollaboratorCommit(
       op,
       "a collaborator's write marker must be its own, with its key and grant",
     );
+  // in force now and at the marker's time (the contract checks the latter)
+  const expired = writeGrantExpiry(wm, a.owner_id, Math.max(wm.timestamp, Math.floor(s.clock.now() / 1000)));
+  if (expired) throw storageError(StorageErrors.grantExpired, op, expired);
   for (const c of changes) {
     requireWriter(s, a, caller, c.path, op, c.op);
     if (lookupHash(a.id, c.path) !== g.file_path_hash)

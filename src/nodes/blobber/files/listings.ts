@@ -133,11 +133,9 @@ export async function meta(
   const rm = s.ledger.latestReadMarker(a.id, lane);
   const collaborators =
     v.type === "f" && (caller.clientId === a.owner_id || mine) ? { collaborators: collaboratorsOf(s, a.id, path) } : {};
-  // the file's thumbnail part travels with its metadata (`storage/thumbnail.ts`)
-  const thumb = v.thumbnail === undefined ? undefined : s.kv.getJson<StoredFile>(KvKey.file(a.id, path))?.thumbnail_shard;
+  // the file's thumbnail part is read as a download, paid by a read marker (`reads.ts`)
   return {
     ...v,
-    ...(thumb === undefined ? {} : { thumbnail_shard: thumb }),
     read_counter: rm?.marker.counter ?? 0,
     ...(rm ? { read_marker: rm.marker } : {}),
     ...collaborators,

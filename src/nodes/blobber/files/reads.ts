@@ -9,6 +9,7 @@ import {
   BLOCK_SIZE,
   type DownloadHeader,
   downloadReply,
+  encodeDownload,
   lookupHash,
   MARKER_WINDOW_S,
   merkleLevels,
@@ -18,14 +19,16 @@ import {
   type ReadMarker,
   rangeProofFromLevels,
   readCost,
+  readGrantExpiry,
   readLane,
   StorageErrors,
   storageError,
+  thumbnailBlocks,
   unpackHashes,
   verifyReadMarker,
 } from "../../../storage/index.js";
 import { collabGrant, ownerPays } from "./collab.js";
-import { allocation, type Caller, type ReadBudget } from "./context.js";
+import { allocation, type Caller, indexIn, type ReadBudget } from "./context.js";
 import { KvKey, type StoredFile } from "./keys.js";
 import type { FileService } from "./service.js";
 import { requireReadAccess } from "./sharing.js";
@@ -49,6 +52,8 @@ export interface DownloadRequest {
   num_blocks?: unknown;
   read_marker?: unknown;
   auth_ticket?: unknown;
+  /** Read the file's thumbnail part on this blobber instead of blocks of its shard (`storage/thumbnail.ts`). */
+  thumbnail?: unknown;
 }
 
 /**
@@ -61,11 +66,12 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   const a = await allocation(s, allocId, op, false);
   const rm = parseReadMarker(body.read_marker, op);
   const path = normalizePath(body.path, op);
-  const start = Number(body.start_block);
-  const count = Number(body.num_blocks);
+  const thumbnail = body.thumbnail === true;
+  const start = thumbnail ? 0 : Number(body.start_block);
+  const asked = thumbnail ? 1 : Number(body.num_blocks);
   if (!Number.isSafeInteger(start) || start < 0)
     throw storageError(StorageErrors.invalidRequest, op, "start_block must be a non-negative integer");
-  if (!Number.isSafeInteger(count) || count < 1 || count > MAX_DOWNLOAD_BLOCKS)
+  if (!Number.isSafeInteger(asked) || asked < 1 || asked > MAX_DOWNLOAD_BLOCKS)
     throw storageError(StorageErrors.invalidRequest, op, `num_blocks must be an integer from 1 to ${MAX_DOWNLOAD_BLOCKS}`);
   if (rm.allocation_id !== a.id) throw storageError(StorageErrors.invalidReadMarker, op, "read marker is for another allocation");
   if (rm.blobber_id !== s.blobberId)
@@ -81,15 +87,36 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   // a reader other than the owner needs the owner's auth ticket for the path (sharing.ts)
   if (rm.client_id !== a.owner_id) requireReadAccess(s, a, rm.client_id, path, body.auth_ticket, op);
   verifyReadMarker(rm, op);
+  const nowS = Math.floor(s.clock.now() / 1000);
+  // the owner's grant must be in force now and at the marker's time (the contract checks the latter)
+  const expired = readGrantExpiry(rm, Math.max(rm.timestamp, nowS));
+  if (expired) throw storageError(StorageErrors.grantExpired, op, expired);
   const notPayer = payerRefusal(rm, a.owner_id, a.owner_public_key) ?? ownerPaysRefusal(s, a.id, rm, path);
   if (notPayer) throw storageError(StorageErrors.invalidReadMarker, op, notPayer);
-  // the reads the owner pays for count apart from the reader's own (the contract keeps the same lanes)
-  const lane = readLane(rm);
-  const nowS = Math.floor(s.clock.now() / 1000);
   if (rm.timestamp > nowS + MARKER_WINDOW_S)
     throw storageError(StorageErrors.invalidReadMarker, op, "read marker timestamp is in the future");
   const f = s.kv.getJson<StoredFile>(KvKey.file(a.id, path));
   if (!f) throw storageError(StorageErrors.notFound, op, `${path} does not exist or is a directory`);
+  if (thumbnail) {
+    // the thumbnail part is read like a file's blocks: paid by the marker, at least one block
+    const t = f.thumbnail;
+    if (t === undefined || f.thumbnail_shard === undefined)
+      throw storageError(StorageErrors.notFound, op, `${path} has no thumbnail part on this blobber`);
+    const part = Buffer.from(f.thumbnail_shard, "base64");
+    const count = thumbnailBlocks(t.shard_size);
+    await charge(s, a.id, rm, path, count, op);
+    const header: DownloadHeader = {
+      path,
+      start_block: 0,
+      num_blocks: count,
+      total_blocks: count,
+      shard_size: t.shard_size,
+      merkle_root: t.shard_hashes[indexIn(s, a)] ?? "",
+      proof_length: 0,
+    };
+    return encodeDownload(header, [], new Uint8Array(part.buffer, part.byteOffset, part.length));
+  }
+  const count = asked;
   const total = Math.ceil(f.shard_size / BLOCK_SIZE);
   if (start + count > total)
     throw storageError(
@@ -99,45 +126,7 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
     );
   const levels = treeOf(s, a.id, f.merkle_root);
   if (!levels) throw storageError("internal_error", op, `Merkle leaves of ${path} are missing on this blobber`);
-  // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
-  // reads may arrive out of order, bounded); the latest markers and download counts are written to the KV in one
-  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the reader's,
-  // and it saves a disk sync per request). Checked and reserved with no await in between: concurrent requests
-  // with one marker are served only as far as it pays; the reservation is given back if the read pool refuses.
-  const prev = s.ledger.latestReadMarker(a.id, lane);
-  const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
-  const served = prev ? (prev.served ?? prev.marker.counter) : 0;
-  if (served + count > paid)
-    throw storageError(
-      StorageErrors.staleReadMarker,
-      op,
-      `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
-      { latest_counter: served },
-    );
-  if (rm.counter > (prev?.marker.counter ?? 0) && rm.counter > served + count + MAX_READ_CREDIT_BLOCKS)
-    throw storageError(
-      StorageErrors.readCounterAhead,
-      op,
-      `read counter ${rm.counter} pays for more than this read: at most ${served + count + MAX_READ_CREDIT_BLOCKS} (${served} served + ${count} blocks + a credit of ${MAX_READ_CREDIT_BLOCKS})`,
-    );
-  const downloadsKey = KvKey.downloads(a.id, path);
-  s.ledger.recordRead(
-    a.id,
-    lane,
-    {
-      marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
-      redeemed_counter: prev?.redeemed_counter ?? 0,
-      served: served + count,
-    },
-    downloadsKey,
-    count,
-  );
-  try {
-    await checkReadBudget(s, rm.payer_id, a.id, served + count - (prev?.redeemed_counter ?? 0), op);
-  } catch (err) {
-    s.ledger.releaseRead(a.id, lane, downloadsKey, count);
-    throw err;
-  }
+  await charge(s, a.id, rm, path, count, op);
   const proof = rangeProofFromLevels(levels, start, start + count);
   const header: DownloadHeader = {
     path,
@@ -153,6 +142,54 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
   const { reply, blocks } = downloadReply(header, proof, length, (n) => s.replies.take(n));
   const got = await readShard(s, a.id, f.merkle_root, f.shard_size, start * BLOCK_SIZE, length, blocks);
   return got.length === length ? reply : reply.subarray(0, reply.length - length + got.length);
+}
+
+/**
+ * Charge `count` blocks read of `path` to read marker `rm`.
+ * @throws CodedError `stale_read_marker`, `read_counter_ahead`, `not_enough_tokens`
+ */
+async function charge(s: FileService, allocId: string, rm: ReadMarker, path: string, count: number, op: string): Promise<void> {
+  // the reads the owner pays for count apart from the reader's own (the contract keeps the same lanes)
+  const lane = readLane(rm);
+  // charge the read marker: the highest counter signed pays for every block served (a credit, so concurrent
+  // reads may arrive out of order, bounded); the latest markers and download counts are written to the KV in one
+  // transaction shortly after (a crash may lose the last moments' markers: the blobber's loss, never the reader's,
+  // and it saves a disk sync per request). Checked and reserved with no await in between: concurrent requests
+  // with one marker are served only as far as it pays; the reservation is given back if the read pool refuses.
+  const prev = s.ledger.latestReadMarker(allocId, lane);
+  const paid = Math.max(prev?.marker.counter ?? 0, rm.counter);
+  const served = prev ? (prev.served ?? prev.marker.counter) : 0;
+  if (served + count > paid)
+    throw storageError(
+      StorageErrors.staleReadMarker,
+      op,
+      `read counter ${rm.counter} must be at least ${served + count} (latest ${served} + ${count} blocks)`,
+      { latest_counter: served },
+    );
+  if (rm.counter > (prev?.marker.counter ?? 0) && rm.counter > served + count + MAX_READ_CREDIT_BLOCKS)
+    throw storageError(
+      StorageErrors.readCounterAhead,
+      op,
+      `read counter ${rm.counter} pays for more than this read: at most ${served + count + MAX_READ_CREDIT_BLOCKS} (${served} served + ${count} blocks + a credit of ${MAX_READ_CREDIT_BLOCKS})`,
+    );
+  const downloadsKey = KvKey.downloads(allocId, path);
+  s.ledger.recordRead(
+    allocId,
+    lane,
+    {
+      marker: prev && prev.marker.counter >= rm.counter ? prev.marker : rm,
+      redeemed_counter: prev?.redeemed_counter ?? 0,
+      served: served + count,
+    },
+    downloadsKey,
+    count,
+  );
+  try {
+    await checkReadBudget(s, rm.payer_id, allocId, served + count - (prev?.redeemed_counter ?? 0), op);
+  } catch (err) {
+    s.ledger.releaseRead(allocId, lane, downloadsKey, count);
+    throw err;
+  }
 }
 
 /**

@@ -112,9 +112,9 @@ export class AllocationFiles extends Session {
     return revokeShare(this, remotePath, clientId);
   }
 
-  /** Make `collabId` a collaborator of the file at `remotePath` on every blobber (owner only). */
-  addCollaborator(remotePath: string, collabId: string): Promise<void> {
-    return addCollaborator(this, remotePath, collabId);
+  /** Make `collabId` a collaborator of the file at `remotePath` on every blobber (owner only), for 90 days unless given. */
+  addCollaborator(remotePath: string, collabId: string, expirationSeconds?: number): Promise<void> {
+    return addCollaborator(this, remotePath, collabId, expirationSeconds);
   }
 
   /** Remove collaborator `collabId` of the file at `remotePath` on every blobber (owner only). */
@@ -122,9 +122,9 @@ export class AllocationFiles extends Session {
     return removeCollaborator(this, remotePath, collabId);
   }
 
-  /** Set who pays for reads of the file at `remotePath` by others: its owner or the reader (owner only). */
-  updateAttributes(remotePath: string, whoPays: WhoPays): Promise<void> {
-    return updateAttributes(this, remotePath, whoPays);
+  /** Set who pays for reads of the file at `remotePath` by others: its owner or the reader (owner only; 90 days unless given). */
+  updateAttributes(remotePath: string, whoPays: WhoPays, expirationSeconds?: number): Promise<void> {
+    return updateAttributes(this, remotePath, whoPays, expirationSeconds);
   }
 
   /** The path with lookup hash `hash` at or under the shared directory `dir`. */

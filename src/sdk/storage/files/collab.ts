@@ -9,6 +9,7 @@ import { isHash } from "../../../core/hex.js";
 import {
   type Change,
   type CollabGrant,
+  GRANT_EXPIRATION_S,
   normalizePath,
   signCollabGrant,
   signPayerGrant,
@@ -39,19 +40,34 @@ async function everywhere<T>(
   return replies.map((r) => r.value as T);
 }
 
-/** Make `collabId` a collaborator of the file at `remotePath` on every blobber. */
-export async function addCollaborator(s: Session, remotePath: string, collabId: string): Promise<void> {
+/** The grant's expiry, Unix seconds: `expirationSeconds` after `now` (default `GRANT_EXPIRATION_S`, 90 days). */
+function expiry(now: number, expirationSeconds: number | undefined, op: string): number {
+  if (expirationSeconds === undefined) return now + GRANT_EXPIRATION_S;
+  if (!Number.isSafeInteger(expirationSeconds) || expirationSeconds <= 0)
+    throw sdkError("invalid_request", op, `expiration seconds must be a positive integer, found ${expirationSeconds}`);
+  return now + expirationSeconds;
+}
+
+/** Make `collabId` a collaborator of the file at `remotePath` on every blobber, for `expirationSeconds` (90 days). */
+export async function addCollaborator(
+  s: Session,
+  remotePath: string,
+  collabId: string,
+  expirationSeconds?: number,
+): Promise<void> {
   const op = "add collaborator";
   if (!isHash(collabId))
     throw sdkError("invalid_request", op, `collaborator id must be a 64-character hex client id, found "${collabId}"`);
   if (collabId === s.allocation.owner_id)
     throw sdkError("invalid_request", op, "the owner cannot be a collaborator of its own file");
   const path = normalizePath(remotePath, op);
+  const now = Math.floor(s.now() / 1000);
   const grant = signCollabGrant(s.options.signer, {
     allocation_id: s.allocation.id,
     file_path: path,
     collab_id: collabId,
-    timestamp: Math.floor(s.now() / 1000),
+    timestamp: now,
+    expiration: expiry(now, expirationSeconds, op),
   });
   await everywhere(s, op, "add_collaborator_failed", (c) => c.addCollaborator(grant));
 }
@@ -65,15 +81,22 @@ export async function removeCollaborator(s: Session, remotePath: string, collabI
   await everywhere(s, op, "delete_collaborator_failed", (c) => c.removeCollaborator(path, collabId));
 }
 
-/** Set who pays for reads of the file at `remotePath` by others, on every blobber. */
-export async function updateAttributes(s: Session, remotePath: string, whoPays: WhoPays): Promise<void> {
+/** Set who pays for reads of the file at `remotePath` by others, on every blobber, for `expirationSeconds` (90 days). */
+export async function updateAttributes(
+  s: Session,
+  remotePath: string,
+  whoPays: WhoPays,
+  expirationSeconds?: number,
+): Promise<void> {
   const op = "update attributes";
   const path = normalizePath(remotePath, op);
+  const now = Math.floor(s.now() / 1000);
   const grant = signPayerGrant(s.options.signer, {
     allocation_id: s.allocation.id,
     file_path: path,
     who_pays_for_reads: whoPays,
-    timestamp: Math.floor(s.now() / 1000),
+    timestamp: now,
+    expiration: expiry(now, expirationSeconds, op),
   });
   await everywhere(s, op, "update_attributes_failed", (c) => c.updateAttributes(grant));
 }

@@ -7,6 +7,7 @@
 
 import type { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
+import { sha3 } from "../../../core/hash.js";
 import {
   BLOCK_SIZE,
   type CollabGrant,
@@ -17,6 +18,7 @@ import {
   type PayerGrant,
   type Signer,
   signReadMarker,
+  thumbnailBlocks,
   verifyRange,
 } from "../../../storage/index.js";
 import { systemNow } from "../../ambient.js";
@@ -229,7 +231,20 @@ export class ShardReader {
     return this.verify(i, start, count, await this.transfer(i, start, count));
   }
 
-  private async transfer(i: number, start: number, count: number): Promise<Uint8Array> {
+  /**
+   * Blobber `i`'s part of the file's thumbnail, paid by a read marker like `thumbnailBlocks` blocks and checked
+   * against the part's hash the file's metadata declares. @throws Error naming what is wrong with the part
+   */
+  async thumbnailPart(i: number): Promise<Uint8Array> {
+    const t = this.c.meta.thumbnail;
+    if (t === undefined) throw new Error(`${this.c.meta.path} has no thumbnail`);
+    const { blocks } = decodeDownload(await this.transfer(i, 0, thumbnailBlocks(t.shard_size), true));
+    if (blocks.length !== t.shard_size || sha3(blocks) !== t.shard_hashes[i])
+      throw new Error("its thumbnail part does not match the file's metadata");
+    return blocks.slice();
+  }
+
+  private async transfer(i: number, start: number, count: number, thumbnail = false): Promise<Uint8Array> {
     const client = this.o.clients[i] as BlobberClient;
     const meta = this.c.meta;
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -249,7 +264,7 @@ export class ShardReader {
       try {
         const pool = this.o.pool;
         return await client.download(
-          { path: meta.path, start_block: start, num_blocks: count, read_marker: rm },
+          { path: meta.path, start_block: start, num_blocks: count, read_marker: rm, ...(thumbnail ? { thumbnail } : {}) },
           this.o.timeoutMs,
           pool ? (n) => pool.take(n) : undefined,
         );

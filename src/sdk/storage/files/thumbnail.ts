@@ -2,8 +2,9 @@
  * Thumbnails on the client (`storage/thumbnail.ts` says how they are kept): `upload`/`update` with a source's
  * `thumbnailPath` erasure-code the thumbnail as gosdk does (one chunk: `data` equal parts, the last zero-padded,
  * plus parity), declare it in the file's metadata and send each blobber its own part with the file's change;
- * `thumbnail(path)` fetches the parts from the blobbers (with the file's metadata, same access rules), checks each
- * against the declared hashes, rebuilds the thumbnail from any `data` of them and checks its SHA-256.
+ * `thumbnail(path)` reads the parts from the blobbers as downloads (same access rules, paid by read markers: a
+ * part costs its 64 KiB blocks, at least one), checks each against the declared hashes, rebuilds the thumbnail from
+ * any `data` of them and checks its SHA-256.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -17,8 +18,9 @@ import {
   thumbnailShardSize,
 } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
-import type { BlobberClient } from "./blobber-client.js";
+import { shardReader } from "./download.js";
 import { meta } from "./list.js";
+import { fileConsensus } from "./reader.js";
 import type { Session } from "./session.js";
 
 /** The parts of the thumbnails being uploaded, by their metadata (sent per blobber by {@link forBlobber}). */
@@ -63,26 +65,25 @@ export function forBlobber(file: FileMeta, index: number): FileMeta {
 }
 
 /**
- * The thumbnail parts blobbers `from` hold of the file at `path` (the rest undefined), each checked against the
- * declared hashes; `why` collects the reasons of the blobbers that gave none.
+ * The thumbnail parts blobbers `from` hold of the file at `path` (the rest undefined), each read with a read marker
+ * (paid like a block read) and checked against the declared hashes; `why` collects the reasons of the blobbers that
+ * gave none. The blobbers in `exclude` are not asked for the file's metadata (a repair's target).
  */
-async function partsFrom(s: Session, path: string, t: ThumbnailMeta, from: number[], why: string[] = []) {
+async function partsFrom(s: Session, path: string, from: number[], why: string[] = [], exclude = new Set<number>()) {
   const parts: (Uint8Array | undefined)[] = new Array(s.totalShards).fill(undefined);
+  const consensus = await fileConsensus(s.clients, s.trust, s.dataShards, path, s.timeoutMs, exclude, s.now);
+  const reader = shardReader(s, consensus);
   await Promise.all(
     from.map(async (i) => {
       try {
-        const r = await (s.clients[i] as BlobberClient).meta(path, s.timeoutMs);
-        if (r.thumbnail_shard === undefined) throw new Error("holds no thumbnail part");
-        const bytes = new Uint8Array(Buffer.from(r.thumbnail_shard, "base64"));
-        if (bytes.length !== t.shard_size || sha3(bytes) !== t.shard_hashes[i])
-          throw new Error("its thumbnail part does not match the file's metadata");
-        parts[i] = bytes;
+        if (!consensus.agreeing.includes(i)) throw new Error(consensus.left.get(i) ?? "does not agree on the file's metadata");
+        parts[i] = await reader.thumbnailPart(i);
       } catch (err) {
         why.push(`blobber ${i}: ${errorMessage(err)}`);
       }
     }),
   );
-  return parts;
+  return { parts, meta: consensus.meta };
 }
 
 /** The thumbnail of the file at `path`, byte-exact and checked. @throws CodedError `download_failed` */
@@ -94,13 +95,15 @@ export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
   if (m.type !== "f" || t === undefined) throw sdkError("download_failed", op, `${p} has no thumbnail`);
   const d = s.dataShards;
   const why: string[] = [];
-  const parts = await partsFrom(
-    s,
-    p,
-    t,
-    s.clients.map((_, i) => i),
-    why,
-  );
+  // `data` parts first (each read is paid), the others only for the parts missing
+  const all = s.clients.map((_, i) => i);
+  const first = await partsFrom(s, p, all.slice(0, d), why);
+  let parts = first.parts;
+  const got = parts.filter((x) => x !== undefined).length;
+  if (got < d) {
+    const more = await partsFrom(s, p, all.slice(d), why);
+    parts = parts.map((x, i) => x ?? more.parts[i]);
+  }
   if (parts.filter((x) => x !== undefined).length < d)
     throw sdkError("download_failed", op, `fewer than ${d} blobbers gave ${p}'s thumbnail: ${why.join("; ")}`);
   const data = s.rs.reconstruct(parts, true).slice(0, d);
@@ -128,7 +131,7 @@ export async function withRebuiltPart(
 ): Promise<FileMeta> {
   const t = file.thumbnail;
   if (t === undefined) return file;
-  const parts = await partsFrom(s, path, t, healthy);
+  const { parts } = await partsFrom(s, path, healthy, [], new Set([target]));
   if (parts.filter((x) => x !== undefined).length < s.dataShards) return file;
   const part = s.rs.reconstruct(parts)[target] as Uint8Array;
   return sha3(part) === t.shard_hashes[target] ? { ...file, thumbnail_shard: Buffer.from(part).toString("base64") } : file;

@@ -18,6 +18,7 @@ import {
   MemoryShardStore,
   type ReadBudgetSource,
 } from "../../../../src/nodes/blobber/files/index.js";
+import { KvKey, type StoredFile } from "../../../../src/nodes/blobber/files/keys.js";
 import { settlementFailure } from "../../../../src/nodes/blobber/files/mount.js";
 import type { NodeApp } from "../../../../src/nodes/http.js";
 import { ManualClock } from "../../../../src/nodes/io/clock.js";
@@ -416,10 +417,19 @@ describe("blobber file API", () => {
     await assert.rejects(c.chunk("conn00000004", "/big", 0, new Uint8Array(4 * BLOCK_SIZE)), code("max_allocation_size"));
   });
 
-  it("keeps a file's thumbnail part in its record: checked on upload and batch, shown by meta, copied, deleted", async () => {
+  it("keeps a file's thumbnail part in its record: checked on upload and batch, read paid, copied, deleted", async () => {
     const r = await rig();
     const c = r.client();
     const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+    let counter = 0;
+    /** The thumbnail part read as a download: a read marker paying one more block. */
+    const part = async (path: string) => {
+      counter += 1;
+      const reply = decodeDownload(
+        await c.download({ path, start_block: 0, num_blocks: 1, read_marker: readMarkerOf(r, counter), thumbnail: true }),
+      );
+      return b64(reply.blocks);
+    };
     const thumb = new Uint8Array(randomBytes(500));
     const other = new Uint8Array(randomBytes(500));
     const thumbnail = { size: 500, actual_hash: sha3("thumb"), shard_size: 500, shard_hashes: [sha3(thumb)] };
@@ -436,7 +446,13 @@ describe("blobber file API", () => {
     await c.upload("conn00000031", "/p", { ...meta, thumbnail_shard: b64(thumb) }, false);
     await commitChanges(r, "conn00000031", [{ op: "upload", path: "/p", file: meta }]);
     const m = await c.meta("/p");
-    assert.equal(m.thumbnail_shard, b64(thumb));
+    assert.equal((m as { thumbnail_shard?: string }).thumbnail_shard, undefined, "meta hands out no part for free");
+    assert.equal(await part("/p"), b64(thumb));
+    await assert.rejects(
+      c.download({ path: "/p", start_block: 0, num_blocks: 1, read_marker: readMarkerOf(r, counter), thumbnail: true }),
+      code("stale_read_marker"),
+      "a thumbnail read costs a block like any read",
+    );
     assert.equal(m.thumbnail_hash, sha3(thumb));
     assert.equal(m.thumbnail_size, 500);
     assert.equal(m.actual_thumbnail_hash, sha3("thumb"));
@@ -452,15 +468,34 @@ describe("blobber file API", () => {
     const root = (await c.referencePath(["/p"])).latest_write_marker?.allocation_root ?? "";
     const chain = { owner_id: r.owner.clientId, owner_public_key: r.owner.publicKey, blobber_index: 0, allocation_root: root };
     assert.deepEqual(verifyChallengeProof(ch, chain, proof), { ok: true });
+    // a challenge landing on the thumbnail part (block index 1: the shard has 1 block) is proved by the part itself;
+    // once the blobber's stored part is corrupted, the same challenges fail
+    const onThumb: (typeof ch)[] = [];
+    for (let n = 0; n < 16; n++) {
+      const chn = { ...ch, id: sha3(`ch${n}`), seed: String(777 + n) };
+      const pn = await buildProof(settled, { ...chn, validators: [], created: 0, deadline: 0 });
+      assert.deepEqual(verifyChallengeProof(chn, chain, pn), { ok: true });
+      if (pn.block_index === 1) onThumb.push(chn);
+    }
+    assert.ok(onThumb.length > 0, "some challenges land on the thumbnail part");
+    const key = KvKey.file(r.alloc.id, "/p");
+    const stored = r.service.kv.getJson<StoredFile>(key) as StoredFile;
+    r.service.kv.transaction((tx) => tx.putJson(key, { ...stored, thumbnail_shard: b64(other) }));
+    for (const chn of onThumb) {
+      const v = verifyChallengeProof(chn, chain, await buildProof(settled, { ...chn, validators: [], created: 0, deadline: 0 }));
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, /the thumbnail part of \/p does not hash to the part the file declares/);
+    }
+    r.service.kv.transaction((tx) => tx.putJson(key, stored));
     await c.copy("conn00000033", "/p", "/d");
     await commitChanges(r, "conn00000033", [{ op: "copy", path: "/p", dest: "/d" }]);
-    assert.equal((await c.meta("/d/p")).thumbnail_shard, b64(thumb), "copied with the file");
+    assert.equal(await part("/d/p"), b64(thumb), "copied with the file");
     await c.delete("conn00000034", "/p");
     await commitChanges(r, "conn00000034", [{ op: "delete", path: "/p" }]);
     await assert.rejects(c.meta("/p"), code("resource_not_found"));
     await c.upload("conn00000035", "/p", metaOf(new Uint8Array(0)), false);
     await commitChanges(r, "conn00000035", [{ op: "upload", path: "/p", file: metaOf(new Uint8Array(0)) }]);
-    assert.equal((await c.meta("/p")).thumbnail_shard, undefined, "gone with the deleted file");
+    await assert.rejects(part("/p"), code("resource_not_found"), "gone with the deleted file");
   });
 
   it("accepts chained write markers only, and refuses malformed or mis-signed ones", async () => {
