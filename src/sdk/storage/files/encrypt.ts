@@ -7,7 +7,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, mkdtemp, open, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CodedError } from "../../../core/errors.js";
@@ -108,6 +108,17 @@ async function sealSalt(
 }
 
 /** Read `path` in segments, giving each (and its index) to `each`; returns the SHA-256 of the whole. */
+/** Fill `buf` from `pos` of `src` as far as the file goes; the bytes read (fewer only at the end of the file). */
+async function readFull(src: FileHandle, buf: Uint8Array, pos: number): Promise<number> {
+  let got = 0;
+  while (got < buf.length) {
+    const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
+}
+
 async function eachSegment(path: string, op: string, each?: (k: number, plain: Uint8Array) => Promise<void>): Promise<Buffer> {
   const src = await open(path, "r").catch((err) => {
     throw sdkError("local_file_error", op, `cannot read ${path}: ${(err as Error).message}`, { cause: err });
@@ -116,12 +127,7 @@ async function eachSegment(path: string, op: string, each?: (k: number, plain: U
   try {
     const buf = new Uint8Array(SEGMENT_PLAIN);
     for (let k = 0, pos = 0; ; k++) {
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
+      const got = await readFull(src, buf, pos);
       if (got === 0) break;
       h.update(buf.subarray(0, got));
       await each?.(k, buf.subarray(0, got));
@@ -201,12 +207,7 @@ export async function openSealedFile(
   try {
     const buf = new Uint8Array(SEGMENT_SEALED);
     for (let k = firstSegment, pos = 0; ; k++) {
-      let got = 0;
-      while (got < buf.length) {
-        const { bytesRead } = await src.read(buf, got, buf.length - got, pos + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
+      const got = await readFull(src, buf, pos);
       if (got === 0) break;
       const sealed = buf.subarray(0, got);
       const plain = owner ? openSegment(keys, key, k, sealed) : openSharedSegment(key, k, sealed);
