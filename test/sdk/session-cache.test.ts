@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { clientIdOf, getScheme, initCrypto } from "../../src/core/schemes.js";
+import { initCrypto } from "../../src/core/schemes.js";
 import { SESSION_CACHE_FILE } from "../../src/sdk/storage/files/session-cache.js";
 import { SESSION_LIFETIME_MS, sessionSigner } from "../../src/sdk/storage/files/session-key.js";
 import {
@@ -18,26 +18,12 @@ import {
   signRequest,
   verifyRequest,
 } from "../../src/storage/index.js";
+import { countingBlsSigner } from "../support/signers.js";
 
 const B0 = "0".repeat(64);
 const B1 = "1".repeat(64);
 const NOW = 1_700_000_000_000;
 const PATH = "/v1/file/upload/x";
-
-function blsSigner(): Signer & { signs: number } {
-  const s = getScheme("bls0chain");
-  const k = s.generateKeys();
-  const out = {
-    clientId: clientIdOf(k.publicKey),
-    publicKey: k.publicKey,
-    signs: 0,
-    sign: (h: string) => {
-      out.signs++;
-      return s.sign(k.privateKey, h);
-    },
-  };
-  return out;
-}
 
 /** Each "process" draws other random bytes. */
 function draws(seed: number): (n: number) => Uint8Array {
@@ -67,7 +53,7 @@ describe("session keys kept in the config directory", () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("the next command of the same wallet uses the kept key and grants: no new grant, the blobber's check passes", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     const grants = new SessionGrants();
     const first = sessionSigner(c, draws(1), { path, nowMs: NOW });
     request(c, first, B0, NOW, grants);
@@ -89,7 +75,7 @@ describe("session keys kept in the config directory", () => {
   });
 
   it("an expired grant is granted again; another wallet's key, a file others may read and a corrupt file are not used", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     const grants = new SessionGrants();
     const first = sessionSigner(c, draws(4), { path, nowMs: NOW });
     request(c, first, B0, NOW, grants);
@@ -113,7 +99,7 @@ describe("session keys kept in the config directory", () => {
     request(c, setBack, B0, early, new SessionGrants());
     assert.equal(c.signs, 4, "a grant from the future is not used");
     // another wallet: its own key, and the file becomes its
-    const d = blsSigner();
+    const d = countingBlsSigner();
     const other = sessionSigner(d, draws(8), { path, nowMs: past });
     assert.notEqual(other.key, first.key);
     request(d, other, B0, past, grants);

@@ -3,39 +3,24 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
-import { clientIdOf, getScheme, initCrypto } from "../../src/core/schemes.js";
+import { getScheme, initCrypto } from "../../src/core/schemes.js";
 import { sessionSigner, wantsSessionKey } from "../../src/sdk/storage/files/session-key.js";
 import {
   AuthHeaders,
   MemoryNonceCache,
   SESSION_MAX_MS,
   SessionGrants,
-  type Signer,
   sessionGrantHash,
   signRequest,
   verifyRequest,
 } from "../../src/storage/index.js";
+import { countingBlsSigner } from "../support/signers.js";
 
 const code = (c: string) => (e: unknown) => e instanceof CodedError && e.code === c;
 const B0 = "0".repeat(64);
 const B1 = "1".repeat(64);
 const NOW = 1_700_000_000_000;
 const PATH = "/v1/file/upload/x";
-
-function blsSigner(): Signer & { signs: number } {
-  const s = getScheme("bls0chain");
-  const k = s.generateKeys();
-  const out = {
-    clientId: clientIdOf(k.publicKey),
-    publicKey: k.publicKey,
-    signs: 0,
-    sign: (h: string) => {
-      out.signs++;
-      return s.sign(k.privateKey, h);
-    },
-  };
-  return out;
-}
 
 let seed = 1;
 const bytes = (n: number) => Uint8Array.from({ length: n }, () => (seed = (seed * 73 + 41) % 251));
@@ -46,7 +31,7 @@ describe("session keys for blobber requests", () => {
   before(() => initCrypto());
 
   it("a bls0chain client signs requests with a session key: one grant per blobber, the caller is still the client", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     assert.equal(wantsSessionKey(c), true);
     const session = sessionSigner(c, bytes);
     const sessions = new SessionGrants();
@@ -67,7 +52,7 @@ describe("session keys for blobber requests", () => {
   });
 
   it("the session key's signature covers the request, and the grant covers key, blobber and expiry", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     const session = sessionSigner(c, bytes);
     const body = new Uint8Array([9, 9]);
     const h = signRequest(c, B0, "POST", PATH, body, NOW, "0123456789abcdef", undefined, session);
@@ -89,13 +74,13 @@ describe("session keys for blobber requests", () => {
       code("invalid_signature"),
     );
     // a grant signed by another client's key
-    const mallory = blsSigner();
+    const mallory = countingBlsSigner();
     const forged = mallory.sign(sessionGrantHash(c.clientId, B0, session.key, Number(h[AuthHeaders.sessionExpiry])));
     assert.throws(() => verify({ ...h, [AuthHeaders.sessionSignature]: forged }, body), code("invalid_signature"));
   });
 
   it("expired, too long and malformed grants are refused; a verified grant is remembered only until it expires", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     const key = sessionSigner(c, bytes);
     const grantAt = (expiry: number) => ({
       key: key.key,
@@ -123,7 +108,7 @@ describe("session keys for blobber requests", () => {
   });
 
   it("a grant is renewed before it runs out", () => {
-    const c = blsSigner();
+    const c = countingBlsSigner();
     const s = sessionSigner(c, bytes);
     const g = s.grant(B0, NOW);
     assert.equal(s.grant(B0, NOW + 60_000), g);
