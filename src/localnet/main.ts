@@ -320,7 +320,7 @@ async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Pr
     }
   });
   try {
-    await waitReady(node, ChainRoutes.whoami.path, 30_000, clock);
+    await waitReady(node, ChainRoutes.whoami.path, 120_000, clock);
     console.log(`Started ${spec.name} ${id} at ${spec.url}; it registers itself with the miner contract (add_${role})...`);
     await watchJoin(sharderUrl, spec, id, role, layout, clock);
   } catch (err) {

@@ -45,6 +45,15 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
   const nodes: RunningNode[] = [];
   let adder: ChildProcess | undefined;
   let adderOut = "";
+  /** Whether the add-miner command has exited (it runs until stopped; an early exit is a failure to report). */
+  const adderExited = () => adder !== undefined && (adder.exitCode !== null || adder.signalCode !== null);
+  /** Stop the add-miner command (which stops its miner); nothing to wait for if it has exited already. */
+  const stopAdder = async (): Promise<void> => {
+    if (adder === undefined || adderExited()) return;
+    const exited = new Promise((r) => adder?.once("exit", r));
+    adder.kill("SIGTERM");
+    await exited;
+  };
   let cfg = "";
   let sharder = "";
   let newId = "";
@@ -111,11 +120,7 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
   });
 
   after(async () => {
-    if (adder && adder.exitCode === null && adder.signalCode === null) {
-      const exited = new Promise((r) => adder?.once("exit", r));
-      adder.kill("SIGTERM");
-      await exited;
-    }
+    await stopAdder();
     await stopNodes(nodes);
     if (process.env.KEEP_E2E_DIR === undefined) rmSync(dir, { recursive: true, force: true });
   });
@@ -128,11 +133,22 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
     adder.stderr?.on("data", (d: Buffer) => {
       adderOut += d.toString();
     });
-    newId = await waitFor(
-      "the added miner to register",
-      async () => (/miner4 is registered/.test(adderOut) ? /Started miner4 ([0-9a-f]{64})/.exec(adderOut)?.[1] : undefined),
-      180_000,
+    const exited = new Promise<never>((_, reject) =>
+      adder?.once("exit", (code) =>
+        reject(new Error(`localnet --add-miner exited (code ${code}) before miner4 registered; it printed:\n${adderOut}`)),
+      ),
     );
+    exited.catch(() => undefined); // raced below; later exits are the stop test's
+    newId = await Promise.race([
+      exited,
+      waitFor(
+        "the added miner to register",
+        async () => (/miner4 is registered/.test(adderOut) ? /Started miner4 ([0-9a-f]{64})/.exec(adderOut)?.[1] : undefined),
+        300_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; localnet --add-miner printed:\n${adderOut}`, { cause: err });
+      }),
+    ]);
     const ls = await zwallet(cfg, ["ls-miners"]);
     assert.equal(ls.code, 0, ls.err);
     assert.match(ls.out, new RegExp(`- ID: +${newId}`));
@@ -195,9 +211,8 @@ describe("view change on a local network: add a miner, stake, rewards, remove it
 
   it("stopped, it leaves the magic block and its stake comes back to the wallet", async () => {
     const before = await balance();
-    const exited = new Promise((r) => adder?.once("exit", r));
-    adder?.kill("SIGTERM"); // the add-miner command stops its miner
-    await exited;
+    assert.ok(!adderExited(), `localnet --add-miner exited early:\n${adderOut}`);
+    await stopAdder(); // the add-miner command stops its miner
     const mb = await waitFor(
       "a magic block without the stopped miner",
       async () => {
