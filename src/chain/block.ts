@@ -9,7 +9,7 @@ import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "./merkle.j
 import { outputHash, transactionHash } from "./transaction.js";
 import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
 
-export { blockFromJson, blockToJson, decodeBlock, encodeBlock } from "./codec/block.js";
+export { blockFromJson, blockToJson, blockToWire, decodeBlock, encodeBlock } from "./codec/block.js";
 
 /** The receipt of an executed transaction: its `txn_output_hash` (computed from the output when absent). */
 export function receiptHash(t: Transaction): string {

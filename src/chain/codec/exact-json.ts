@@ -158,7 +158,16 @@ export function parseExactJson(text: string): unknown {
 }
 
 /**
- * JSON text of a value, writing `bigint` as a plain integer literal. Otherwise as `JSON.stringify`: `toJSON`
+ * Text already encoded as JSON, written as it is by {@link stringifyExactJson} (a block's transactions are encoded
+ * once and the text reused by every message, vote and file that carries the block). Only for
+ * `stringifyExactJson`: `JSON.stringify` does not know it.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON text of a value, writing `bigint` as a plain integer literal; a {@link RawJson} as its text. Otherwise as `JSON.stringify`: `toJSON`
  * is honoured, `undefined` and functions are left out of objects (and become `null` in arrays), non-finite
  * numbers become `null`. Compact (no spaces), key order as inserted.
  */
@@ -166,6 +175,10 @@ export function stringifyExactJson(value: unknown): string {
   const out: string[] = [];
   const seen = new Set<object>();
   const write = (v: unknown, inArray: boolean): boolean => {
+    if (v instanceof RawJson) {
+      out.push(v.text);
+      return true;
+    }
     if (v !== null && typeof v === "object" && typeof (v as { toJSON?: unknown }).toJSON === "function")
       v = (v as { toJSON: () => unknown }).toJSON();
     switch (typeof v) {
