@@ -91,6 +91,16 @@ describe("block hash and roots", () => {
     );
     assert.equal(blockHashOf(block, txnRoot, receiptRoot), block.hash);
   });
+  it("the roots are computed once per transactions array, and again when a transaction is appended", () => {
+    const list = [...txns];
+    const b = makeBlock({ transactions: list });
+    const want = (x: Block) => blockHashOf(x, txnMerkleRoot(x.transactions), receiptMerkleRoot(x.transactions));
+    assert.equal(computeBlockHash(b), want(b));
+    assert.equal(computeBlockHash({ ...b, round: 43 }), want({ ...b, round: 43 }), "header fields are hashed each time");
+    list.push(executed(4, "", 1));
+    assert.equal(computeBlockHash(b), want(b));
+    assert.notEqual(computeBlockHash(b), block.hash);
+  });
   it("an empty block has empty roots; pinned value computed with Python hashlib", () => {
     const empty = makeBlock({ transactions: [], round_random_seed: 5n });
     assert.equal(txnMerkleRoot([]), "");

@@ -23,7 +23,7 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
 import { blockHasTxn, verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { CHECK_AHEAD_MIN, type CachingVerifier, checkSignaturesAhead, rememberVerified } from "../common/sigcache.js";
+import { type CachingVerifier, CHECK_AHEAD_MIN, checkSignaturesAhead, rememberVerified } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
 import { InlineSigChecker, type SigChecker, type SigItem } from "../io/sigcheck.js";
