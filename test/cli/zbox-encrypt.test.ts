@@ -369,7 +369,14 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
       return ticketOf(sh.out);
     };
     const dst = join(tmp, "bob-pic.thumb");
-    const ok = await zB("download", "--authticket", await share(encryptionKeys(bob.mnemonics).publicKey), "--localpath", dst, "--thumbnail");
+    const ok = await zB(
+      "download",
+      "--authticket",
+      await share(encryptionKeys(bob.mnemonics).publicKey),
+      "--localpath",
+      dst,
+      "--thumbnail",
+    );
     assert.equal(ok.code, 0, ok.err);
     assert.deepEqual(readFileSync(dst), Buffer.from(thumb), "bob's thumbnail, byte-exact");
     const wrong = join(tmp, "bob-wrong.thumb");
@@ -382,7 +389,10 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
       "--thumbnail",
     );
     assert.equal(bad.code, 1);
-    assert.match(bad.err, /^Download failed\. cannot decrypt \/encthumb\/pic\.bin's thumbnail: thumbnail segment 0 does not decrypt/);
+    assert.match(
+      bad.err,
+      /^Download failed\. cannot decrypt \/encthumb\/pic\.bin's thumbnail: thumbnail segment 0 does not decrypt/,
+    );
     assert.ok(!existsSync(wrong), "nothing written");
   });
 

@@ -160,7 +160,15 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
     off(0);
     const late = new Uint8Array(randomBytes(200_000));
     writeFileSync(join(tmp, "late.bin"), late);
-    const up = await zbox("upload", "--allocation", allocation, "--localpath", join(tmp, "late.bin"), "--remotepath", "/data/late.bin");
+    const up = await zbox(
+      "upload",
+      "--allocation",
+      allocation,
+      "--localpath",
+      join(tmp, "late.bin"),
+      "--remotepath",
+      "/data/late.bin",
+    );
     assert.equal(up.code, 0, up.err);
     // blobber 1 is back, blobber 3 cannot be reached
     on(0);

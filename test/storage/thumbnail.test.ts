@@ -3,10 +3,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { sha3 } from "../../src/core/hash.js";
+import { sealedSize, sealedThumbnailSize } from "../../src/storage/encryption.js";
 import { shardSize } from "../../src/storage/layout.js";
 import { BLOCK_SIZE } from "../../src/storage/merkle.js";
 import { applyChanges, checkFileMeta, type FileMeta, fileHash } from "../../src/storage/reftree.js";
-import { sealedSize, sealedThumbnailSize } from "../../src/storage/encryption.js";
 import {
   checkThumbnailShard,
   MAX_STORED_THUMBNAIL_SIZE,
@@ -106,13 +106,26 @@ describe("thumbnails as fields of the file's record", () => {
     };
     const ok = enc(sealedThumbnailSize(1001));
     assert.deepEqual(checkFileMeta(JSON.parse(JSON.stringify(ok)), 2, 3), ok);
-    assert.equal(codeOf(() => checkFileMeta(enc(1001), 2, 3)), "invalid_file_meta", "a plaintext-sized thumbnail");
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(1001), 2, 3)),
+      "invalid_file_meta",
+      "a plaintext-sized thumbnail",
+    );
     // the largest thumbnail, sealed, is accepted for an encrypted file only
     assert.equal(MAX_STORED_THUMBNAIL_SIZE, sealedThumbnailSize(MAX_THUMBNAIL_SIZE));
-    assert.equal(codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE), 2, 3)), undefined);
-    assert.equal(codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE + 1), 2, 3)), "invalid_file_meta");
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE), 2, 3)),
+      undefined,
+    );
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE + 1), 2, 3)),
+      "invalid_file_meta",
+    );
     const { file: plain } = fileWithThumbnail(new Uint8Array(MAX_STORED_THUMBNAIL_SIZE));
-    assert.equal(codeOf(() => checkFileMeta(plain, 2, 3)), "invalid_file_meta");
+    assert.equal(
+      codeOf(() => checkFileMeta(plain, 2, 3)),
+      "invalid_file_meta",
+    );
   });
 
   it("a blobber takes only the part declared for it", () => {

@@ -39,12 +39,7 @@ const partsOf = new WeakMap<ThumbnailMeta, string[]>();
  * Read, check and erasure-code the thumbnail at `localPath`: its metadata (its parts kept for {@link forBlobber}).
  * With the file's `encryptedKey` (an encrypted file) the thumbnail is sealed under the file's key first.
  */
-export async function encodeThumbnail(
-  s: Session,
-  localPath: string,
-  op: string,
-  encryptedKey?: string,
-): Promise<ThumbnailMeta> {
+export async function encodeThumbnail(s: Session, localPath: string, op: string, encryptedKey?: string): Promise<ThumbnailMeta> {
   const plain = await readFile(localPath).catch((err) => {
     throw sdkError("local_file_error", op, `cannot read thumbnail ${localPath}: ${errorMessage(err)}`, { cause: err });
   });
