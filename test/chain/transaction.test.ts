@@ -120,7 +120,18 @@ describe("exact JSON: the JSON.parse path gives the scanner's value", () => {
   });
   it("a string shaped like the marker stays a string; errors and depth as the scanner", () => {
     assert.equal(parseExactJson('"\\u0000bigint:x:12345678901234567890"'), "\u0000bigint:x:12345678901234567890");
-    for (const bad of ["{", "[12345678901234567890,]", '{"a":12345678901234567890,}', '"12345678901234567890', "1 2"]) same(bad);
+    for (const bad of [
+      "{",
+      "[12345678901234567890,]",
+      '{"a":12345678901234567890,}',
+      '"12345678901234567890',
+      "1 2",
+      "[012345678901234567890]",
+      '{"a":-012345678901234567890}',
+      "012345678901234567890",
+    ])
+      same(bad);
+    assert.throws(() => parseExactJson("[012345678901234567890]"), SyntaxError, "a long integer with a leading zero is not JSON");
     same(`${"[".repeat(256)}12345678901234567890${"]".repeat(256)}`);
     same(`${"[".repeat(257)}${"]".repeat(257)}`);
     same(`${"[".repeat(258)}${"]".repeat(258)}`);

@@ -69,6 +69,7 @@ function parseJsonFast(text: string): { value: unknown } | typeof NOT_FAST {
         q = next + 1;
       }
       if (inString) continue;
+      if (text.charCodeAt(at) === 48) return NOT_FAST; // a leading zero: not JSON, the scanner says so
       let end = at + 16;
       while (isDigit(text.charCodeAt(end))) end++;
       const after = text.charCodeAt(end);
