@@ -9,7 +9,7 @@ import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "./merkle.j
 import { outputHash, transactionHash } from "./transaction.js";
 import type { Block, BlockSummary, Confirmation, Transaction } from "./types.js";
 
-export { blockFromJson, blockToJson, decodeBlock, encodeBlock } from "./codec/block.js";
+export { blockFromJson, blockToJson, blockToWire, decodeBlock, encodeBlock } from "./codec/block.js";
 
 /** The receipt of an executed transaction: its `txn_output_hash` (computed from the output when absent). */
 export function receiptHash(t: Transaction): string {
@@ -40,9 +40,21 @@ export function blockHashOf(b: BlockHashFields, txnRoot: string, receiptRoot: st
   return sha3(`${b.miner_id}:${b.prev_hash}:${b.creation_date}:${b.round}:${b.round_random_seed}:${txnRoot}:${receiptRoot}`);
 }
 
+/**
+ * Both Merkle roots of a block's transactions, computed once per transactions array (a block's transactions never
+ * change once built or decoded; keyed by the array and its length, as the encoded text in `codec/block.ts`): a
+ * received proposal's hash is computed by the check ahead of its signatures and again by its validation.
+ */
+const rootsOf = new WeakMap<readonly Transaction[], { n: number; txn: string; receipt: string }>();
+
 /** The hash a block must carry (its transactions must already carry their receipts). */
 export function computeBlockHash(b: Block): string {
-  return blockHashOf(b, txnMerkleRoot(b.transactions), receiptMerkleRoot(b.transactions));
+  let r = rootsOf.get(b.transactions);
+  if (!r || r.n !== b.transactions.length) {
+    r = { n: b.transactions.length, txn: txnMerkleRoot(b.transactions), receipt: receiptMerkleRoot(b.transactions) };
+    rootsOf.set(b.transactions, r);
+  }
+  return blockHashOf(b, r.txn, r.receipt);
 }
 
 /** Block summary (reference `BlockSummary`). */

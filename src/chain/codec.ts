@@ -5,7 +5,7 @@
  * magic block consistency) live in `transaction.ts`, `block.ts` and `magicblock.ts`. This file re-exports
  * the codec for the layers above.
  */
-export { blockFromJson, blockToJson, decodeBlock, encodeBlock } from "./codec/block.js";
+export { blockFromJson, blockToJson, blockToWire, decodeBlock, encodeBlock } from "./codec/block.js";
 export { confirmationFromJson, confirmationToJson, decodeConfirmation } from "./codec/confirmation.js";
 export { goJsonString, parseExactJson, stringifyExactJson } from "./codec/exact-json.js";
 export { decodeMagicBlock, magicBlockFromJson } from "./codec/magicblock.js";

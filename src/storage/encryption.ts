@@ -178,17 +178,41 @@ export function plainSize(size: number): number {
   return full * SEGMENT_PLAIN + (rest === 0 ? 0 : rest - SEGMENT_OVERHEAD);
 }
 
-function segmentCipher(t: EdPoint, k: number): { key: Buffer; iv: Buffer } {
+interface Cipher {
+  key: Buffer;
+  iv: Buffer;
+  /** How errors name the segment. */
+  name: string;
+}
+
+function segmentCipher(t: EdPoint, k: number): Cipher {
   const idx = Buffer.alloc(8);
   idx.writeBigUInt64BE(BigInt(k));
   const m = sha512(t.toBytes(), idx);
-  return { key: m.subarray(0, 32), iv: m.subarray(32, 44) };
+  return { key: m.subarray(0, 32), iv: m.subarray(32, 44), name: `segment ${k}` };
+}
+
+/**
+ * The cipher of segment `k` of a file's thumbnail: `SHA-512(T ‖ "cairn/thumbnail" ‖ salt ‖ u64be(k))` — a hash
+ * input of another length than a file segment's (`T ‖ u64be(k)`), so never a key of the file's own segments, and a
+ * fresh salt per sealed thumbnail, so a thumbnail sealed again under the same `T` (a resumed upload with another
+ * thumbnail) never reuses a key and nonce.
+ */
+function thumbnailCipher(t: EdPoint, salt: Uint8Array, k: number): Cipher {
+  const idx = Buffer.alloc(8);
+  idx.writeBigUInt64BE(BigInt(k));
+  const m = sha512(t.toBytes(), "cairn/thumbnail", salt, idx);
+  return { key: m.subarray(0, 32), iv: m.subarray(32, 44), name: `thumbnail segment ${k}` };
 }
 
 /** Seal segment `k` (at most SEGMENT_PLAIN bytes) of a file: header ‖ ciphertext ‖ tag. */
 export function sealSegment(keys: EncryptionKeys, fk: FileKey, k: number, plain: Uint8Array): Uint8Array {
+  return sealWith(keys, fk, segmentCipher(fk.t, k), plain);
+}
+
+function sealWith(keys: EncryptionKeys, fk: FileKey, cipher: Cipher, plain: Uint8Array): Uint8Array {
   if (plain.length > SEGMENT_PLAIN) throw fail(`a segment holds at most ${SEGMENT_PLAIN} bytes`);
-  const { key, iv } = segmentCipher(fk.t, k);
+  const { key, iv } = cipher;
   const c = createCipheriv("aes-256-gcm", key, iv);
   const body = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()]);
   const c3 = sha512(fk.t.toBytes(), plain);
@@ -212,26 +236,30 @@ function parseSegment(sealed: Uint8Array): { c3: Buffer; c4: Buffer; body: Uint8
   };
 }
 
-function openWith(t: EdPoint, k: number, c3: Buffer, body: Uint8Array): Uint8Array {
-  const { key, iv } = segmentCipher(t, k);
+function openWith(t: EdPoint, cipher: Cipher, c3: Buffer, body: Uint8Array): Uint8Array {
+  const { key, iv, name } = cipher;
   const d = createDecipheriv("aes-256-gcm", key, iv);
   d.setAuthTag(body.subarray(body.length - GCM_TAG));
   let plain: Buffer;
   try {
     plain = Buffer.concat([d.update(body.subarray(0, body.length - GCM_TAG)), d.final()]);
   } catch {
-    throw fail(`segment ${k} does not decrypt with this key (wrong key, or the bytes were altered)`);
+    throw fail(`${name} does not decrypt with this key (wrong key, or the bytes were altered)`);
   }
-  if (!sha512(t.toBytes(), plain).equals(c3)) throw fail(`segment ${k}'s message checksum does not match`);
+  if (!sha512(t.toBytes(), plain).equals(c3)) throw fail(`${name}'s message checksum does not match`);
   return plain;
 }
 
 /** The owner opens segment `k` of a file, checking both checksums. @throws CodedError `invalid_encryption` */
 export function openSegment(keys: EncryptionKeys, fk: FileKey, k: number, sealed: Uint8Array): Uint8Array {
+  return openOwned(keys, fk, segmentCipher(fk.t, k), sealed);
+}
+
+function openOwned(keys: EncryptionKeys, fk: FileKey, cipher: Cipher, sealed: Uint8Array): Uint8Array {
   const { c3, c4, body } = parseSegment(sealed);
   const want = sha512(Buffer.from(fk.encryptedKey, "base64"), body, c3, alphaOf(keys.secret));
-  if (!want.equals(c4)) throw fail(`segment ${k}'s overall checksum does not match (altered, or another owner's)`);
-  return openWith(fk.t, k, c3, body);
+  if (!want.equals(c4)) throw fail(`${cipher.name}'s overall checksum does not match (altered, or another owner's)`);
+  return openWith(fk.t, cipher, c3, body);
 }
 
 /** The owner's re-encryption key for the recipient's public key, from 64 bytes of fresh randomness. */
@@ -300,5 +328,62 @@ export function openReEncryptedKey(keys: EncryptionKeys, encryptedKey: string, d
 /** The recipient opens segment `k` with a file key from {@link openReEncryptedKey} (no owner checksum: α is the owner's). */
 export function openSharedSegment(fk: FileKey, k: number, sealed: Uint8Array): Uint8Array {
   const { c3, body } = parseSegment(sealed);
-  return openWith(fk.t, k, c3, body);
+  return openWith(fk.t, segmentCipher(fk.t, k), c3, body);
+}
+
+/** Bytes of the public salt that starts a sealed thumbnail. */
+export const THUMBNAIL_SALT = 32;
+
+/** Bytes a thumbnail of `plainSize` bytes takes sealed (what its parts erasure-code). */
+export function sealedThumbnailSize(plainSize: number): number {
+  return THUMBNAIL_SALT + sealedSize(plainSize);
+}
+
+/** Bytes of the thumbnail a sealed thumbnail of `size` bytes holds. @throws CodedError `invalid_encryption` */
+export function plainThumbnailSize(size: number): number {
+  if (size <= THUMBNAIL_SALT) throw fail(`${size} bytes is not the size of a sealed thumbnail`);
+  return plainSize(size - THUMBNAIL_SALT);
+}
+
+/**
+ * Seal the thumbnail of an encrypted file under the file's key `T`, with 32 fresh random bytes: `salt ‖` its
+ * segments (as a file's: {@link SEGMENT_PLAIN} bytes each, the reference's header, AES-256-GCM), each under the
+ * thumbnail's own key and nonce (see thumbnailCipher). Whoever opens the file opens its thumbnail — the owner, or
+ * a recipient with the key a blobber re-encrypted for them — and nobody else.
+ */
+export function sealThumbnail(keys: EncryptionKeys, fk: FileKey, plain: Uint8Array, random: Uint8Array): Uint8Array {
+  if (random.length < THUMBNAIL_SALT) throw fail(`a thumbnail's salt needs ${THUMBNAIL_SALT} random bytes`);
+  const salt = random.subarray(0, THUMBNAIL_SALT);
+  const out = new Uint8Array(sealedThumbnailSize(plain.length));
+  out.set(salt);
+  let pos = THUMBNAIL_SALT;
+  for (let k = 0; k * SEGMENT_PLAIN < plain.length; k++) {
+    const seg = sealWith(keys, fk, thumbnailCipher(fk.t, salt, k), plain.subarray(k * SEGMENT_PLAIN, (k + 1) * SEGMENT_PLAIN));
+    out.set(seg, pos);
+    pos += seg.length;
+  }
+  return out;
+}
+
+/**
+ * Open a sealed thumbnail: `keys` given, as its owner (both checksums of every segment checked), else as a
+ * recipient holding the file key. @throws CodedError `invalid_encryption`
+ */
+export function openThumbnail(fk: FileKey, sealed: Uint8Array, keys?: EncryptionKeys): Uint8Array {
+  const size = plainThumbnailSize(sealed.length);
+  const salt = sealed.subarray(0, THUMBNAIL_SALT);
+  const out = new Uint8Array(size);
+  for (let k = 0, pos = THUMBNAIL_SALT; pos < sealed.length; k++) {
+    const seg = sealed.subarray(pos, pos + SEGMENT_SEALED);
+    const cipher = thumbnailCipher(fk.t, salt, k);
+    let plain: Uint8Array;
+    if (keys) plain = openOwned(keys, fk, cipher, seg);
+    else {
+      const { c3, body } = parseSegment(seg);
+      plain = openWith(fk.t, cipher, c3, body);
+    }
+    out.set(plain, k * SEGMENT_PLAIN);
+    pos += seg.length;
+  }
+  return out;
 }

@@ -9,20 +9,27 @@
  * covers the thumbnail's bytes. Each blobber receives its own part with the file's change (`thumbnail_shard`,
  * base64, not hashed: it differs per blobber) and keeps it in the file's record: it goes wherever the record goes
  * (rename, move, copy) and is removed with it.
+ *
+ * The thumbnail of an encrypted file is sealed on the client under the file's key (`encryption.ts sealThumbnail`)
+ * before it is coded: its metadata then describes the stored, sealed bytes (`size`, `actual_hash`, the parts), as an
+ * encrypted file's own `size` and `actual_hash` do; its plaintext size is `plainThumbnailSize(size)`.
  */
 import { sha3 } from "../core/hash.js";
 import { isHash } from "../core/hex.js";
+import { plainThumbnailSize, sealedThumbnailSize } from "./encryption.js";
 import { StorageErrors, storageError } from "./errors.js";
 import { BLOCK_SIZE } from "./merkle.js";
 
 /** Largest thumbnail accepted (bytes): a thumbnail's parts live inside the file's record on every blobber. */
 export const MAX_THUMBNAIL_SIZE = 1024 * 1024;
+/** Largest thumbnail stored (bytes): the sealed form of the largest thumbnail of an encrypted file. */
+export const MAX_STORED_THUMBNAIL_SIZE = sealedThumbnailSize(MAX_THUMBNAIL_SIZE);
 
 /** The thumbnail a file's metadata declares. */
 export interface ThumbnailMeta {
-  /** Bytes of the thumbnail (the reference's `actual_thumbnail_size`). */
+  /** Bytes of the thumbnail as stored (the reference's `actual_thumbnail_size`; sealed, for an encrypted file). */
   size: number;
-  /** Hex SHA-256 of the thumbnail (`actual_thumbnail_hash`). */
+  /** Hex SHA-256 of the thumbnail as stored (`actual_thumbnail_hash`). */
   actual_hash: string;
   /** Bytes of every blobber's part (`thumbnail_size`). */
   shard_size: number;
@@ -66,8 +73,17 @@ export function checkThumbnail(
   const t = m.thumbnail as Record<string, unknown>;
   if (typeof t !== "object" || t === null || Array.isArray(t)) throw bad("thumbnail must be a JSON object");
   const size = typeof t.size === "bigint" ? Number(t.size) : t.size;
-  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 1 || size > MAX_THUMBNAIL_SIZE)
-    throw bad(`thumbnail size must be an integer from 1 to ${MAX_THUMBNAIL_SIZE}`);
+  const encrypted = m.encrypted_key !== undefined;
+  const max = encrypted ? MAX_STORED_THUMBNAIL_SIZE : MAX_THUMBNAIL_SIZE;
+  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 1 || size > max)
+    throw bad(`thumbnail size must be an integer from 1 to ${max}`);
+  if (encrypted) {
+    try {
+      plainThumbnailSize(size);
+    } catch {
+      throw bad(`thumbnail size ${size} is not the size of a sealed thumbnail (an encrypted file's)`);
+    }
+  }
   if (typeof t.actual_hash !== "string" || !isHash(t.actual_hash)) throw bad("thumbnail actual_hash must be a hex hash");
   const expect = thumbnailShardSize(size, dataShards);
   if (t.shard_size !== expect)

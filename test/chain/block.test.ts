@@ -14,9 +14,9 @@ import {
   txnMerkleRoot,
   verifyConfirmation,
 } from "../../src/chain/block.js";
-import { blockFromJson, decodeBlock } from "../../src/chain/codec/block.js";
+import { blockFromJson, blockToJson, blockToWire, decodeBlock } from "../../src/chain/codec/block.js";
 import { confirmationFromJson, confirmationToJson, decodeConfirmation } from "../../src/chain/codec/confirmation.js";
-import { stringifyExactJson } from "../../src/chain/codec/exact-json.js";
+import { RawJson, stringifyExactJson } from "../../src/chain/codec/exact-json.js";
 import { MerkleTree, merklePath, merkleRoot, verifyMerklePath } from "../../src/chain/merkle.js";
 import { outputHash, referenceTransactionHash, transactionHash } from "../../src/chain/transaction.js";
 import type { Block, Transaction } from "../../src/chain/types.js";
@@ -91,6 +91,16 @@ describe("block hash and roots", () => {
     );
     assert.equal(blockHashOf(block, txnRoot, receiptRoot), block.hash);
   });
+  it("the roots are computed once per transactions array, and again when a transaction is appended", () => {
+    const list = [...txns];
+    const b = makeBlock({ transactions: list });
+    const want = (x: Block) => blockHashOf(x, txnMerkleRoot(x.transactions), receiptMerkleRoot(x.transactions));
+    assert.equal(computeBlockHash(b), want(b));
+    assert.equal(computeBlockHash({ ...b, round: 43 }), want({ ...b, round: 43 }), "header fields are hashed each time");
+    list.push(executed(4, "", 1));
+    assert.equal(computeBlockHash(b), want(b));
+    assert.notEqual(computeBlockHash(b), block.hash);
+  });
   it("an empty block has empty roots; pinned value computed with Python hashlib", () => {
     const empty = makeBlock({ transactions: [], round_random_seed: 5n });
     assert.equal(txnMerkleRoot([]), "");
@@ -123,6 +133,24 @@ describe("block codec", () => {
     assert.match(text, /"round_random_seed":-8765432109876543210,/);
     assert.deepEqual(decodeBlock(text), block);
     assert.deepEqual(decodeBlock(text), block);
+  });
+  it("encodes the transactions once: the same text as the plain object form, with tickets added later", () => {
+    const b = makeBlock({ transactions: [...txns], verification_tickets: [] });
+    const first = encodeBlock(b);
+    assert.equal(first, stringifyExactJson(blockToJson(b)));
+    assert.equal(stringifyExactJson({ msg: { block: blockToWire(b) } }), stringifyExactJson({ msg: { block: blockToJson(b) } }));
+    // the header changes after the block is built (tickets, signature): the text follows, the transactions are reused
+    b.verification_tickets.push({ verifier_id: sha3("x"), signature: "dd" });
+    b.signature = "ee";
+    assert.equal(encodeBlock(b), stringifyExactJson(blockToJson(b)));
+    assert.deepEqual(decodeBlock(encodeBlock(b)), b);
+    // a transaction added to the array (its length changes) is encoded too
+    b.transactions.push(executed(4, "", 1));
+    assert.equal(encodeBlock(b), stringifyExactJson(blockToJson(b)));
+    // no transactions, and an embedded magic block
+    const e = makeBlock({ transactions: [] });
+    assert.equal(encodeBlock(e), stringifyExactJson(blockToJson(e)));
+    assert.equal(stringifyExactJson([new RawJson('{"a":1}'), 2n]), '[{"a":1},2]');
   });
   it("names the bad field, inside transactions and tickets too", () => {
     const o = JSON.parse(stringifyExactJson({ ...block, round_random_seed: 1n })) as Record<string, unknown>;

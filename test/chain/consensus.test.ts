@@ -597,6 +597,35 @@ describe("rollbacks, timeouts, catch-up", () => {
     assert.equal(d.engine.currentRound(), 7);
   });
 
+  test("a forged VRF share that would complete T gives no beacon: it is checked on its own and refused", () => {
+    const fx = new Fixture();
+    const d = fx.engine(0);
+    d.start(0);
+    d.deliver(1, fx.share(1, 7));
+    d.deliver(2, fx.share(2, 7));
+    const invalid = d.engine.status().counts.invalidMessages;
+    // the third share completes T: σ_7 is recovered with it and checked; it does not verify, so the share is refused
+    d.deliver(3, { ...fx.share(3, 7), share: fx.share(2, 7).share });
+    d.deliver(3, { ...fx.share(3, 7), share: "ab".repeat(32) });
+    assert.equal(d.engine.currentRound(), 1, "no beacon from forged shares");
+    assert.equal(d.engine.status().counts.invalidMessages, invalid + 2);
+    d.deliver(3, fx.share(3, 7));
+    assert.equal(d.engine.currentRound(), 7, "the valid share completes it");
+  });
+
+  test("a late VRF share of the current round, once its beacon is known, is not checked and changes nothing", () => {
+    const fx = new Fixture();
+    const d = fx.engine(0);
+    d.start(0);
+    d.deliver(1, fx.share(1, 1));
+    d.deliver(2, fx.share(2, 1)); // with its own share: T = 3, the beacon of round 1 is known
+    const before = d.engine.status();
+    const out = d.deliver(3, { ...fx.share(3, 1), share: "forged" });
+    assert.equal(out.length, 0);
+    assert.equal(d.engine.currentRound(), 1);
+    assert.equal(d.engine.status().counts.invalidMessages, before.counts.invalidMessages, "not even checked");
+  });
+
   test("a restarted miner fetches missing ancestors in batches and catches up", () => {
     const fx = new Fixture();
     const chain: Block[] = [];

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { before, describe, it } from "node:test";
-import { parseExactJson, stringifyExactJson } from "../../src/chain/codec/exact-json.js";
+import { parseExactJson, parseJsonScan, stringifyExactJson } from "../../src/chain/codec/exact-json.js";
 import { decodeTransaction, encodeTransaction, transactionFromJson } from "../../src/chain/codec/transaction.js";
 import {
   clientIdOfKey,
@@ -83,6 +83,88 @@ describe("exact int64 JSON", () => {
       assert.throws(() => parseExactJson(bad), SyntaxError, bad);
     assert.throws(() => parseExactJson("[".repeat(300) + "]".repeat(300)), /nesting deeper/);
     assert.throws(() => parseExactJson('{"a":01}'), /position 6/);
+  });
+});
+
+describe("exact JSON: the JSON.parse path gives the scanner's value", () => {
+  const same = (text: string) => {
+    let want: unknown;
+    let wantErr: unknown;
+    try {
+      want = parseJsonScan(text);
+    } catch (e) {
+      wantErr = e;
+    }
+    if (wantErr) assert.throws(() => parseExactJson(text), { message: (wantErr as Error).message }, text);
+    else assert.deepEqual(parseExactJson(text), want, text);
+  };
+  it("long integers outside strings become bigint, inside strings (escaped quotes too) stay text", () => {
+    const big = "12345678901234567890";
+    for (const text of [
+      `{"seed":${big},"neg":-${big},"safe":9007199254740991,"unsafe":9007199254740993,"f":${big}.5,"e":${big}e3,"E":-${big}E-3}`,
+      `{"s":"${big}","t":"a\\"${big}\\"","u":"\\\\","v":${big},"w":"x\\\\\\"${big}"}`,
+      `[${big},"${big}",[-${big},{"k${big}":${big}}],"\\"",${big}]`,
+      `{"__proto__":${big}}`,
+      `{"__proto__":{"polluted":${big}}}`,
+      `"\\u0000bigint:00:${big}"`,
+      `{"a":1,"a":${big}}`,
+      `{"hash":"ab${big}cd","d":"${big}${big}","n":${big}${big}}`,
+      `${big}`,
+      `-0`,
+      `[1.0, 2e2, -0.0, 123456789012345]`,
+    ])
+      same(text);
+    const v = parseExactJson(`{"__proto__":${big}}`) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(v), Object.prototype);
+    assert.equal(Object.getOwnPropertyDescriptor(v, "__proto__")?.value, 12345678901234567890n);
+  });
+  it("a string shaped like the marker stays a string; errors and depth as the scanner", () => {
+    assert.equal(parseExactJson('"\\u0000bigint:x:12345678901234567890"'), "\u0000bigint:x:12345678901234567890");
+    for (const bad of [
+      "{",
+      "[12345678901234567890,]",
+      '{"a":12345678901234567890,}',
+      '"12345678901234567890',
+      "1 2",
+      "[012345678901234567890]",
+      '{"a":-012345678901234567890}',
+      "012345678901234567890",
+    ])
+      same(bad);
+    assert.throws(() => parseExactJson("[012345678901234567890]"), SyntaxError, "a long integer with a leading zero is not JSON");
+    same(`${"[".repeat(256)}12345678901234567890${"]".repeat(256)}`);
+    same(`${"[".repeat(257)}${"]".repeat(257)}`);
+    same(`${"[".repeat(258)}${"]".repeat(258)}`);
+    same(`${"[".repeat(257)}1${"]".repeat(257)}`);
+  });
+  it("random documents: the same value as the scanner", () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const digits = (n: number) => Array.from({ length: n }, (_, i) => String(i === 0 ? 1 + rnd(9) : rnd(10))).join("");
+    const str = () => {
+      const pieces = ["a", '\\"', "\\\\", digits(1 + rnd(22)), "\\u0000", ":", "é"];
+      return `"${Array.from({ length: rnd(5) }, () => pieces[rnd(pieces.length)]).join("")}"`;
+    };
+    const val = (d: number): string => {
+      switch (rnd(d > 3 ? 4 : 6)) {
+        case 0:
+          return `${rnd(2) ? "-" : ""}${digits(1 + rnd(21))}`;
+        case 1:
+          return str();
+        case 2:
+          return `${digits(1 + rnd(18))}.${digits(1 + rnd(3))}`;
+        case 3:
+          return ["true", "false", "null"][rnd(3)] as string;
+        case 4:
+          return `[${Array.from({ length: rnd(4) }, () => val(d + 1)).join(",")}]`;
+        default:
+          return `{${Array.from({ length: rnd(4) }, () => `${str()}:${val(d + 1)}`).join(",")}}`;
+      }
+    };
+    for (let i = 0; i < 2000; i++) same(val(0));
   });
 });
 

@@ -6,7 +6,7 @@
 // on every blobber; block ranges (--startblock/--endblock) give the plaintext of their segments, for alice and for
 // bob through his ticket. A wallet without a mnemonic gets a clear error.
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import type { createWallet } from "../../src/core/wallet.js";
 import type { InProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
-import { encryptionKeys, SEGMENT_PLAIN, sealedSize } from "../../src/storage/encryption.js";
+import { encryptionKeys, SEGMENT_PLAIN, sealedSize, sealedThumbnailSize } from "../../src/storage/encryption.js";
 import { signAuthTicket } from "../../src/storage/index.js";
 import { newAllocation, type WalletsOnNetwork, walletsOnNetwork } from "../support/cli-network.js";
 import { virtualTime } from "../support/virtual-time.js";
@@ -303,6 +303,99 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     assert.deepEqual(readFileSync(dst), Buffer.from(data.stripe as Uint8Array));
   });
 
+  // a thumbnail of two sealed segments and a bit (its parts erasure-coded as one chunk)
+  const thumb = new Uint8Array(randomBytes(SEGMENT_PLAIN + 7_000));
+  const picPath = "/encthumb/pic.bin";
+
+  it("upload --encrypt --thumbnailpath: the thumbnail is sealed like the file; the owner gets it byte-exact", async () => {
+    const up = await zA(
+      "upload",
+      "--allocation",
+      allocation,
+      "--localpath",
+      local("pic.bin", data.stripe as Uint8Array),
+      "--remotepath",
+      picPath,
+      "--thumbnailpath",
+      local("pic.thumb", thumb),
+      "--encrypt",
+    );
+    assert.equal(up.code, 0, up.err);
+    // what every blobber keeps of the thumbnail: its part of the sealed thumbnail, no run of the plaintext
+    const stored = sealedThumbnailSize(thumb.length);
+    const parts = net.providers.map((p) => {
+      const f = p.blobber.ctx.kv.getJson<{ thumbnail_shard?: string }>(`sf:file:${allocation}:${picPath}`);
+      assert.ok(f?.thumbnail_shard, "every blobber holds a thumbnail part");
+      return Buffer.from(f.thumbnail_shard, "base64");
+    });
+    for (const part of parts) assert.equal(part.length, Math.ceil(stored / 2));
+    for (const at of [0, 1000, SEGMENT_PLAIN - 40, SEGMENT_PLAIN + 5_000]) {
+      const probe = Buffer.from(thumb.subarray(at, at + 32));
+      for (const part of parts) assert.equal(part.indexOf(probe), -1, `no 32-byte run of the thumbnail (from byte ${at})`);
+    }
+    const dst = join(tmp, "pic.thumb.out");
+    const down = await zA("download", "--allocation", allocation, "--remotepath", picPath, "--localpath", dst, "--thumbnail");
+    assert.equal(down.code, 0, down.err);
+    assert.equal(down.out, "Status completed callback. Type = application/octet-stream. Name = pic.thumb.out\n");
+    assert.deepEqual(readFileSync(dst), Buffer.from(thumb), "the owner's thumbnail, byte-exact");
+    // meta: the thumbnail's own size, and (--json) the sealed size the blobbers store
+    const m = await zA("meta", "--allocation", allocation, "--remotepath", picPath, "--json");
+    assert.equal(m.code, 0, m.err);
+    const j = JSON.parse(m.out) as Record<string, unknown>;
+    assert.equal(j.actual_thumbnail_size, thumb.length);
+    assert.equal(j.stored_thumbnail_size, stored);
+    assert.equal(j.thumbnail_size, Math.ceil(stored / 2));
+    // the hash of the stored (sealed) thumbnail, as an encrypted file's actual_file_hash is its sealed stream's
+    assert.match(String(j.actual_thumbnail_hash), /^[0-9a-f]{64}$/);
+    assert.notEqual(j.actual_thumbnail_hash, createHash("sha256").update(thumb).digest("hex"));
+    const table = await zA("meta", "--allocation", allocation, "--remotepath", picPath);
+    assert.match(table.out, new RegExp(`\\| ${thumb.length} +\\|`), table.out);
+  });
+
+  it("bob reads the thumbnail through a private encrypted share; a share for another key gives him nothing", async () => {
+    const share = async (key: string) => {
+      const sh = await zA(
+        "share",
+        "--allocation",
+        allocation,
+        "--remotepath",
+        picPath,
+        "--clientid",
+        bob.client_id,
+        "--encryptionpublickey",
+        key,
+      );
+      assert.equal(sh.code, 0, sh.err);
+      return ticketOf(sh.out);
+    };
+    const dst = join(tmp, "bob-pic.thumb");
+    const ok = await zB(
+      "download",
+      "--authticket",
+      await share(encryptionKeys(bob.mnemonics).publicKey),
+      "--localpath",
+      dst,
+      "--thumbnail",
+    );
+    assert.equal(ok.code, 0, ok.err);
+    assert.deepEqual(readFileSync(dst), Buffer.from(thumb), "bob's thumbnail, byte-exact");
+    const wrong = join(tmp, "bob-wrong.thumb");
+    const bad = await zB(
+      "download",
+      "--authticket",
+      await share(encryptionKeys(carol.mnemonics).publicKey),
+      "--localpath",
+      wrong,
+      "--thumbnail",
+    );
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.err,
+      /^Download failed\. cannot decrypt \/encthumb\/pic\.bin's thumbnail: thumbnail segment 0 does not decrypt/,
+    );
+    assert.ok(!existsSync(wrong), "nothing written");
+  });
+
   it("a public ticket of an encrypted file: share refuses it, blobbers refuse a hand-made one", async () => {
     const sh = await zA("share", "--allocation", allocation, "--remotepath", "/enc/stripe");
     assert.equal(sh.code, 1);
@@ -399,5 +492,10 @@ describe("zbox --encrypt and encrypted shares on the in-process network", { time
     const down = await zA("download", "--allocation", allocation, "--remotepath", "/enc/many", "--localpath", dst);
     assert.equal(down.code, 0, down.err);
     assert.deepEqual(readFileSync(dst), Buffer.from(data.many as Uint8Array));
+    // the sealed thumbnail's part was rebuilt too (from the other blobbers' parts, without keys)
+    const tdst = join(tmp, "repaired.thumb");
+    const t = await zA("download", "--allocation", allocation, "--remotepath", picPath, "--localpath", tdst, "--thumbnail");
+    assert.equal(t.code, 0, t.err);
+    assert.deepEqual(readFileSync(tdst), Buffer.from(thumb));
   });
 });

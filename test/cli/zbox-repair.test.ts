@@ -148,4 +148,55 @@ describe("zbox start-repair after a blobber lost its data directory", { timeout:
       assert.deepEqual(new Uint8Array(got), want);
     }
   });
+
+  it("a blobber it cannot reach: the others are repaired, the summary line, then that blobber named with its cause; exit 1", async () => {
+    const provider = (i: number) => net.providers[i] as (typeof net.providers)[number];
+    const host = (i: number) => new URL(provider(i).blobber.url).host;
+    const on = (i: number) => net.transport.register(host(i), provider(i).blobber.app);
+    const off = (i: number) => net.transport.unregister(host(i));
+    on(0); // the test above left blobbers 1 and 3 (indexes 0 and 2) off
+    on(2);
+    // blobber 1 misses a write
+    off(0);
+    const late = new Uint8Array(randomBytes(200_000));
+    writeFileSync(join(tmp, "late.bin"), late);
+    const up = await zbox(
+      "upload",
+      "--allocation",
+      allocation,
+      "--localpath",
+      join(tmp, "late.bin"),
+      "--remotepath",
+      "/data/late.bin",
+    );
+    assert.equal(up.code, 0, up.err);
+    // blobber 1 is back, blobber 3 cannot be reached
+    on(0);
+    off(2);
+    const rep = await zbox("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(rep.code, 1, "a repair that could not reach every blobber is not a success");
+    assert.equal(rep.out, "Repair file completed, Total files repaired:  1\n", "blobber 1 got the file it missed");
+    const gone = provider(2);
+    const lines = rep.err.trimEnd().split("\n");
+    assert.equal(
+      lines[0],
+      "Repair incomplete: 1 of 4 blobbers could not be reached, nothing was repaired on them (run start-repair again once they are back):",
+    );
+    assert.equal(lines.length, 2, rep.err);
+    assert.ok(lines[1]?.startsWith(`  blobber ${gone.id} (${gone.blobber.url}): `), rep.err);
+    assert.match(lines[1] ?? "", /connection refused|connection_refused/i, "the cause");
+    // blobber 1 now serves the file it missed: with blobbers 3 and 4 off, it comes from blobbers 1 and 2
+    off(3);
+    const to = join(tmp, "late.back");
+    const down = await zbox("download", "--allocation", allocation, "--remotepath", "/data/late.bin", "--localpath", to);
+    assert.equal(down.code, 0, down.err);
+    assert.deepEqual(new Uint8Array(readFileSync(to)), late);
+    // every blobber reachable again (blobber 3 had the write): nothing left to repair, exit 0
+    on(3);
+    on(2);
+    const again = await zbox("start-repair", "--allocation", allocation, "--repairpath", "/");
+    assert.equal(again.code, 0, again.err);
+    assert.equal(again.out, "Repair file completed, Total files repaired:  0\n");
+    assert.equal(again.err, "");
+  });
 });

@@ -385,6 +385,23 @@ describe("chain hardening (in-process network)", { timeout: 300_000 }, () => {
     assert.equal(r3.json.code, "not_notarized");
     const r4 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(old) })));
     assert.equal(r4.status, 200, "the genuine block is known");
+    // a block of the next round carrying a genuine block's tickets and generator signature (over another hash),
+    // one of them duplicated: its node-key signatures are checked ahead in a batch, none verifies, so it is refused
+    const tip = sharder().latestFinalized();
+    const next = {
+      ...old,
+      round: tip.round + 1,
+      prev_hash: tip.hash,
+      creation_date: tip.creation_date,
+      verification_tickets: [...old.verification_tickets, ...old.verification_tickets.slice(0, 1)],
+      hash: "",
+    };
+    next.hash = computeBlockHash(next);
+    const r5 = await drive(post(`${net.sharders[0]?.url}/v1/_m2s/block`, stringifyExactJson({ block: blockToJson(next) })));
+    assert.equal(r5.status, 400, JSON.stringify(r5.json));
+    assert.equal(r5.json.code, "not_notarized");
+    assert.equal(sharder().latestFinalized().round >= tip.round, true);
+    assert.equal(sharder().opts.store.hashAtRound(next.round) === next.hash, false, "never finalized");
     // a balance never seen: 404
     const missing = await drive(
       net.transport.request({ method: "GET", url: `${net.sharders[0]?.url}/v1/client/get/balance?client_id=${"e".repeat(64)}` }),

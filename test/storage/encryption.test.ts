@@ -16,8 +16,10 @@ import {
   openReEncryptedKey,
   openSegment,
   openSharedSegment,
+  openThumbnail,
   parseReKey,
   plainSize,
+  plainThumbnailSize,
   reEncryptionKey,
   reEncryptKey,
   SEGMENT_HEADER,
@@ -25,7 +27,10 @@ import {
   SEGMENT_PLAIN,
   SEGMENT_SEALED,
   sealedSize,
+  sealedThumbnailSize,
   sealSegment,
+  sealThumbnail,
+  THUMBNAIL_SALT,
 } from "../../src/storage/index.js";
 
 const OWNER = "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
@@ -185,5 +190,55 @@ describe("proxy re-encryption", () => {
     const osealed = sealSegment(other, ofk, 0, Buffer.from("carol's"));
     const od = reEncryptKey(ofk.encryptedKey, rk, bob.publicKey, rnd(4));
     refused(() => openSharedSegment(openReEncryptedKey(bob, ofk.encryptedKey, od), 0, osealed), /does not decrypt/);
+  });
+});
+
+describe("thumbnails of encrypted files", () => {
+  const owner = encryptionKeys(OWNER);
+  const bob = encryptionKeys(BOB);
+  const carol = encryptionKeys(CAROL);
+  const fk = newFileKey(owner, rnd(7));
+  // a thumbnail of two segments and a bit, patterned so a leak of any run of it would show
+  const thumb = new Uint8Array(2 * SEGMENT_PLAIN + 1234).map((_, i) => (i * 7 + (i >> 8)) & 0xff);
+
+  it("seal to salt ‖ segments: the sizes, and no run of the thumbnail in the stored bytes", () => {
+    const sealed = sealThumbnail(owner, fk, thumb, rnd(5));
+    assert.equal(sealed.length, THUMBNAIL_SALT + sealedSize(thumb.length));
+    assert.equal(sealedThumbnailSize(thumb.length), sealed.length);
+    assert.equal(plainThumbnailSize(sealed.length), thumb.length);
+    assert.equal(plainThumbnailSize(sealedThumbnailSize(1)), 1);
+    refused(() => plainThumbnailSize(THUMBNAIL_SALT), /sealed thumbnail/);
+    refused(() => plainThumbnailSize(THUMBNAIL_SALT + SEGMENT_OVERHEAD), /sealed stream/);
+    for (const at of [0, SEGMENT_PLAIN - 10, 2 * SEGMENT_PLAIN + 100])
+      assert.equal(Buffer.from(sealed).indexOf(Buffer.from(thumb.subarray(at, at + 32))), -1, `no run from byte ${at}`);
+  });
+
+  it("the owner and the recipient of a re-encrypted key open it byte-exact; another wallet opens nothing", () => {
+    const sealed = sealThumbnail(owner, fk, thumb, rnd(5));
+    assert.deepEqual(openThumbnail(openFileKey(owner, fk.encryptedKey), sealed, owner), thumb);
+    const rk = reEncryptionKey(owner, bob.publicKey, rnd(9));
+    const d = reEncryptKey(fk.encryptedKey, rk, bob.publicKey, rnd(11));
+    assert.deepEqual(openThumbnail(openReEncryptedKey(bob, fk.encryptedKey, d), sealed), thumb);
+    refused(() => openThumbnail(openReEncryptedKey(carol, fk.encryptedKey, d), sealed), /thumbnail segment 0 does not decrypt/);
+    refused(() => openThumbnail(openFileKey(carol, fk.encryptedKey), sealed, carol), /thumbnail segment 0's overall checksum/);
+  });
+
+  it("a thumbnail's keys are its own: a fresh salt each time, never a key of the file's segments", () => {
+    const one = sealThumbnail(owner, fk, thumb, rnd(5));
+    const two = sealThumbnail(owner, fk, thumb, rnd(6));
+    assert.notDeepEqual(one.subarray(THUMBNAIL_SALT), two.subarray(THUMBNAIL_SALT), "another salt, other ciphertext");
+    assert.deepEqual(openThumbnail(fk, two, owner), thumb);
+    // segment 0 of the thumbnail and segment 0 of a file of the same bytes under the same T differ
+    const fileSeg = sealSegment(owner, fk, 0, thumb.subarray(0, SEGMENT_PLAIN));
+    const thumbSeg = one.subarray(THUMBNAIL_SALT, THUMBNAIL_SALT + SEGMENT_SEALED);
+    assert.notDeepEqual(thumbSeg.subarray(SEGMENT_HEADER), fileSeg.subarray(SEGMENT_HEADER));
+    // a file segment moved into the thumbnail does not open
+    const moved = new Uint8Array(one);
+    moved.set(fileSeg, THUMBNAIL_SALT);
+    refused(() => openThumbnail(fk, moved, owner), /thumbnail segment 0/);
+    // an altered salt or byte is refused
+    const flipped = new Uint8Array(one);
+    flipped[3] = (flipped[3] as number) ^ 1;
+    refused(() => openThumbnail(fk, flipped), /thumbnail segment 0 does not decrypt/);
   });
 });

@@ -3,10 +3,17 @@ import { createHash, randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
 import { CodedError } from "../../src/core/errors.js";
 import { sha3 } from "../../src/core/hash.js";
+import { sealedSize, sealedThumbnailSize } from "../../src/storage/encryption.js";
 import { shardSize } from "../../src/storage/layout.js";
 import { BLOCK_SIZE } from "../../src/storage/merkle.js";
 import { applyChanges, checkFileMeta, type FileMeta, fileHash } from "../../src/storage/reftree.js";
-import { checkThumbnailShard, MAX_THUMBNAIL_SIZE, thumbnailBlocks, thumbnailShardSize } from "../../src/storage/thumbnail.js";
+import {
+  checkThumbnailShard,
+  MAX_STORED_THUMBNAIL_SIZE,
+  MAX_THUMBNAIL_SIZE,
+  thumbnailBlocks,
+  thumbnailShardSize,
+} from "../../src/storage/thumbnail.js";
 
 /** A 2+1 file with a thumbnail cut into 2 data parts and an (arbitrary) third part, as the client declares it. */
 function fileWithThumbnail(thumb: Uint8Array) {
@@ -88,6 +95,37 @@ describe("thumbnails as fields of the file's record", () => {
     assert.equal(bad({ ...t, size: MAX_THUMBNAIL_SIZE + 1 }), "invalid_file_meta");
     assert.equal(bad({ ...t, actual_hash: "nope" }), "invalid_file_meta");
     assert.equal(bad(undefined, { thumbnail_shard: "AAAA" }), "invalid_file_meta");
+  });
+
+  it("an encrypted file's thumbnail is declared sealed: its size must be a sealed thumbnail's", () => {
+    // an encrypted file (its size a sealed stream's) with a thumbnail of `n` stored bytes
+    const enc = (n: number) => {
+      const { file: f } = fileWithThumbnail(new Uint8Array(n));
+      const size = sealedSize(3000);
+      return { ...f, size, shard_size: shardSize(size, 2), encrypted_key: Buffer.alloc(32, 9).toString("base64") };
+    };
+    const ok = enc(sealedThumbnailSize(1001));
+    assert.deepEqual(checkFileMeta(JSON.parse(JSON.stringify(ok)), 2, 3), ok);
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(1001), 2, 3)),
+      "invalid_file_meta",
+      "a plaintext-sized thumbnail",
+    );
+    // the largest thumbnail, sealed, is accepted for an encrypted file only
+    assert.equal(MAX_STORED_THUMBNAIL_SIZE, sealedThumbnailSize(MAX_THUMBNAIL_SIZE));
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE), 2, 3)),
+      undefined,
+    );
+    assert.equal(
+      codeOf(() => checkFileMeta(enc(MAX_STORED_THUMBNAIL_SIZE + 1), 2, 3)),
+      "invalid_file_meta",
+    );
+    const { file: plain } = fileWithThumbnail(new Uint8Array(MAX_STORED_THUMBNAIL_SIZE));
+    assert.equal(
+      codeOf(() => checkFileMeta(plain, 2, 3)),
+      "invalid_file_meta",
+    );
   });
 
   it("a blobber takes only the part declared for it", () => {

@@ -1,9 +1,9 @@
 /** Wire codec of blocks, with their tickets, transactions and embedded magic block (`invalid_block`). */
-import type { Block, VerificationTicket } from "../types.js";
-import { stringifyExactJson } from "./exact-json.js";
+import type { Block, Transaction, VerificationTicket } from "../types.js";
+import { RawJson, stringifyExactJson } from "./exact-json.js";
 import { readMagicBlock } from "./magicblock.js";
 import { parseText, type ReaderSpec, WireReader } from "./reader.js";
-import { readTransaction, transactionToJson } from "./transaction.js";
+import { encodeTransaction, readTransaction, transactionToJson } from "./transaction.js";
 
 const BLOCK_SPEC: ReaderSpec = { code: "invalid_block", op: "decode block" };
 
@@ -69,9 +69,35 @@ export function blockToJson(b: Block): Record<string, unknown> {
   return o;
 }
 
+/**
+ * The JSON text of a block's transactions, encoded once per transactions array (a block's transactions never
+ * change once it is built or decoded; its tickets and signature may, so the rest of the block is encoded each
+ * time). Keyed by the array and its length, as `blockHasTxn`.
+ */
+const txnsText = new WeakMap<readonly Transaction[], { n: number; text: string }>();
+
+function transactionsJson(txns: readonly Transaction[]): RawJson {
+  let e = txnsText.get(txns);
+  if (!e || e.n !== txns.length) {
+    e = { n: txns.length, text: `[${txns.map(encodeTransaction).join(",")}]` };
+    txnsText.set(txns, e);
+  }
+  return new RawJson(e.text);
+}
+
+/**
+ * {@link blockToJson} for `stringifyExactJson` only: the same text, the transactions encoded once per block
+ * (`RawJson`). What a node sends, stores or persists goes through it: a proposal's broadcast, the vote's
+ * locked chain, the push to the sharders, the block file and the size check of validation each re-encoded
+ * every transaction of the block before (2026-12-06 profile: 7 % of a miner's busy time at 500 tx/s).
+ */
+export function blockToWire(b: Block): Record<string, unknown> {
+  return { ...blockToJson({ ...b, transactions: [] }), transactions: transactionsJson(b.transactions) };
+}
+
 /** A block as wire JSON text. */
 export function encodeBlock(b: Block): string {
-  return stringifyExactJson(blockToJson(b));
+  return stringifyExactJson(blockToWire(b));
 }
 
 /** Parse a block from wire JSON text (`invalid_block` naming the field on any problem). */

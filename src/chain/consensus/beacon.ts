@@ -67,7 +67,19 @@ export class Beacons {
    */
   onShare(round: number, minerId: string, share: string): boolean {
     if (!this.ctx.setAt(round).byId.has(minerId) || minerId === this.ctx.selfId) return false;
-    if (this.shares.get(round)?.has(minerId)) return false;
+    const held = this.shares.get(round);
+    if (held?.has(minerId)) return false;
+    // the share that completes T: recover σ_r with it and check σ_r alone (one pairing instead of two). A BLS
+    // signature is unique, so a σ_r that verifies is the round's, and with the T - 1 held shares verified the new
+    // one is then valid too (Lagrange coefficients are not zero). Otherwise the share is checked on its own below.
+    if (typeof share === "string" && !this.beacons.has(round) && (held?.size ?? 0) + 1 === this.ctx.setAt(round).T) {
+      const sig = this.recoverChecked(round, [...(held ?? new Map<string, string>()), [minerId, share]]);
+      if (sig !== undefined) {
+        this.addShare(round, minerId, share);
+        this.setBeacon(round, sig);
+        return true;
+      }
+    }
     if (typeof share !== "string" || !this.ctx.crypto.verifyVrfShare(minerId, round, share)) {
       this.ctx.invalidMsg("invalid VRF share", { round, miner: minerId });
       return false;
@@ -94,6 +106,18 @@ export class Beacons {
     }
     this.setBeacon(round, sig);
     return true;
+  }
+
+  /** σ_r recovered from exactly these T shares when it verifies under the group key, else undefined. */
+  private recoverChecked(round: number, shares: [string, string][]): string | undefined {
+    const sorted = shares.sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([minerId, share]) => ({ minerId, share }));
+    let sig: string;
+    try {
+      sig = this.ctx.crypto.recoverGroupSig(round, sorted);
+    } catch {
+      return undefined; // a malformed share
+    }
+    return this.ctx.crypto.verifyGroupSig(round, sig) ? sig : undefined;
   }
 
   /** The beacon of a round from a proposal's σ_r (unique signature: must equal the one already known). */

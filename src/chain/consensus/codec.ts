@@ -1,7 +1,7 @@
 /** The wire form of the consensus messages miners exchange (`POST /v1/_n2n/consensus`, field `msg`). */
 
 import { CodedError } from "../../core/errors.js";
-import { blockFromJson, blockToJson } from "../block.js";
+import { blockFromJson, blockToWire } from "../block.js";
 import type { ChainErrorCode } from "../errors.js";
 import type { ConsensusMessage } from "./types.js";
 
@@ -20,11 +20,11 @@ export function messageRound(msg: ConsensusMessage): number | undefined {
   }
 }
 
-/** A consensus message as JSON (blocks in their wire form). */
+/** A consensus message as JSON for `stringifyExactJson` (blocks in their wire form, transactions encoded once: `blockToWire`). */
 export function encodeConsensusMessage(msg: ConsensusMessage): unknown {
-  if (msg.type === "proposal" || msg.type === "notarized") return { ...msg, block: blockToJson(msg.block) };
+  if (msg.type === "proposal" || msg.type === "notarized") return { ...msg, block: blockToWire(msg.block) };
   if (msg.type === "block")
-    return { ...msg, block: blockToJson(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToJson) } : {}) };
+    return { ...msg, block: blockToWire(msg.block), ...(msg.ancestors ? { ancestors: msg.ancestors.map(blockToWire) } : {}) };
   return msg;
 }
 

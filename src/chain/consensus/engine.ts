@@ -206,6 +206,8 @@ export class ConsensusEngine {
 
   private onVrfShare(round: number, minerId: string, share: string): void {
     if (!Number.isSafeInteger(round) || round < this.rounds.current || this.rounds.tooFarAhead(round)) return;
+    // a late share of the current round whose beacon is known changes nothing: not checked (a pairing)
+    if (round === this.rounds.current && this.beacons.has(round)) return;
     // T shares of a higher round: jump to it
     if (this.beacons.onShare(round, minerId, share) && round !== this.rounds.current) this.rounds.enter(round, false);
   }

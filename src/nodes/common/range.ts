@@ -5,7 +5,7 @@
  */
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
-import { blockFromJson, blockToJson, encodeBlock } from "../../chain/block.js";
+import { blockFromJson, blockToWire, encodeBlock } from "../../chain/block.js";
 import { parseExactJson } from "../../chain/codec.js";
 import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -40,7 +40,7 @@ export function rangeOf(store: ChainStore, from: number, to: number, lfbRound: n
     const size = encodeBlock(b).length;
     if (blocks.length > 0 && bytes + size > RANGE_MAX_BYTES) break;
     bytes += size;
-    blocks.push(blockToJson(b));
+    blocks.push(blockToWire(b));
   }
   return { blocks, bytes };
 }

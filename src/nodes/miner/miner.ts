@@ -4,7 +4,7 @@
  * transactions, persists its votes and finalized chain, and pushes notarized blocks to the sharders.
  */
 
-import { blockToJson, computeBlockHash } from "../../chain/block.js";
+import { blockToWire, computeBlockHash } from "../../chain/block.js";
 import { stringifyExactJson } from "../../chain/codec.js";
 import { decodeConsensusMessage, messageRound } from "../../chain/consensus/codec.js";
 import { ConsensusEngine } from "../../chain/consensus/engine.js";
@@ -338,7 +338,7 @@ export class MinerNode {
             stringifyExactJson({
               lastVotedRound: a.lastVotedRound,
               lockedHeight: a.lockedHeight,
-              lockedChain: a.lockedChain.map(blockToJson),
+              lockedChain: a.lockedChain.map(blockToWire),
             }),
           );
           break;

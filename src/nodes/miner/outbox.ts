@@ -4,7 +4,7 @@
  */
 
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
-import { blockToJson } from "../../chain/block.js";
+import { blockToWire } from "../../chain/block.js";
 import { stringifyExactJson } from "../../chain/codec.js";
 import { encodeConsensusMessage } from "../../chain/consensus/codec.js";
 import type { ConsensusMessage } from "../../chain/consensus/types.js";
@@ -92,7 +92,7 @@ export class Outbox {
 
   /** Push a notarized block to the sharders at `urls` (encoded once). */
   pushToSharders(block: Block, urls: string[]): void {
-    const body = stringifyExactJson({ block: blockToJson(block) });
+    const body = stringifyExactJson({ block: blockToWire(block) });
     for (const url of urls) {
       this.opts.transport
         .request({

@@ -12,16 +12,18 @@ import type { Block } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
 import type { SignatureScheme } from "../../core/scheme.js";
 import { recoverSignature, signShare, verifyGroup, verifyShare } from "../../core/threshold.js";
+import { rememberVerified } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { ChainStore } from "../store/chainstore.js";
 
 /** The engine's crypto for a miner: `shares` are its threshold key shares by magic block number. */
 export function minerCrypto(
-  opts: { chainId: string; scheme: SignatureScheme; privateKey: string },
+  opts: { chainId: string; selfId: string; scheme: SignatureScheme; privateKey: string },
   mbs: MagicBlockSchedule,
   shares: Map<number, string>,
   minerKey: (id: string) => string | undefined,
 ): ConsensusCrypto {
+  let ownKeyChecked: string | undefined;
   return {
     signVrfShare: (round) => {
       const n = mbs.at(round).magic_block_number;
@@ -43,7 +45,18 @@ export function minerCrypto(
         mbs.at(round).t,
       ),
     verifyGroupSig: (round, sig) => verifyGroup(mbs.groupKeyAt(round), sig, vrfHash(opts.chainId, round)),
-    signBlock: (hash) => opts.scheme.sign(opts.privateKey, hash),
+    // what this miner signs (its proposals, its tickets) it also checks when the engine takes them: the first
+    // signature is checked for real (a node key that does not match the magic block's shows), later ones are
+    // remembered as verified by the caching verifier, so checking its own signatures costs no pairing
+    signBlock: (hash) => {
+      const sig = opts.scheme.sign(opts.privateKey, hash);
+      const key = minerKey(opts.selfId);
+      if (key !== undefined && (ownKeyChecked === key || opts.scheme.verify(key, hash, sig))) {
+        ownKeyChecked = key;
+        rememberVerified(opts.scheme, key, hash, sig);
+      }
+      return sig;
+    },
     verifyBlockSig: (minerId, hash, sig) => {
       const key = minerKey(minerId);
       return key !== undefined && opts.scheme.verify(key, hash, sig);

@@ -2,7 +2,7 @@
 
 import type { FastifyInstance } from "fastify";
 import { ChainRoutes as R, type TxnBatchItem } from "../../chain/api.js";
-import { blockSummary, blockToJson } from "../../chain/block.js";
+import { blockSummary, blockToWire } from "../../chain/block.js";
 import { transactionToJson } from "../../chain/transaction.js";
 import type { BlockSummary } from "../../chain/types.js";
 import { CodedError } from "../../core/errors.js";
@@ -137,7 +137,7 @@ export function minerApp(miner: MinerNode, me: NodeIdentity, logger: Logger): Fa
     const b = miner.engine.getBlock(h) ?? miner.opts.store.getBlock(h);
     if (!b)
       throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${h} is not known to ${node}`);
-    return sendJson(reply, { block: blockToJson(b), header: blockSummary(b) });
+    return sendJson(reply, { block: blockToWire(b), header: blockSummary(b) });
   });
   // clients ask often (freshness checks): the summary's Merkle roots are hashed once per finalized block
   let lfbSummary: BlockSummary | undefined;

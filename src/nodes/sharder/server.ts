@@ -2,7 +2,7 @@
 
 import type { FastifyInstance } from "fastify";
 import { MAX_CONFIRM_BATCH, ChainRoutes as R } from "../../chain/api.js";
-import { blockSummary, blockToJson } from "../../chain/block.js";
+import { blockSummary, blockToWire } from "../../chain/block.js";
 import { contractAt } from "../../contracts/index.js";
 import { CodedError } from "../../core/errors.js";
 import { type Diagnostics, diagnosticsHtml, processFigures } from "../common/diagnostics.js";
@@ -94,7 +94,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
       throw new CodedError<NodeErrorCode>({ code: "resource_not_found", op: "get block" }, `block ${hash} is not on ${node}`);
     // content=header: the summary only (what clients read to follow the chain); otherwise the whole block too
     if (q.content === "header") return sendJson(reply, { header: blockSummary(b) });
-    return sendJson(reply, { header: blockSummary(b), block: blockToJson(b) });
+    return sendJson(reply, { header: blockSummary(b), block: blockToWire(b) });
   });
   serve(app, R.confirmation, async (req, reply) => {
     const q = req.query as Record<string, string>;
@@ -163,7 +163,7 @@ export function sharderApp(sh: SharderNode, me: NodeIdentity, logger: Logger): F
         { code: "resource_not_found", op: "get magic block" },
         `magic block ${n} is not known (latest: ${sh.magicBlocks.latest().magic_block_number})`,
       );
-    return sendJson(reply, n === 1 ? { block: blockToJson(sh.opts.genesis) } : { magic_block: mb });
+    return sendJson(reply, n === 1 ? { block: blockToWire(sh.opts.genesis) } : { magic_block: mb });
   });
   serve(app, R.chainStats, async () => {
     const t = [...sh.stats.finalizeTimes].sort((a, b) => a - b);

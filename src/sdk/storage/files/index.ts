@@ -12,6 +12,7 @@ export {
   lookupHash,
   parseAuthTicket,
   plainSize,
+  plainThumbnailSize,
 } from "../../../storage/index.js";
 export { AllocationFiles } from "./allocation.js";
 export { BlobberClient, type BlobberClientOptions, type BlobberRef } from "./blobber-client.js";

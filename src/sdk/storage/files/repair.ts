@@ -88,11 +88,14 @@ export async function divergent(
  */
 export async function repair(s: Session): Promise<number[]> {
   const d = await divergent(s);
-  if (d.inSync.length < s.dataShards)
+  if (d.inSync.length < s.dataShards) {
+    const why = [...d.unreachable].map(([i, e]) => `${describeBlobber(s, i)}: ${e}`);
     throw new CodedError<SdkErrorCode>(
       { code: "consensus_failed", op: "repair" },
-      `only ${d.inSync.length} blobbers agree on the allocation's content, ${s.dataShards} needed`,
+      `only ${d.inSync.length} blobbers agree on the allocation's content, ${s.dataShards} needed` +
+        (why.length > 0 ? ` (not reached: ${why.join("; ")})` : ""),
     );
+  }
   const repaired: number[] = [];
   for (const t of d.behind) {
     try {
@@ -166,6 +169,12 @@ async function rebuildShard(s: Session, target: number, healthy: number[], ref: 
     const shards = await reader.read(b, Math.min(per, total - b), target + 1);
     await dst.chunk(conn, ref.path, b * BLOCK_SIZE, shards[target] as Uint8Array);
   }
+}
+
+/** Blobber `i` of the allocation as a user knows it: `blobber <id> (<url>)`. */
+export function describeBlobber(s: Session, i: number): string {
+  const b = s.allocation.blobbers[i];
+  return b ? `blobber ${b.id} (${b.url})` : `blobber ${i}`;
 }
 
 /** Repair lagging blobbers if any are reachable; never throws (a failed repair is reported by event). */

@@ -5,20 +5,29 @@
  * `thumbnail(path)` reads the parts from the blobbers as downloads (same access rules, paid by read markers: a
  * part costs its 64 KiB blocks, at least one), checks each against the declared hashes, rebuilds the thumbnail from
  * any `data` of them and checks its SHA-256.
+ *
+ * The thumbnail of an encrypted file is sealed before it is coded, under the file's own key (`encryption.ts
+ * sealThumbnail`): the blobbers store, prove and repair ciphertext only, and `thumbnail(path)` opens it for whoever
+ * can open the file — the owner, or the recipient of a private encrypted share (the key a blobber re-encrypted for
+ * them) — and gives anyone else an error, never the stored bytes.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { errorMessage } from "../../../core/errors.js";
+import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
   type FileMeta,
   MAX_THUMBNAIL_SIZE,
   normalizePath,
+  openFileKey,
+  openThumbnail,
+  sealThumbnail,
   type ThumbnailMeta,
   thumbnailShardSize,
 } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import { shardReader } from "./download.js";
+import { fileKeyFor, sessionKeys } from "./encrypt.js";
 import { meta } from "./list.js";
 import { fileConsensus } from "./reader.js";
 import type { Session } from "./session.js";
@@ -26,17 +35,25 @@ import type { Session } from "./session.js";
 /** The parts of the thumbnails being uploaded, by their metadata (sent per blobber by {@link forBlobber}). */
 const partsOf = new WeakMap<ThumbnailMeta, string[]>();
 
-/** Read, check and erasure-code the thumbnail at `localPath`: its metadata (its parts kept for {@link forBlobber}). */
-export async function encodeThumbnail(s: Session, localPath: string, op: string): Promise<ThumbnailMeta> {
-  const bytes = await readFile(localPath).catch((err) => {
+/**
+ * Read, check and erasure-code the thumbnail at `localPath`: its metadata (its parts kept for {@link forBlobber}).
+ * With the file's `encryptedKey` (an encrypted file) the thumbnail is sealed under the file's key first.
+ */
+export async function encodeThumbnail(s: Session, localPath: string, op: string, encryptedKey?: string): Promise<ThumbnailMeta> {
+  const plain = await readFile(localPath).catch((err) => {
     throw sdkError("local_file_error", op, `cannot read thumbnail ${localPath}: ${errorMessage(err)}`, { cause: err });
   });
-  if (bytes.length === 0 || bytes.length > MAX_THUMBNAIL_SIZE)
+  if (plain.length === 0 || plain.length > MAX_THUMBNAIL_SIZE)
     throw sdkError(
       "local_file_error",
       op,
-      `thumbnail ${localPath} is ${bytes.length} bytes: a thumbnail has 1 to ${MAX_THUMBNAIL_SIZE} bytes`,
+      `thumbnail ${localPath} is ${plain.length} bytes: a thumbnail has 1 to ${MAX_THUMBNAIL_SIZE} bytes`,
     );
+  let bytes: Uint8Array = plain;
+  if (encryptedKey !== undefined) {
+    const keys = sessionKeys(s, op);
+    bytes = sealThumbnail(keys, openFileKey(keys, encryptedKey), plain, s.randomBytes(32));
+  }
   const d = s.dataShards;
   const len = thumbnailShardSize(bytes.length, d);
   const data = Array.from({ length: d }, (_, i) => {
@@ -114,7 +131,16 @@ export async function thumbnail(s: Session, path: string): Promise<Uint8Array> {
   const bytes = out.subarray(0, t.size);
   if (createHash("sha256").update(bytes).digest("hex") !== t.actual_hash)
     throw sdkError("download_failed", op, `${p}'s thumbnail does not hash to its actual_thumbnail_hash`);
-  return bytes;
+  if (m.encrypted_key === undefined) return bytes;
+  // an encrypted file's thumbnail: opened with this reader's key to the file, as the file's segments are
+  try {
+    const { key, owner, keys } = fileKeyFor(s, m, op);
+    return openThumbnail(key, bytes, owner ? keys : undefined);
+  } catch (err) {
+    if (err instanceof CodedError && err.code === "invalid_encryption")
+      throw sdkError("download_failed", op, `cannot decrypt ${p}'s thumbnail: ${err.message}`, { cause: err });
+    throw err;
+  }
 }
 
 /**

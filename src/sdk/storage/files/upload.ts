@@ -331,7 +331,7 @@ async function uploadOne(
     shard_roots: leaves.map((l) => merkleRoot(l)),
     data_shards: d,
     ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
-    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op) } : {}),
+    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op, src.encryptedKey) } : {}),
   };
   return { meta, mimetype };
 }
@@ -462,7 +462,7 @@ async function encodeSmall(s: Session, src: UploadSource, remote: string, op: st
     shard_roots: shards.map((sh) => merkleRoot(leavesOf(sh))),
     data_shards: d,
     ...(src.encryptedKey ? { encrypted_key: src.encryptedKey } : {}),
-    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op) } : {}),
+    ...(src.thumbnailPath ? { thumbnail: await encodeThumbnail(s, src.thumbnailPath, op, src.encryptedKey) } : {}),
   };
   return { path: remote, op: src.update ? "update" : "upload", file, mimetype, shards };
 }
