@@ -86,6 +86,19 @@ export interface ConsensusConfig {
    * then makes at most one round per this time; a generator holding transactions proposes at once.
    */
   minRoundTimeMs?: number;
+  /**
+   * Least time from entering a round to proposing an empty block once the notarized tip and its
+   * `idleAfterBlocks - 1` ancestors carry no transactions (default 0: `minRoundTimeMs` throughout). Every miner
+   * reads it off the same notarized chain, so they slow down together; a generator holding transactions still
+   * proposes at once, and blocks whose transactions are not finalized yet count as work. Must stay below
+   * `minRoundTimeMs + softTimeoutMs`, so that a miner whose tip differs does not time out of the round.
+   */
+  idleRoundTimeMs?: number;
+  /**
+   * Empty blocks in a row at the notarized tip after which `idleRoundTimeMs` paces the rounds (default 3; the
+   * rounds that finalize a transaction's block are quick anyway: unfinalized transactions count as work).
+   */
+  idleAfterBlocks?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
   maxBackoff?: number;
   /** Finalized blocks kept in memory to answer `get_block` (default 64; older ones via `lookupFinalized`). */
@@ -104,6 +117,8 @@ export const DEFAULT_CONSENSUS_CONFIG: Required<ConsensusConfig> = {
   softTimeoutMs: 3000,
   restartMult: 2,
   minRoundTimeMs: 0,
+  idleRoundTimeMs: 0,
+  idleAfterBlocks: 3,
   maxBackoff: 8,
   keepFinalized: 64,
   maxPendingBlocks: 256,
