@@ -12,12 +12,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { initCrypto } from "../src/core/schemes.js";
 import { assembleFileApi, FsShardStore } from "../src/nodes/blobber/files/index.js";
 import { listen } from "../src/nodes/http.js";
 import { ManualClock } from "../src/nodes/io/clock.js";
 import { MemoryKV } from "../src/nodes/io/kv-memory.js";
 import { silentLogger } from "../src/nodes/logger.js";
-import { initCrypto } from "../src/core/schemes.js";
 import { CHUNK_SIZE, signRequest } from "../src/storage/index.js";
 import { oneBlobberAllocation, signerOf } from "../test/support/storage-net.js";
 

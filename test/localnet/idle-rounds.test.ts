@@ -26,7 +26,14 @@ describe("idle rounds (in-process network, manual clock)", { timeout: 300_000 },
 
   before(async () => {
     await initCrypto();
-    net = await startInProcessNetwork({ clock, miners: 3, sharders: 1, minRoundTimeMs: MIN_MS, idleRoundTimeMs: IDLE_MS, softTimeoutMs: 3000 });
+    net = await startInProcessNetwork({
+      clock,
+      miners: 3,
+      sharders: 1,
+      minRoundTimeMs: MIN_MS,
+      idleRoundTimeMs: IDLE_MS,
+      softTimeoutMs: 3000,
+    });
     await until("round 5 finalized", () => sharder().latestFinalized().round >= 5);
   });
 

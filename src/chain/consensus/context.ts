@@ -119,7 +119,10 @@ export class EngineContext implements FinalityContext {
         "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0, minRoundTimeMs >= 0",
         { op },
       );
-    if (c.idleRoundTimeMs > c.minRoundTimeMs && (c.idleRoundTimeMs >= c.minRoundTimeMs + c.softTimeoutMs || c.idleAfterBlocks < 1))
+    if (
+      c.idleRoundTimeMs > c.minRoundTimeMs &&
+      (c.idleRoundTimeMs >= c.minRoundTimeMs + c.softTimeoutMs || c.idleAfterBlocks < 1)
+    )
       throw codedError<ChainErrorCode>(
         "consensus_config_invalid",
         "need idleRoundTimeMs < minRoundTimeMs + softTimeoutMs and idleAfterBlocks >= 1",
