@@ -48,7 +48,7 @@ export interface InProcessOptions {
   minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
   minRoundTimeMs?: number;
-  /** Least time of a round after 3 empty blocks in a row (default 0: `minRoundTimeMs`). */
+  /** Least time of a round after 5 empty blocks in a row (default 0: `minRoundTimeMs`). */
   idleRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;

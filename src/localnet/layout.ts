@@ -59,7 +59,7 @@ export interface LayoutOptions {
   /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
   minRoundTime?: string;
   /**
-   * Least time of a round after 3 empty blocks in a row (default "3s" when `minRoundTime` is not given, else
+   * Least time of a round after 5 empty blocks in a row (default "3s" when `minRoundTime` is not given, else
    * `minRoundTime`): an idle local network makes about one round in 3 s instead of one a second.
    */
   idleRoundTime?: string;

@@ -1,6 +1,7 @@
 // An idle chain slows its empty rounds down to `idle_round_time` once the notarized tip and the blocks before it
 // are empty (the chain's idle CPU on `npm start`'s network), and still takes a new transaction at once: the
-// generators propose it without waiting out the idle round, and the rounds that finalize it do not idle either.
+// generators propose it without waiting out the idle round, and the rounds that finalize it and the three
+// finalized blocks clients wait for on top of it do not idle either.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { getScheme, initCrypto } from "../../src/core/schemes.js";
@@ -52,7 +53,7 @@ describe("idle rounds (in-process network, manual clock)", { timeout: 300_000 },
     assert.ok(perRound >= IDLE_MS * 0.9, `about ${IDLE_MS} ms a round when idle, found ${perRound.toFixed(0)} ms`);
   });
 
-  it("a new transaction is in a finalized block well before one idle round has passed", async () => {
+  it("a new transaction is finalized, with three finalized blocks on top, before one idle round has passed", async () => {
     const scheme = getScheme("ed25519");
     const client = sdk.chainClientFor(
       { config: { block_worker: net.blockWorkerUrl, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 100, min_confirmation: 50 } },
@@ -78,6 +79,11 @@ describe("idle rounds (in-process network, manual clock)", { timeout: 300_000 },
     await until("the transaction finalized", () => finalizedIn() !== undefined, 10 * IDLE_MS);
     const took = clock.now() - t0;
     assert.ok(took < IDLE_MS, `finalized ${took} ms after it arrived (an idle round is ${IDLE_MS} ms)`);
+    // clients wait for three finalized blocks on top (confirmation_chain_length 3): those come at the minimum pace too
+    const round = finalizedIn() as number;
+    await until("three finalized blocks on top", () => sharder().latestFinalized().round >= round + 3, 10 * IDLE_MS);
+    const confirmed = clock.now() - t0;
+    assert.ok(confirmed < IDLE_MS, `three finalized blocks on top ${confirmed} ms after it arrived`);
     // once it is finalized and the chain is empty again, the rounds slow down again
     await pass(3 * IDLE_MS);
     const r1 = sharder().latestFinalized().round;
