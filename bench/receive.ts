@@ -1,21 +1,23 @@
 // The blobber's CPU per MiB received for chunk uploads, on loopback (not part of `npm run bench`): one blobber file
 // API (memory KV, shard files in a temporary directory: chunks are written to temp files, never committed) and, for comparison, a raw
-// node:http server that receives the same requests and drops their bytes (and one that copies them into a reused buffer). A child process sends the requests (so
+// node:http server that receives the same requests and drops their bytes (and one that copies them into a reused buffer,
+// and one that also writes them into a new file, as storing new data does). A child process sends the requests (so
 // its CPU is not counted), 4 in flight on keep-alive sockets; the server's `process.cpuUsage` is read around them.
 //   node dist/bench/receive.js [chunks=64] [rounds=3] [blobber]
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { initCrypto } from "../src/core/schemes.js";
 import { assembleFileApi, FsShardStore } from "../src/nodes/blobber/files/index.js";
 import { listen } from "../src/nodes/http.js";
 import { ManualClock } from "../src/nodes/io/clock.js";
 import { MemoryKV } from "../src/nodes/io/kv-memory.js";
 import { silentLogger } from "../src/nodes/logger.js";
-import { initCrypto } from "../src/core/schemes.js";
 import { CHUNK_SIZE, signRequest } from "../src/storage/index.js";
 import { oneBlobberAllocation, signerOf } from "../test/support/storage-net.js";
 
@@ -88,6 +90,27 @@ const copying = createServer((req, res) => {
 await new Promise<void>((ok) => copying.listen(0, "127.0.0.1", ok));
 const copyPort = (copying.address() as AddressInfo).port;
 
+// the raw server that also stores what it receives: each body written at its offset into one new file per round
+// (fresh page-cache pages, as a blobber storing new data writes them), through a kept handle, like the shard store
+let writeRound = -1;
+let writeFile: Promise<import("node:fs/promises").FileHandle> | undefined;
+const writing = createServer((req, res) => {
+  const buf = Buffer.allocUnsafe(Number(req.headers["content-length"]));
+  const offset = Number(new URL(req.url ?? "/", "http://x").searchParams.get("offset"));
+  let got = 0;
+  req.on("data", (c: Buffer) => {
+    buf.set(c, got);
+    got += c.length;
+  });
+  req.on("end", () => {
+    (writeFile as Promise<import("node:fs/promises").FileHandle>)
+      .then((fh) => fh.write(buf, 0, got, offset))
+      .then(() => res.end("{}"));
+  });
+});
+await new Promise<void>((ok) => writing.listen(0, "127.0.0.1", ok));
+const writePort = (writing.address() as AddressInfo).port;
+
 const ms = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 let n = 0;
 for (let round = 0; round <= rounds; round++) {
@@ -107,17 +130,28 @@ for (let round = 0; round <= rounds; round++) {
   const k0 = process.cpuUsage();
   if (!only) await send(copyPort, reqFile, reqs, bodyFile);
   const copyCpu = process.cpuUsage(k0);
+  if (writeRound !== round) {
+    await (await writeFile)?.close();
+    writeRound = round;
+    writeFile = open(join(dir, `raw-${round}`), "w");
+  }
+  const w0 = process.cpuUsage();
+  if (!only) await send(writePort, reqFile, reqs, bodyFile);
+  const writeCpu = process.cpuUsage(w0);
   if (round === 0) continue;
   const mib = (chunks * CHUNK_SIZE) / 1024 ** 2;
   console.log(
     `round ${round}: blobber ${(ms(blob) / mib).toFixed(2)} ms/MiB (sys ${(blob.system / 1000 / mib).toFixed(2)}), ` +
       `raw ${(ms(rawCpu) / mib).toFixed(2)} ms/MiB (sys ${(rawCpu.system / 1000 / mib).toFixed(2)}), ` +
-      `raw + one copy ${(ms(copyCpu) / mib).toFixed(2)} ms/MiB`,
+      `raw + one copy ${(ms(copyCpu) / mib).toFixed(2)} ms/MiB, ` +
+      `raw + copy + write to a new file ${(ms(writeCpu) / mib).toFixed(2)} ms/MiB (sys ${(writeCpu.system / 1000 / mib).toFixed(2)})`,
   );
 }
 await app.close();
 raw.close();
 copying.close();
+writing.close();
+await (await writeFile)?.close();
 rmSync(dir, { recursive: true, force: true });
 rmSync(bodyFile, { force: true });
 rmSync(reqFile, { force: true });

@@ -48,6 +48,8 @@ export interface InProcessOptions {
   minerConfig?: Partial<MinerScConfig>;
   /** Least time of an idle round (default 0: rounds follow each other at once). */
   minRoundTimeMs?: number;
+  /** Least time of a round after 5 empty blocks in a row (default 0: `minRoundTimeMs`). */
+  idleRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
   /** `max_block_txns` of miners and sharders: a block's transactions and signature-check budget (default 1000). */
@@ -201,6 +203,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
             restartMult: 2,
             maxBlockTxns: opts.maxBlockTxns ?? 1000,
             minRoundTimeMs: opts.minRoundTimeMs ?? 0,
+            idleRoundTimeMs: opts.idleRoundTimeMs ?? 0,
           },
           pruneDepth: opts.pruneDepth ?? 0,
           syncOnStart: false,

@@ -58,6 +58,11 @@ export interface LayoutOptions {
   bind?: string;
   /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
   minRoundTime?: string;
+  /**
+   * Least time of a round after 5 empty blocks in a row (default "3s" when `minRoundTime` is not given, else
+   * `minRoundTime`): an idle local network makes about one round in 3 s instead of one a second.
+   */
+  idleRoundTime?: string;
   /** Genesis time in Unix seconds (default: now). */
   nowSec?: number;
   /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
@@ -192,6 +197,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     restart_mult: 2,
     max_block_txns: 1000,
     min_round_time: opts.minRoundTime ?? "1s",
+    idle_round_time: opts.idleRoundTime ?? opts.minRoundTime ?? "3s",
   };
   const writeNode = (
     name: string,

@@ -23,6 +23,16 @@ describe("node.yaml", () => {
     assert.deepEqual([d.bind, d.pruneDepth, d.consensus.minRoundTimeMs], ["0.0.0.0", 0, 250]);
   });
 
+  it("idle_round_time: absent, the minimum round time (no slow-down); at most min_round_time + soft_timeout", () => {
+    assert.equal(parseNodeConfig(BASE, "/x/node.yaml").consensus.idleRoundTimeMs, 1000);
+    const c = parseNodeConfig(`${BASE}consensus:\n  min_round_time: 1s\n  idle_round_time: 3s\n`, "/x/node.yaml");
+    assert.deepEqual([c.consensus.minRoundTimeMs, c.consensus.idleRoundTimeMs], [1000, 3000]);
+    assert.throws(
+      () => parseNodeConfig(`${BASE}consensus:\n  soft_timeout: 3s\n  idle_round_time: 4s\n`, "/x/node.yaml"),
+      /field "consensus.idle_round_time": expected a duration below min_round_time \+ soft_timeout/,
+    );
+  });
+
   it("refuses a pruning depth the consensus window cannot live with", () => {
     assert.throws(
       () => parseNodeConfig(`${BASE}prune_depth: 20\n`, "/x/node.yaml"),

@@ -112,10 +112,20 @@ export class EngineContext implements FinalityContext {
     }
     this.setAt(0);
     this.cfg = { ...DEFAULT_CONSENSUS_CONFIG, ...opts.config };
-    if (this.cfg.restartMult < 1 || this.cfg.softTimeoutMs <= 0 || this.cfg.proposalWaitMs < 0 || this.cfg.minRoundTimeMs < 0)
+    const c = this.cfg;
+    if (c.restartMult < 1 || c.softTimeoutMs <= 0 || c.proposalWaitMs < 0 || c.minRoundTimeMs < 0)
       throw codedError<ChainErrorCode>(
         "consensus_config_invalid",
         "need restartMult >= 1, softTimeoutMs > 0, proposalWaitMs >= 0, minRoundTimeMs >= 0",
+        { op },
+      );
+    if (
+      c.idleRoundTimeMs > c.minRoundTimeMs &&
+      (c.idleRoundTimeMs >= c.minRoundTimeMs + c.softTimeoutMs || c.idleAfterBlocks < 1)
+    )
+      throw codedError<ChainErrorCode>(
+        "consensus_config_invalid",
+        "need idleRoundTimeMs < minRoundTimeMs + softTimeoutMs and idleAfterBlocks >= 1",
         { op },
       );
     this.crypto = opts.crypto;

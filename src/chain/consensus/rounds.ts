@@ -80,7 +80,7 @@ export class Rounds {
     if (progress) this.counters.roundTimeoutCount = 0;
     this.round = round;
     this.softCount = 0;
-    this.proposeAt = this.ctx.now + this.ctx.cfg.minRoundTimeMs;
+    this.proposeAt = this.ctx.now + this.emptyRoundTimeMs();
     this.softAt = this.proposeAt + this.softTimeoutMs();
     this.voteAt = undefined;
     this.myProposal = undefined;
@@ -92,6 +92,21 @@ export class Rounds {
       this.ctx.broadcast({ type: "vrf_share", round, miner_id: this.ctx.selfId, share });
     }
     this.beacons.tryRecover(round);
+  }
+
+  /**
+   * Least time of this round before an empty proposal: `idleRoundTimeMs` when the notarized tip and the blocks
+   * before it (`idleAfterBlocks` in all) are empty, `minRoundTimeMs` otherwise (or when the tree holds fewer).
+   */
+  private emptyRoundTimeMs(): number {
+    const { minRoundTimeMs, idleRoundTimeMs, idleAfterBlocks } = this.ctx.cfg;
+    if (idleRoundTimeMs <= minRoundTimeMs) return minRoundTimeMs;
+    let node: TreeNode | undefined = this.tree.tip;
+    for (let i = 0; i < idleAfterBlocks; i++) {
+      if (node === undefined || node.block.transactions.length > 0) return minRoundTimeMs;
+      node = node.parent;
+    }
+    return idleRoundTimeMs;
   }
 
   /** The beacon of `round` became known (after start). */

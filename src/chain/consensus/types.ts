@@ -86,6 +86,20 @@ export interface ConsensusConfig {
    * then makes at most one round per this time; a generator holding transactions proposes at once.
    */
   minRoundTimeMs?: number;
+  /**
+   * Least time from entering a round to proposing an empty block once the notarized tip and its
+   * `idleAfterBlocks - 1` ancestors carry no transactions (default 0: `minRoundTimeMs` throughout). Every miner
+   * reads it off the same notarized chain, so they slow down together; a generator holding transactions still
+   * proposes at once, and blocks whose transactions are not finalized yet count as work. Must stay below
+   * `minRoundTimeMs + softTimeoutMs`, so that a miner whose tip differs does not time out of the round.
+   */
+  idleRoundTimeMs?: number;
+  /**
+   * Empty blocks in a row at the notarized tip after which `idleRoundTimeMs` paces the rounds (default 5: a
+   * transaction's block gets its finality and the three finalized blocks on top that clients wait for
+   * (`confirmation_chain_length` 3) at the minimum pace, so a confirmation takes no longer than before).
+   */
+  idleAfterBlocks?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
   maxBackoff?: number;
   /** Finalized blocks kept in memory to answer `get_block` (default 64; older ones via `lookupFinalized`). */
@@ -104,6 +118,8 @@ export const DEFAULT_CONSENSUS_CONFIG: Required<ConsensusConfig> = {
   softTimeoutMs: 3000,
   restartMult: 2,
   minRoundTimeMs: 0,
+  idleRoundTimeMs: 0,
+  idleAfterBlocks: 5,
   maxBackoff: 8,
   keepFinalized: 64,
   maxPendingBlocks: 256,

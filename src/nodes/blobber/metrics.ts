@@ -3,7 +3,8 @@
  * Gauges read the blobber's state when scraped.
  */
 
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
+import { collectProcessMetrics } from "../common/metrics.js";
 import { ChallengeHistory } from "./challenges/loop.js";
 import type { Blobber } from "./context.js";
 
@@ -17,7 +18,7 @@ export interface BlobberMetrics {
 export function blobberMetrics(b: Blobber, processMetrics: boolean): BlobberMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ blobber_id: b.id });
-  if (processMetrics) collectDefaultMetrics({ register: registry });
+  if (processMetrics) collectProcessMetrics(registry);
   const cfg = b.ctx.config;
   const gauge = (name: string, help: string, read: () => number): void => {
     new Gauge({

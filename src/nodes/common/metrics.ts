@@ -114,8 +114,17 @@ export function metricsOf(app: NodeApp): NodeMetrics | undefined {
   return BY_APP.get(app);
 }
 
+/**
+ * prom-client's default metrics with the event-loop lag sampled every 100 ms. Its default (10 ms) arms a timer
+ * that wakes every node process 100 times a second, idle or not: about 3 ms of CPU a second each, 16 processes on
+ * `npm start`'s network. The lag histogram (`nodejs_eventloop_lag_*`) is still kept, from fewer samples.
+ */
+export function collectProcessMetrics(register: Registry): void {
+  collectDefaultMetrics({ register, eventLoopMonitoringPrecision: 100 });
+}
+
 /** Add the process's default metrics (CPU, memory, event loop lag, handles) to a node's registry: one node per process. */
 export function addProcessMetrics(app: NodeApp): void {
   const m = BY_APP.get(app);
-  if (m) collectDefaultMetrics({ register: m.registry });
+  if (m) collectProcessMetrics(m.registry);
 }

@@ -20,6 +20,8 @@ export interface ConsensusSettings {
   maxBlockTxns: number;
   /** Least time of a round in which the generator has no transactions (an idle chain's pace). */
   minRoundTimeMs: number;
+  /** Least time of a round after a run of empty blocks (absent in node.yaml: `minRoundTimeMs`, no slow-down). */
+  idleRoundTimeMs: number;
 }
 
 export interface NodeConfig {
@@ -79,6 +81,10 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
   const c = r.sub("consensus");
   const softTimeout = c.duration("soft_timeout", { default: 3n * SECOND });
   const proposalWait = c.duration("proposal_wait", { default: 180n * MILLISECOND });
+  const minRoundTime = c.duration("min_round_time", { default: SECOND });
+  const idleRoundTime = c.duration("idle_round_time", { default: minRoundTime });
+  if (idleRoundTime > minRoundTime && idleRoundTime >= minRoundTime + softTimeout)
+    c.fail("idle_round_time", "a duration below min_round_time + soft_timeout", c.obj.idle_round_time);
   if (softTimeout < 100n * MILLISECOND) c.fail("soft_timeout", "a duration of at least 100ms", c.obj.soft_timeout);
   const cfg: NodeConfig = {
     file,
@@ -99,7 +105,8 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
       proposalWaitMs: Number(proposalWait / MILLISECOND),
       restartMult: c.int("restart_mult", { default: 2, min: 1, max: 100 }),
       maxBlockTxns: c.int("max_block_txns", { default: 1000, min: 1, max: 100000 }),
-      minRoundTimeMs: Number(c.duration("min_round_time", { default: SECOND }) / MILLISECOND),
+      minRoundTimeMs: Number(minRoundTime / MILLISECOND),
+      idleRoundTimeMs: Number(idleRoundTime / MILLISECOND),
     },
     pruneDepth: r.int("prune_depth", { default: 1000, min: 0 }),
     refreshSeconds: r.int("refresh_seconds", { default: 5, min: 1 }),

@@ -52,6 +52,8 @@ export interface MinerOptions {
     maxBlockTxns: number;
     /** Least time of a round without transactions (default 0). */
     minRoundTimeMs?: number;
+    /** Least time of a round after a run of empty blocks (default 0: `minRoundTimeMs`). */
+    idleRoundTimeMs?: number;
   };
   /**
    * Finalized rounds of history to keep (blocks and state); older ones are pruned every `depth / 10` rounds.
@@ -166,6 +168,7 @@ export class MinerNode {
         proposalWaitMs: opts.consensus.proposalWaitMs,
         restartMult: opts.consensus.restartMult,
         minRoundTimeMs: opts.consensus.minRoundTimeMs ?? 0,
+        idleRoundTimeMs: opts.consensus.idleRoundTimeMs ?? 0,
       },
       restored: restoredState(opts.store, opts.genesis),
       lookupFinalized: (h) => opts.store.getBlock(h),

@@ -7,10 +7,11 @@
  * ticket (`challenge.ts`).
  */
 
-import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import { errorMessage } from "../../core/errors.js";
 import { ValidatorRoutes } from "../../storage/api.js";
 import { processFigures } from "../common/diagnostics.js";
+import { collectProcessMetrics } from "../common/metrics.js";
 import type { ValidatorConfig } from "../config/operator.js";
 import { createServer, type NodeApp, sendJson, serve } from "../http.js";
 import type { Clock } from "../io/clock.js";
@@ -114,7 +115,7 @@ export function createValidator(opts: ValidatorOptions): Validator {
 
   const registry = new Registry();
   registry.setDefaultLabels({ validator_id: id });
-  if (opts.processMetrics) collectDefaultMetrics({ register: registry });
+  if (opts.processMetrics) collectProcessMetrics(registry);
   new Gauge({
     name: "validator_registered",
     help: "1 once add_validator succeeded",
