@@ -2,7 +2,8 @@
 // Runs node:test over the compiled test files (dist/test/**/*.test.js), or over the files given.
 // A test without a timeout of its own gets CAIRN_TEST_TIMEOUT_MS (30 min; node applies it to each file as well); the whole run is bounded by
 // CAIRN_TEST_WATCHDOG_MIN (50 min): past it, the test files still running are named with their age and the run
-// fails, so a hang shows where it is instead of eating the CI's time.
+// fails, so a hang shows where it is instead of eating the CI's time. No --test-force-exit: it drops the tail of a
+// file's results, and of the run's report, when it exits (nodejs/node#64833), so a test file must close what it opens.
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -30,7 +31,6 @@ const child = spawn(
   [
     "--test",
     "--test-concurrency=2",
-    "--test-force-exit",
     `--test-timeout=${testTimeout}`,
     "--test-reporter=spec",
     ...files.map((f) => relative(".", f)),
