@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as yamlParse, stringify as yamlStringify } from "yaml";
 import type { MagicNode } from "../chain/types.js";
+import { durationMs, parseDuration } from "../core/duration.js";
 import * as sdk from "../sdk/index.js";
 import { createFreeStorageWallets } from "./freestorage.js";
 import { generateGenesis } from "./genesis.js";
@@ -59,8 +60,9 @@ export interface LayoutOptions {
   /** Least time of an idle round (default "1s": an idle network makes at most about one round a second). */
   minRoundTime?: string;
   /**
-   * Least time of a round after 5 empty blocks in a row (default "3s" when `minRoundTime` is not given, else
-   * `minRoundTime`): an idle local network makes about one round in 3 s instead of one a second.
+   * Least time of a round after 5 empty blocks in a row (default "3s" when `minRoundTime` is not given and 3 s is
+   * below min_round_time + soft_timeout, else `minRoundTime`): an idle local network makes about one round in 3 s
+   * instead of one a second.
    */
   idleRoundTime?: string;
   /** Genesis time in Unix seconds (default: now). */
@@ -191,13 +193,18 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   sdk.writeFileAtomic(join(genesisDir, "initial_state.yaml"), yamlStringify({ initialStates }));
   sdk.writeFileAtomic(join(genesisDir, "sc.yaml"), scConfigYaml(opts.viewChange ?? false, opts.minerSc, free.ownerId));
 
+  const softTimeout = opts.softTimeout ?? "3s";
+  const minRoundTime = opts.minRoundTime ?? "1s";
+  // idle rounds of 3 s where the timing allows them (a node refuses idle_round_time >= min_round_time + soft_timeout)
+  const ms = (d: string) => durationMs(parseDuration(d));
+  const idleDefault = opts.minRoundTime === undefined && ms("3s") < ms(minRoundTime) + ms(softTimeout) ? "3s" : minRoundTime;
   const consensus = {
-    soft_timeout: opts.softTimeout ?? "3s",
+    soft_timeout: softTimeout,
     proposal_wait: opts.proposalWait ?? "180ms",
     restart_mult: 2,
     max_block_txns: 1000,
-    min_round_time: opts.minRoundTime ?? "1s",
-    idle_round_time: opts.idleRoundTime ?? opts.minRoundTime ?? "3s",
+    min_round_time: minRoundTime,
+    idle_round_time: opts.idleRoundTime ?? idleDefault,
   };
   const writeNode = (
     name: string,

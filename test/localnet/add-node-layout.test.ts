@@ -30,6 +30,21 @@ describe("local network: view-change setting and added nodes", () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
+  it("idle rounds: 3 s on the default timing, the minimum round time where 3 s would reach min_round_time + soft_timeout", async () => {
+    await initCrypto();
+    const consensusOf = async (opts: { softTimeout?: string; minRoundTime?: string }) => {
+      const l = await createLocalnetLayout(tmp(), { miners: 1, sharders: 1, basePort: 23800, ...opts });
+      const file = l.miners[0]?.configFile as string;
+      return parseNodeConfig(readFileSync(file, "utf8"), file).consensus;
+    };
+    const dflt = await consensusOf({});
+    assert.deepEqual([dflt.minRoundTimeMs, dflt.idleRoundTimeMs], [1000, 3000]);
+    const fast = await consensusOf({ softTimeout: "1s" }); // 3 s would be refused by every node
+    assert.deepEqual([fast.minRoundTimeMs, fast.idleRoundTimeMs], [1000, 1000]);
+    const set = await consensusOf({ minRoundTime: "300ms" });
+    assert.deepEqual([set.minRoundTimeMs, set.idleRoundTimeMs], [300, 300]);
+  });
+
   it("sc.yaml: view changes off by default, on with the option; phase settings read back", async () => {
     await initCrypto();
     const off = await createLocalnetLayout(tmp(), { miners: 2, sharders: 1, basePort: 23700 });

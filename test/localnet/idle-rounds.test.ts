@@ -9,6 +9,7 @@ import { createWallet } from "../../src/core/wallet.js";
 import { type InProcessNetwork, startInProcessNetwork } from "../../src/localnet/inprocess.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import * as sdk from "../../src/sdk/index.js";
+import { schemeClient } from "../support/chain-blocks.js";
 import { virtualTime } from "../support/virtual-time.js";
 
 const MIN_MS = 200;
@@ -55,12 +56,7 @@ describe("idle rounds (in-process network, manual clock)", { timeout: 300_000 },
 
   it("a new transaction is finalized, with three finalized blocks on top, before one idle round has passed", async () => {
     const scheme = getScheme("ed25519");
-    const client = sdk.chainClientFor(
-      { config: { block_worker: net.blockWorkerUrl, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 100, min_confirmation: 50 } },
-      scheme,
-      net.transport,
-      { nowMs: () => clock.now(), sleep: (ms) => clock.sleep(ms) },
-    );
+    const client = schemeClient(net, clock, "ed25519");
     // mid-way into an idle round: the generators are waiting out the idle round time
     await pass(IDLE_MS / 2);
     const t = client.buildTransaction(createWallet(scheme), { type: sdk.TxnType.data, toClientId: "", data: "wake up" });
