@@ -142,7 +142,10 @@ describe("signature checks on worker threads", { timeout: 120_000 }, () => {
       await p.close();
     }
     // the inline twin takes the option and checks at once
-    assert.deepEqual(await new InlineSigChecker(clientVerifier(getScheme("ed25519"))).check(block.items, { urgent: true }), block.expect);
+    assert.deepEqual(
+      await new InlineSigChecker(clientVerifier(getScheme("ed25519"))).check(block.items, { urgent: true }),
+      block.expect,
+    );
   });
 
   it("a closed pool refuses new work with sig_workers_stopped", async () => {
