@@ -80,7 +80,14 @@ async function chainRun(
   const scheme = getScheme(schemeName);
   const transport = new sdk.HttpTransport();
   const client = sdk.chainClientFor(
-    { config: { block_worker: blockWorker, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
+    {
+      config: {
+        block_worker: blockWorker,
+        chain_id: sdk.DEFAULT_CHAIN_ID,
+        min_submit: Number(process.env.BENCH_MIN_SUBMIT ?? 50),
+        min_confirmation: 50,
+      },
+    },
     scheme,
     transport,
     // a burst puts WALLETS × BURST transactions at once: each miner answers them one after another (a bls0chain
@@ -159,7 +166,14 @@ async function chainRun(
 
   // sustained open-loop load, each rate after the pools drained; confirmations give up after 20 s
   const loadClient = sdk.chainClientFor(
-    { config: { block_worker: blockWorker, chain_id: sdk.DEFAULT_CHAIN_ID, min_submit: 50, min_confirmation: 50 } },
+    {
+      config: {
+        block_worker: blockWorker,
+        chain_id: sdk.DEFAULT_CHAIN_ID,
+        min_submit: Number(process.env.BENCH_MIN_SUBMIT ?? 50),
+        min_confirmation: 50,
+      },
+    },
     scheme,
     transport,
     { pollMs: 200, submitTimeoutMs: 10_000, confirmTimeoutMs: 20_000 },

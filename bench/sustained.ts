@@ -8,13 +8,14 @@
  * transfers a second, finality percentiles, submissions the miners refused, confirmations that timed out, and the
  * CPU each process used during the window (share of one core).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { MAX_CONFIRM_BATCH } from "../src/chain/api.js";
 import type { Transaction } from "../src/chain/types.js";
 import { remoteCode } from "../src/core/errors.js";
 import type { WalletFile } from "../src/core/wallet.js";
 import * as sdk from "../src/sdk/index.js";
 
+const TRACE = process.env.BENCH_TRACE;
 /** How the sustained rows confirm: `batch` (one request for all waiting transfers, default) or `each` (`confirm`). */
 const CONFIRM_MODE = process.env.BENCH_CONFIRM === "each" ? "each" : "batch";
 /** A transfer not confirmed this long after it was sent is counted as timed out (the `confirm` client's 20 s). */
@@ -120,6 +121,9 @@ export async function sustained(
   // =batch, the default — as a client waiting on many does: every 200 ms one `queryConfirmations` of up to 256
   // waiting hashes per request, a transfer given up 20 s after it was sent
   const waiting = new Map<string, { s: number; done: () => void }>();
+  // BENCH_TRACE=<file>: one line per transfer (hash, sent, submit answered, confirmed; Unix ms) to join with the blocks
+  const trace: string[] = [];
+  const traceAt = new Map<string, [number, number]>();
   let confirmer: Promise<void> | undefined;
   const confirmLoop = async (): Promise<void> => {
     while (waiting.size > 0) {
@@ -138,6 +142,10 @@ export async function sustained(
             const w = waiting.get(h);
             if (!w) continue;
             waiting.delete(h);
+            if (TRACE) {
+              const t = traceAt.get(h);
+              if (t) trace.push(`${h}\t${t[0]}\t${t[1]}\t${Date.now()}`);
+            }
             lat.push(e - w.s);
             lastFinal = Math.max(lastFinal, e);
             w.done();
@@ -183,8 +191,10 @@ export async function sustained(
       txns.push(client.buildTransaction(w, { type: sdk.TxnType.send, toClientId: dest, value: 1n, data: `load ${i}` }));
     }
     let results: sdk.BatchSubmitResult[];
+    const sentAt = Date.now();
     try {
       results = await client.submitBatch(txns);
+      if (TRACE) for (const t of txns) traceAt.set(t.hash, [sentAt, Date.now()]);
     } catch (err) {
       for (const _ of txns) note(err);
       rejected += txns.length;
@@ -219,6 +229,7 @@ export async function sustained(
     return t0;
   });
   lat.sort((a, b) => a - b);
+  if (TRACE) writeFileSync(`${TRACE}.${rate}`, `${trace.join("\n")}\n`);
   const c1 = await counts();
   const rounds = c1.round - c0.round;
   const n = Math.max(1, lat.length);

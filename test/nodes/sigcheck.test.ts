@@ -113,6 +113,41 @@ describe("signature checks on worker threads", { timeout: 120_000 }, () => {
     assert.equal(cache.known((later[4] as SigItem).key, (later[4] as SigItem).hash, (later[4] as SigItem).sig), false);
   });
 
+  it("an urgent check (a block's signatures) goes ahead of the intake queued before it, with the same verdicts", async () => {
+    // one worker, busy with a backlog of intake (10 batches of 64): a proposal's check asked for later must not wait
+    // for the whole backlog (the stalls of 2026-12-06: proposals held behind the pool's bound of intake checks)
+    const intake = itemsOf("ed25519", 640);
+    const block = itemsOf("ed25519", 40);
+    const block2 = itemsOf("ed25519", 8);
+    const later = itemsOf("ed25519", 16);
+    const p = new WorkerSigChecker(1);
+    try {
+      const order: string[] = [];
+      const track = (name: string, x: Promise<boolean[]>): Promise<boolean[]> =>
+        x.then((v) => {
+          order.push(name);
+          return v;
+        });
+      const a = track("intake", p.check(intake.items));
+      await new Promise((r) => setImmediate(r)); // the first batch is on the worker, the rest queued
+      const l = track("later intake", p.check(later.items));
+      const u = track("block", p.check(block.items, { urgent: true }));
+      const u2 = track("second block", p.check(block2.items, { urgent: true }));
+      assert.deepEqual(await u, block.expect);
+      assert.deepEqual(await u2, block2.expect);
+      assert.deepEqual(await a, intake.expect);
+      assert.deepEqual(await l, later.expect);
+      assert.deepEqual(order, ["block", "second block", "intake", "later intake"]);
+    } finally {
+      await p.close();
+    }
+    // the inline twin takes the option and checks at once
+    assert.deepEqual(
+      await new InlineSigChecker(clientVerifier(getScheme("ed25519"))).check(block.items, { urgent: true }),
+      block.expect,
+    );
+  });
+
   it("a closed pool refuses new work with sig_workers_stopped", async () => {
     const p = new WorkerSigChecker(1);
     assert.deepEqual(await p.check(itemsOf("ed25519", 2).items), [true, false]);

@@ -81,7 +81,7 @@ export async function checkSignaturesAhead(
       if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
     }
     if (items.length === 0 || stopped()) return;
-    const ok = await checker.check(items).catch(() => [] as boolean[]);
+    const ok = await checker.check(items, { urgent: true }).catch(() => [] as boolean[]);
     items.forEach((it, i) => {
       if (ok[i]) rememberVerified(verifier, it.key, it.hash, it.sig);
     });
@@ -153,7 +153,7 @@ export function checkMessageAhead(
     if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
   }
   if (items.length === 0) return undefined;
-  return p.checker.check(items).then(
+  return p.checker.check(items, { urgent: true }).then(
     (ok) => {
       items.forEach((it, i) => {
         if (ok[i]) rememberVerified(p.scheme, it.key, it.hash, it.sig);

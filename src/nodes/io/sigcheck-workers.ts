@@ -9,7 +9,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { CodedError } from "../../core/errors.js";
 import type { NodeErrorCode } from "../errors.js";
-import type { SigChecker, SigItem } from "./sigcheck.js";
+import type { SigChecker, SigCheckOptions, SigItem } from "./sigcheck.js";
 
 /** Most items in one message to a worker. */
 const BATCH = 64;
@@ -23,6 +23,7 @@ export function defaultSigWorkers(): number {
 
 interface Pending {
   items: SigItem[];
+  urgent: boolean;
   /** Items already handed to a worker (the rest wait in the queue). */
   sent?: number;
   resolve: (ok: boolean[]) => void;
@@ -76,7 +77,12 @@ export class WorkerSigChecker implements SigChecker {
     return this.slots.length;
   }
 
-  check(items: readonly SigItem[]): Promise<boolean[]> {
+  /**
+   * Check `items` (in batches on the workers). An `urgent` call goes ahead of every queued call that is not (after
+   * the urgent ones queued before it; what is already on a worker finishes first): a proposal's
+   * signatures are not held behind transaction intake's backlog, which under load is the pool's bound of checks.
+   */
+  check(items: readonly SigItem[], opts: SigCheckOptions = {}): Promise<boolean[]> {
     if (this.closed)
       return Promise.reject(
         new CodedError<NodeErrorCode>(
@@ -86,9 +92,15 @@ export class WorkerSigChecker implements SigChecker {
       );
     if (items.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const p: Pending = { items: [...items], resolve, reject };
+      const urgent = opts.urgent === true;
+      const p: Pending = { items: [...items], urgent, resolve, reject };
       this.results.set(p, { ok: new Array<boolean>(items.length).fill(false), left: items.length });
-      this.queue.push(p);
+      if (urgent) {
+        // after the urgent calls queued before it, before the rest (a call partly handed out resumes where it was)
+        let at = 0;
+        while (at < this.queue.length && (this.queue[at] as Pending).urgent) at++;
+        this.queue.splice(at, 0, p);
+      } else this.queue.push(p);
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());

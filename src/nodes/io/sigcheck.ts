@@ -17,9 +17,18 @@ export interface SigItem {
   sig: string;
 }
 
+/** How soon a check is needed. */
+export interface SigCheckOptions {
+  /**
+   * Consensus work (a proposal or a notarized block waiting for its transactions' signatures): checked before every
+   * queued check that is not urgent (transaction intake), so a block is not held behind the pool's backlog.
+   */
+  urgent?: boolean;
+}
+
 /** Checks signatures; one verdict per item, in order. Never rejects for a bad signature (false). */
 export interface SigChecker {
-  check(items: readonly SigItem[]): Promise<boolean[]>;
+  check(items: readonly SigItem[], opts?: SigCheckOptions): Promise<boolean[]>;
   /** Release its threads (idempotent). */
   close(): Promise<void>;
 }
@@ -77,7 +86,8 @@ export class InlineSigChecker implements SigChecker {
     private readonly random: RandomSource = seededRandom("inline-sigcheck"),
   ) {}
 
-  check(items: readonly SigItem[]): Promise<boolean[]> {
+  /** At once, whatever the urgency (nothing waits here). */
+  check(items: readonly SigItem[], _opts?: SigCheckOptions): Promise<boolean[]> {
     return Promise.resolve(checkSigItems(this.scheme, items, this.random));
   }
 

@@ -382,7 +382,7 @@ export class SharderNode {
     for (const t of b.verification_tickets ?? []) add(t?.verifier_id, t?.signature);
     if (items.length < 2) return;
     try {
-      const ok = await this.sigChecker.check(items);
+      const ok = await this.sigChecker.check(items, { urgent: true });
       items.forEach((it, i) => {
         if (ok[i]) rememberVerified(this.opts.scheme, it.key, it.hash, it.sig);
       });
