@@ -81,11 +81,7 @@ export async function checkSignaturesAhead(
       if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
     }
     if (items.length === 0 || stopped()) return;
-    const ok = await checker.check(items, { urgent: true }).catch(() => [] as boolean[]);
-    items.forEach((it, i) => {
-      if (ok[i]) rememberVerified(verifier, it.key, it.hash, it.sig);
-    });
-    return;
+    return checkAndRemember(checker, verifier, items);
   }
   for (let i = 0; i < txns.length && !stopped(); i += CHECK_AHEAD_SLICE) {
     for (const t of txns.slice(i, i + CHECK_AHEAD_SLICE)) {
@@ -153,12 +149,43 @@ export function checkMessageAhead(
     if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
   }
   if (items.length === 0) return undefined;
-  return p.checker.check(items, { urgent: true }).then(
-    (ok) => {
-      items.forEach((it, i) => {
-        if (ok[i]) rememberVerified(p.scheme, it.key, it.hash, it.sig);
-      });
-    },
-    () => undefined,
-  );
+  return checkAndRemember(p.checker, p.scheme, items);
+}
+
+/**
+ * Check `items` on `checker` ahead of consensus (urgent: before queued transaction intake) and remember in `verifier`
+ * those that verify. Never rejects: a failed signature or checker leaves the synchronous check to decide.
+ */
+export async function checkAndRemember(checker: SigChecker, verifier: SignatureScheme, items: SigItem[]): Promise<void> {
+  const ok = await checker.check(items, { urgent: true }).catch(() => [] as boolean[]);
+  items.forEach((it, i) => {
+    if (ok[i]) rememberVerified(verifier, it.key, it.hash, it.sig);
+  });
+}
+
+/**
+ * The node-key signatures of a block — its tickets and its generator's (at most 64 distinct) — checked ahead on
+ * `checker` and those that verify remembered, so the synchronous ticket check finds them. Nothing is decided here.
+ * Skipped when there are fewer than two to check or `verifier` keeps no cache.
+ */
+export async function checkNodeSigsAhead(
+  b: Block,
+  checker: SigChecker,
+  verifier: SignatureScheme,
+  minerKey: (id: string) => string | undefined,
+): Promise<void> {
+  const known = (verifier as Partial<CachingVerifier>).known;
+  if (!known) return;
+  const items: SigItem[] = [];
+  const seen = new Set<string>();
+  const add = (id: unknown, sig: unknown): void => {
+    if (typeof id !== "string" || typeof sig !== "string" || seen.has(`${id}:${sig}`) || seen.size > 64) return;
+    seen.add(`${id}:${sig}`);
+    const key = minerKey(id);
+    if (key !== undefined && !known(key, b.hash, sig)) items.push({ key, hash: b.hash, sig });
+  };
+  add(b.miner_id, b.signature);
+  for (const t of b.verification_tickets ?? []) add(t?.verifier_id, t?.signature);
+  if (items.length < 2) return;
+  return checkAndRemember(checker, verifier, items);
 }

@@ -23,10 +23,10 @@ import type { SignatureScheme } from "../../core/scheme.js";
 import type * as sdk from "../../sdk/index.js";
 import { blockHasTxn, verifyBlockContent } from "../common/chainlogic.js";
 import { fetchRange, RANGE_MAX_BLOCKS } from "../common/range.js";
-import { type CachingVerifier, CHECK_AHEAD_MIN, checkSignaturesAhead, rememberVerified } from "../common/sigcache.js";
+import { CHECK_AHEAD_MIN, checkNodeSigsAhead, checkSignaturesAhead } from "../common/sigcache.js";
 import type { NodeErrorCode } from "../errors.js";
 import type { Clock } from "../io/clock.js";
-import { InlineSigChecker, type SigChecker, type SigItem } from "../io/sigcheck.js";
+import { InlineSigChecker, type SigChecker } from "../io/sigcheck.js";
 import type { ChainStore } from "../store/chainstore.js";
 import { RecentBlocks } from "./proofs.js";
 
@@ -361,36 +361,6 @@ export class SharderNode {
    * signed by its generator.
    * @throws CodedError `not_notarized`, `invalid_block`
    */
-  /**
-   * The node-key signatures of a block — its tickets and its generator's (at most 64) — checked ahead by the
-   * signature checker (worker threads in a process; bls0chain keys verified together in one randomized batch) and
-   * those that verify remembered, so `checkTickets` finds them. Nothing is decided here: a signature that fails is
-   * not remembered and `checkTickets` checks it again and counts it out.
-   */
-  private async checkNodeSigsAhead(b: Block): Promise<void> {
-    const known = (this.opts.scheme as Partial<CachingVerifier>).known;
-    if (!known) return;
-    const items: SigItem[] = [];
-    const seen = new Set<string>();
-    const add = (id: unknown, sig: unknown): void => {
-      if (typeof id !== "string" || typeof sig !== "string" || seen.has(`${id}:${sig}`) || seen.size > 64) return;
-      seen.add(`${id}:${sig}`);
-      const key = this.minerKey(id);
-      if (key !== undefined && !known(key, b.hash, sig)) items.push({ key, hash: b.hash, sig });
-    };
-    add(b.miner_id, b.signature);
-    for (const t of b.verification_tickets ?? []) add(t?.verifier_id, t?.signature);
-    if (items.length < 2) return;
-    try {
-      const ok = await this.sigChecker.check(items, { urgent: true });
-      items.forEach((it, i) => {
-        if (ok[i]) rememberVerified(this.opts.scheme, it.key, it.hash, it.sig);
-      });
-    } catch {
-      // checked on the event loop by checkTickets instead
-    }
-  }
-
   private checkTickets(b: Block): void {
     const n = this.follower.notarization(b);
     if (n.valid < n.needed)
@@ -462,7 +432,7 @@ export class SharderNode {
   private async add(block: Block, depth: number): Promise<void> {
     if (this.stopped || block.round <= this.lfb.round || this.follower.has(block.hash)) return;
     try {
-      await this.checkNodeSigsAhead(block);
+      await checkNodeSigsAhead(block, this.sigChecker, this.opts.scheme, (id) => this.minerKey(id));
       if (this.stopped || block.round <= this.lfb.round || this.follower.has(block.hash)) return;
       this.checkTickets(block);
       if (block.round > this.highestSeen) this.highestSeen = block.round;
