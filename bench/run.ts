@@ -219,11 +219,15 @@ async function main(): Promise<void> {
   console.log("Measuring raw loopback HTTP (baseline)...");
   const base = await httpBaseline();
   const dir = mkdtempSync(join(tmpdir(), "cairn-bench-"));
+  // BENCH_LOG_LEVEL (default "info"; "debug" with BENCH_TRACE): "debug" turns the miners' consensus trace on
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? (process.env.BENCH_TRACE ? "debug" : "info");
   const layout = await createLocalnetLayout(dir, {
+    logLevel,
     miners: 3,
     sharders: 1,
     basePort: await findFreeBase({ offsets: portOffsets(3, 1) }),
   });
+  console.log(`Network directory: ${dir} (node logs in logs/, kept; scripts/slow-rounds.mjs reads it)`);
   const nodes: RunningNode[] = [];
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),

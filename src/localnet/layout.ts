@@ -76,6 +76,8 @@ export interface LayoutOptions {
   viewChange?: boolean;
   /** Miner contract settings written to sc.yaml (`smart_contracts.minersc`; defaults {@link LOCALNET_MINER_SC}). */
   minerSc?: Partial<Record<keyof typeof LOCALNET_MINER_SC, number>>;
+  /** Nodes' log level (node.yaml `log_level`, default "info"; "debug" also turns the miners' consensus trace on). */
+  logLevel?: string;
   /** Period of the nodes' health checks (node.yaml `health_check_interval`, default "60s"). */
   healthCheckInterval?: string;
   /** How often nodes read the view-change cycle (node.yaml `view_change_poll`, default "1s"). */
@@ -226,7 +228,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
       bind,
       port: entry.node.port,
       data_dir: "data",
-      log_level: "info",
+      log_level: opts.logLevel ?? "info",
       chain_id: chainId,
       magic_block_file: "../genesis/magic_block.json",
       initial_states_file: "../genesis/initial_state.yaml",

@@ -125,6 +125,67 @@ describe("voting", () => {
     assert.equal(busy.engine.nextDeadline(), 10, "an empty block with work pending is voted for at once");
   });
 
+  test("a second-ranked generator holds its vote while the first-ranked proposal is being checked (bounded)", () => {
+    // 3 miners, 2 generators, notarization by 2 tickets: when each generator votes for its own block, the third
+    // miner decides the round alone, however long its checks take (2026-12-06 traces). A generator told that the
+    // better proposal has arrived and is being checked waits for it instead, up to `incomingProposalWaitMs`.
+    const fx = new Fixture(3);
+    const [g0, g1] = fx.generators(1) as [number, number];
+    const HOLD = 40;
+    const config = { ...TEST_CONFIG, incomingProposalWaitMs: HOLD };
+    const best = fx.block(1, fx.genesis, g0);
+    const ownProposal = (d: ReturnType<Fixture["engine"]>) => {
+      d.start(0);
+      const own = sent(d.deliver(g0, fx.share(g0, 1)), "proposal")[0]?.block as Block;
+      assert.ok(own, "the second-ranked generator proposes once the beacon is known");
+      return own;
+    };
+
+    // without the note: its own block gets its vote after the proposal wait (as before)
+    const plain = fx.engine(g1, undefined, config);
+    const own = ownProposal(plain);
+    assert.equal(tickets(plain.runUntil(WAIT))[0]?.block_id, own.hash);
+
+    // with it: no vote while the better proposal is checked; when it arrives it gets the vote
+    const d = fx.engine(g1, undefined, config);
+    ownProposal(d);
+    d.now = 5;
+    d.take(d.engine.proposalIncoming(1, fx.id(g0), 5));
+    assert.equal(tickets(d.runUntil(5 + HOLD - 1)).length, 0, "held back while the first-ranked proposal is checked");
+    d.deliver(g0, fx.proposal(best));
+    const t = tickets(d.runUntil(5 + HOLD - 1 + WAIT));
+    assert.deepEqual(
+      t.map((x) => x.block_id),
+      [best.hash],
+      "the first-ranked proposal gets the vote: with the first generator's own, the round is notarized",
+    );
+
+    // bounded: a proposal that never arrives holds the vote back only until the wait ends
+    const lost = fx.engine(g1, undefined, config);
+    ownProposal(lost);
+    lost.now = 5;
+    lost.take(lost.engine.proposalIncoming(1, fx.id(g0), 5));
+    assert.equal(tickets(lost.runUntil(5 + HOLD - 1)).length, 0);
+    assert.equal(tickets(lost.runUntil(5 + HOLD))[0]?.block_id, own.hash, "then its own block gets the vote");
+
+    // refused by a check: the wait ends at once
+    const bad = fx.engine(g1, undefined, config);
+    ownProposal(bad);
+    bad.now = 5;
+    bad.take(bad.engine.proposalIncoming(1, fx.id(g0), 5));
+    bad.now = 6;
+    bad.deliver(g0, fx.proposal({ ...best, signature: "00" }));
+    assert.equal(tickets(bad.runUntil(6 + WAIT))[0]?.block_id, own.hash, "a refused proposal does not hold the vote");
+
+    // a note of a worse-ranked proposal changes nothing for the first-ranked generator; nor one beyond the soft
+    // timeout's half (the wait is bounded by it) for a later round
+    const first = fx.engine(g0, undefined, config);
+    first.start(0);
+    first.deliver(g1, fx.share(g1, 1));
+    first.take(first.engine.proposalIncoming(1, fx.id(g1), 0));
+    assert.equal(tickets(first.runUntil(WAIT)).length, 1);
+  });
+
   test("votes at most once per round, even after a restart", () => {
     const fx = new Fixture();
     const [g0, g1] = fx.generators(1) as [number, number];

@@ -43,6 +43,11 @@ export class Beacons {
     return this.beacons.has(round);
   }
 
+  /** How many shares of `round` are held (this miner's included). */
+  sharesHeld(round: number): number {
+    return this.shares.get(round)?.size ?? 0;
+  }
+
   /** This miner's share of `round`, when it signed one. */
   ownShare(round: number): string | undefined {
     return this.shares.get(round)?.get(this.ctx.selfId);

@@ -97,6 +97,8 @@ export class EngineContext implements FinalityContext {
   /** Actions of the call being handled, in order. */
   out: Action[] = [];
   readonly counts = { proposed: 0, voted: 0, notarized: 0, finalized: 0, blocksRequested: 0, invalidMessages: 0 };
+  /** Whether `trace` logs (the engine option `trace`). */
+  readonly tracing: boolean;
   private readonly sets: MinerSets;
 
   /** @throws CodedError `consensus_config_invalid` naming the bad membership or setting */
@@ -130,6 +132,7 @@ export class EngineContext implements FinalityContext {
       );
     this.crypto = opts.crypto;
     this.logic = opts.logic;
+    this.tracing = opts.trace === true;
   }
 
   /** The miner set in force at `round` (validated once per membership). */
@@ -139,6 +142,14 @@ export class EngineContext implements FinalityContext {
 
   log(level: LogLevel, msg: string, data?: Record<string, unknown>): void {
     this.out.push(data === undefined ? { kind: "log", level, msg } : { kind: "log", level, msg, data });
+  }
+
+  /**
+   * A consensus trace line (`debug`), only when tracing: callers building costly data test `tracing` first. Every
+   * line is `trace <what>` with the round in its data, so a round's story greps out of a node's log.
+   */
+  trace(msg: string, data: Record<string, unknown>): void {
+    if (this.tracing) this.log("debug", `trace ${msg}`, data);
   }
 
   /** A peer sent something invalid: count it and warn. */

@@ -63,7 +63,7 @@ export class ConsensusEngine {
       this.restoredNotarized = undefined;
       this.settle();
       this.started = true;
-      this.rounds.enter(Math.max(this.rounds.current, this.tree.tip.block.round) + 1, false);
+      this.rounds.enter(Math.max(this.rounds.current, this.tree.tip.block.round) + 1, false, "start");
     });
   }
 
@@ -95,6 +95,20 @@ export class ConsensusEngine {
         default:
           this.ctx.invalidMsg("unknown message type", { type: (msg as { type?: unknown }).type, from });
       }
+    });
+  }
+
+  /**
+   * A proposal of `round` by generator `minerId` has arrived and its block is being checked before the engine
+   * sees it (the node's signature checks ahead): until it is delivered (`onMessage`), refused, or
+   * `incomingProposalWaitMs` has passed, this miner does not vote for a worse-ranked proposal of the round. Nothing
+   * of the proposal is trusted: it only holds this miner's vote back, for a bounded time. Without it a round's two
+   * generators each vote for their own block and the third miner decides alone, however long its checks take.
+   */
+  proposalIncoming(round: number, minerId: string, nowMs: number): Action[] {
+    return this.run(nowMs, "note incoming proposal", () => {
+      this.requireStarted();
+      this.rounds.proposalIncoming(round, minerId);
     });
   }
 
@@ -209,13 +223,15 @@ export class ConsensusEngine {
     // a late share of the current round whose beacon is known changes nothing: not checked (a pairing)
     if (round === this.rounds.current && this.beacons.has(round)) return;
     // T shares of a higher round: jump to it
-    if (this.beacons.onShare(round, minerId, share) && round !== this.rounds.current) this.rounds.enter(round, false);
+    if (this.beacons.onShare(round, minerId, share) && round !== this.rounds.current) this.rounds.enter(round, false, "shares");
   }
 
   private onTicket(round: number, hash: string, verifier: string, signature: string, from: string): void {
     if (!Number.isSafeInteger(round) || round <= this.tree.lfb.block.round || this.rounds.tooFarAhead(round)) return;
     if (!this.tickets.add(hash, round, verifier, signature)) return;
     const node = this.tree.get(hash);
+    if (this.ctx.tracing)
+      this.ctx.trace("ticket", { round, h: hash.slice(0, 8), verifier, tickets: this.tickets.count(hash, round), held: !!node });
     if (node) this.tickets.refreshNotarization(node);
     else if (this.tickets.count(hash, round) >= this.ctx.setAt(round).Q && !this.sync.isPending(hash))
       this.sync.request(hash, round, from);
@@ -237,13 +253,14 @@ export class ConsensusEngine {
     if (node.pruned) return;
     const block = node.block;
     this.ctx.counts.notarized++;
+    if (this.ctx.tracing) this.ctx.trace("notarized", { round: block.round, h: block.hash.slice(0, 8), height: node.height });
     const full = this.tickets.withTickets(block);
     this.ctx.out.push({ kind: "notarized", block: full });
     if (this.started && !node.arrivedNotarized && block.round >= this.rounds.current - 1)
       this.ctx.broadcast({ type: "notarized", block: full });
     if (isBetterTip(node, this.tree.tip)) this.tree.tip = node;
     this.finality.onNotarized(node);
-    if (this.started && block.round >= this.rounds.current) this.rounds.enter(block.round + 1, true);
+    if (this.started && block.round >= this.rounds.current) this.rounds.enter(block.round + 1, true, "notarized");
   }
 
   /** After the LFB moved: drop what does not descend from it, everywhere. */

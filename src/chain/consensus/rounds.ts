@@ -26,6 +26,8 @@ export class Rounds {
   private readonly counters = { timeouts: 0, roundTimeoutCount: 0, softTimeouts: 0 };
 
   private candidates = new Map<string, Candidate>();
+  /** Better-ranked proposals of this round being checked by the node: rank -> until when the vote waits for it. */
+  private incoming = new Map<number, number>();
   private voteAt: number | undefined;
   private softAt = 0;
   /** Earliest time this miner proposes an empty block in the current round (minimum round time). */
@@ -74,9 +76,16 @@ export class Rounds {
     return round > this.round + this.ctx.cfg.maxRoundsAhead;
   }
 
-  /** Enter `round` (no-op unless later than the current one); `progress`: a block of the round before notarized. */
-  enter(round: number, progress: boolean): void {
+  /**
+   * Enter `round` (no-op unless later than the current one); `progress`: a block of the round before notarized;
+   * `why`: what made this miner enter it (trace only).
+   */
+  enter(round: number, progress: boolean, why: string): void {
     if (round <= this.round) return;
+    if (this.ctx.tracing) {
+      const tip = this.tree.tip;
+      this.ctx.trace("round entered", { round, why, from: this.round, tip: tip.block.round, height: tip.height });
+    }
     if (progress) this.counters.roundTimeoutCount = 0;
     this.round = round;
     this.softCount = 0;
@@ -86,6 +95,7 @@ export class Rounds {
     this.myProposal = undefined;
     this.myTicket = undefined;
     this.candidates = new Map();
+    this.incoming = new Map();
     this.beacons.forgetBefore(round);
     if (this.ctx.setAt(round).self) {
       const share = this.beacons.signOwn(round);
@@ -112,11 +122,22 @@ export class Rounds {
   /** The beacon of `round` became known (after start). */
   beaconKnown(round: number): void {
     if (round !== this.round) return;
+    this.ctx.trace("beacon", { round });
     // The current round can produce a block from now on (at entry, or when the others join it later): its
     // soft timeouts count from here. Otherwise a miner that waited in the round could time out of it just as
     // the others arrive, and two groups one round apart can keep missing each other (seed 3716).
     this.softCount = 0;
     this.softAt = Math.max(this.ctx.now, this.proposeAt) + this.softTimeoutMs();
+  }
+
+  /** Until when a vote for a proposal of `rank` waits for a better-ranked one being checked (undefined: it does not). */
+  private heldUntil(rank: number): number | undefined {
+    let until: number | undefined;
+    for (const [r, at] of this.incoming) {
+      if (at <= this.ctx.now) this.incoming.delete(r);
+      else if (r < rank) until = Math.min(until ?? at, at);
+    }
+    return until;
   }
 
   /** Earliest time a vote, a proposal or a soft timeout is due. */
@@ -134,11 +155,32 @@ export class Rounds {
     if (nowMs >= this.softAt) this.softTimeout();
   }
 
+  /** A generator's proposal of `round` is being checked by the node (see `ConsensusEngine.proposalIncoming`). */
+  proposalIncoming(round: number, minerId: string): void {
+    const cfg = this.ctx.cfg;
+    const wait = Math.min(cfg.incomingProposalWaitMs, cfg.softTimeoutMs / 2);
+    if (round !== this.round || wait <= 0 || this.lastVoted >= round) return;
+    const beacon = this.beacons.get(round);
+    if (!beacon) return;
+    const rank = this.beacons.rankOf(round, beacon, minerId);
+    if (rank >= this.ctx.setAt(round).G || this.incoming.has(rank)) return;
+    for (const c of this.candidates.values()) if (c.rank === rank) return;
+    this.incoming.set(rank, this.ctx.now + wait);
+    this.ctx.trace("proposal incoming", { round, rank, miner: minerId });
+  }
+
   onProposal(msg: ProposalMsg, from: string): void {
     const block = msg.block;
     const round = block?.round;
     if (!Number.isSafeInteger(round) || round <= this.tree.lfb.block.round || this.tooFarAhead(round)) return;
+    if (round === this.round && this.incoming.size > 0) {
+      // delivered (taken or refused below): the vote no longer waits for it
+      const beacon = this.beacons.get(round);
+      // re-armed by `armVote` from the candidates held, without the wait for this one
+      if (beacon && this.incoming.delete(this.beacons.rankOf(round, beacon, block.miner_id))) this.voteAt = undefined;
+    }
     if (round < this.round) {
+      this.ctx.trace("late proposal", { round, current: this.round, h: short(block.hash), miner: block.miner_id, from });
       this.sync.receive(block, from); // may still become part of a notarized chain
       return;
     }
@@ -154,7 +196,7 @@ export class Rounds {
       this.ctx.invalidMsg(problem, { round, miner: block.miner_id, from });
       return;
     }
-    if (round > this.round) this.enter(round, false); // σ_r proves T shares of round r
+    if (round > this.round) this.enter(round, false, "proposal"); // σ_r proves T shares of round r
     const existing = [...this.candidates.values()].find((c) => c.rank === rank);
     if (existing) {
       if (existing.hash !== block.hash)
@@ -163,6 +205,10 @@ export class Rounds {
     }
     this.candidates.set(block.hash, { hash: block.hash, rank });
     this.sync.receive(block, from);
+    if (this.ctx.tracing) {
+      const txns = block.transactions?.length;
+      this.ctx.trace("proposal", { round, h: short(block.hash), rank, txns, from, state: this.candidateState(block.hash) });
+    }
   }
 
   /** Propose on the notarized tip once per round, when this miner is a generator and the round may start. */
@@ -200,6 +246,7 @@ export class Rounds {
       signature: ctx.crypto.signBlock(built.hash),
     };
     ctx.counts.proposed++;
+    ctx.trace("proposed", { round, h: short(block.hash), rank, txns: block.transactions.length, parent: parent.block.round });
     this.rollbacks.noteWorkTip(parent);
     this.myProposal = { type: "proposal", block, vrf_sig: beacon.sig };
     ctx.broadcast(this.myProposal);
@@ -219,7 +266,10 @@ export class Rounds {
       const node = this.candidateValid(c);
       if (!node) continue;
       const now = c.rank === 0 && (node.block.transactions.length > 0 || (this.ctx.logic.hasWork?.() ?? false));
-      const at = now ? this.ctx.now : this.ctx.now + this.ctx.cfg.proposalWaitMs;
+      let at = now ? this.ctx.now : this.ctx.now + this.ctx.cfg.proposalWaitMs;
+      // a better-ranked proposal being checked: wait for it (bounded), then vote for the best one held
+      const held = this.incoming.size > 0 ? this.heldUntil(c.rank) : undefined;
+      if (held !== undefined) at = Math.max(at, held);
       if (this.voteAt === undefined || at < this.voteAt) this.voteAt = at;
     }
   }
@@ -231,6 +281,7 @@ export class Rounds {
   private softTimeout(): void {
     this.counters.softTimeouts++;
     this.softCount++;
+    if (this.ctx.tracing) this.ctx.trace("soft timeout", this.roundState());
     // Re-send what may have been lost.
     const round = this.round;
     const share = this.beacons.ownShare(round);
@@ -245,13 +296,54 @@ export class Rounds {
       this.counters.roundTimeoutCount++;
       const next = Math.max(round + 1, this.beacons.maxShareRound);
       this.ctx.log("info", "round timed out", { round, next, roundTimeoutCount: this.counters.roundTimeoutCount });
-      this.enter(next, false);
+      this.enter(next, false, "round timeout");
     } else {
       // Without T shares of this round (and none of a later one) this miner is ahead of the others: a round
       // without a beacon can produce no block, so it waits for them to join instead of running further ahead.
       if (this.softCount >= restart) this.softCount = 0;
       this.softAt = this.ctx.now + this.softTimeoutMs();
     }
+  }
+
+  /** Where a candidate of this round stands for this miner's vote (trace only; mirrors `candidateValid`). */
+  private candidateState(hash: string): string {
+    const node = this.tree.get(hash);
+    if (!node) {
+      if (this.sync.isInvalid(hash)) return "refused";
+      return this.sync.isPending(hash) ? "parent missing" : "not held";
+    }
+    const parent = node.parent;
+    if (node.pruned || !parent) return "pruned";
+    if (!parent.notarized) return "parent not notarized";
+    if (parent.height !== this.tree.tip.height) return `parent height ${parent.height}, tip ${this.tree.tip.height}`;
+    if (parent.height < this.locked) return `parent height ${parent.height} below the lock ${this.locked}`;
+    return node.notarized ? "notarized" : "valid";
+  }
+
+  /** This round as this miner sees it: beacon, shares, candidates and their state, its proposal and vote (trace). */
+  private roundState(): Record<string, unknown> {
+    const round = this.round;
+    const tip = this.tree.tip;
+    const beacon = this.beacons.get(round);
+    return {
+      round,
+      softCount: this.softCount,
+      beacon: beacon !== undefined,
+      shares: this.beacons.sharesHeld(round),
+      rank: beacon ? this.beacons.rankOf(round, beacon, this.ctx.selfId) : undefined,
+      proposed: this.myProposal ? short(this.myProposal.block.hash) : this.proposedRound >= round,
+      voted: this.myTicket ? short(this.myTicket.block_id) : this.lastVoted >= round,
+      voteIn: this.voteAt === undefined ? undefined : this.voteAt - this.ctx.now,
+      tip: { round: tip.block.round, height: tip.height, h: short(tip.block.hash) },
+      locked: this.locked,
+      candidates: [...this.candidates.values()].map((c) => ({
+        h: short(c.hash),
+        rank: c.rank,
+        txns: this.tree.get(c.hash)?.block.transactions.length,
+        state: this.candidateState(c.hash),
+        tickets: this.tickets.count(c.hash, round),
+      })),
+    };
   }
 
   private candidateValid(c: Candidate): TreeNode | undefined {
@@ -276,7 +368,16 @@ export class Rounds {
         }
       }
     }
-    if (!best) return;
+    if (!best) {
+      if (this.ctx.tracing) this.ctx.trace("vote due, no valid candidate", this.roundState());
+      return;
+    }
+    const until = this.incoming.size > 0 ? this.heldUntil(bestRank) : undefined;
+    if (until !== undefined) {
+      if (this.voteAt === undefined || this.voteAt > until) this.voteAt = until;
+      if (this.ctx.tracing) this.ctx.trace("vote held for a better proposal being checked", this.roundState());
+      return;
+    }
     const parent = best.parent as TreeNode;
     const hash = best.block.hash;
     this.rollbacks.noteWorkTip(parent);
@@ -293,7 +394,13 @@ export class Rounds {
     this.tickets.addOwn(hash, best.block.round, signature);
     this.myTicket = { type: "ticket", round: best.block.round, block_id: hash, verifier_id: this.ctx.selfId, signature };
     this.ctx.counts.voted++;
+    this.ctx.trace("vote", { round: this.round, h: short(hash), rank: bestRank, txns: best.block.transactions.length });
     this.ctx.broadcast(this.myTicket);
     this.tickets.refreshNotarization(best);
   }
+}
+
+/** A hash's first 8 hex digits (trace lines). */
+function short(hash: string): string {
+  return typeof hash === "string" ? hash.slice(0, 8) : String(hash);
 }

@@ -47,6 +47,11 @@ export class BlockSync {
     return this.pending.has(hash);
   }
 
+  /** Whether the block `hash` was refused by a check (kept until the LFB passes its round). */
+  isInvalid(hash: string): boolean {
+    return this.invalid.has(hash);
+  }
+
   /** A block this miner holds (tree, pending or in-memory finalized window), with the tickets it holds. */
   held(hash: string): Block | undefined {
     const node = this.tree.get(hash);
@@ -90,6 +95,13 @@ export class BlockSync {
     this.tickets.merge(block.prev_hash, parent ? parent.block.round : block.round - 1, block.prev_verification_tickets);
     this.requested.delete(hash);
     if (!parent) {
+      if (this.ctx.tracing)
+        this.ctx.trace("parent missing", {
+          round: block.round,
+          h: hash.slice(0, 8),
+          parent: String(block.prev_hash).slice(0, 8),
+          from,
+        });
       this.buffer(block);
       this.request(block.prev_hash, block.round - 1, from);
       return;

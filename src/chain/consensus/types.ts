@@ -100,6 +100,12 @@ export interface ConsensusConfig {
    * (`confirmation_chain_length` 3) at the minimum pace, so a confirmation takes no longer than before).
    */
   idleAfterBlocks?: number;
+  /**
+   * Longest time a miner holds its vote back for a better-ranked proposal that has arrived and is still being
+   * checked (`ConsensusEngine.proposalIncoming`), instead of voting for a worse-ranked one that is valid already —
+   * usually its own (default 1,500 ms; at most half the soft timeout in effect). 0: never held back.
+   */
+  incomingProposalWaitMs?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
   maxBackoff?: number;
   /** Finalized blocks kept in memory to answer `get_block` (default 64; older ones via `lookupFinalized`). */
@@ -120,6 +126,7 @@ export const DEFAULT_CONSENSUS_CONFIG: Required<ConsensusConfig> = {
   minRoundTimeMs: 0,
   idleRoundTimeMs: 0,
   idleAfterBlocks: 5,
+  incomingProposalWaitMs: 1500,
   maxBackoff: 8,
   keepFinalized: 64,
   maxPendingBlocks: 256,
@@ -242,6 +249,11 @@ export interface ConsensusEngineOptions {
   restored?: RestoredState;
   /** Finalized blocks older than the in-memory window, from the node's store (answers `get_block`). */
   lookupFinalized?: (hash: string) => Block | undefined;
+  /**
+   * Consensus trace: `debug` log actions for round entries, proposals, votes, tickets, beacons and timeouts (with
+   * why: each candidate's state). Off by default; when off each trace point costs one boolean test.
+   */
+  trace?: boolean;
 }
 
 /** Position of a block in this miner's view. */

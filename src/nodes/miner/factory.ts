@@ -63,6 +63,7 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
     pruneDepth: settings.pruneDepth,
     clock: edges.clock,
     log,
+    trace: edges.logger.isLevelEnabled("debug"),
   });
   const app = minerApp(node, keys, edges.logger);
   serveMinerMetrics(app, node, keys.id);

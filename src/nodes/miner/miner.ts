@@ -65,6 +65,11 @@ export interface MinerOptions {
   /** Checks the signatures of submitted transactions (worker threads in a process; default inline through `scheme`). */
   sigChecker?: SigChecker;
   log: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
+  /**
+   * Consensus trace at `debug` (the engine's `trace`, plus how long a message waited for its signatures to be
+   * checked ahead): on when the node's log level is `debug` (node.yaml `log_level`). Default off.
+   */
+  trace?: boolean;
 }
 
 export { N2N_AUTH_WINDOW_SEC } from "./outbox.js";
@@ -172,6 +177,7 @@ export class MinerNode {
       },
       restored: restoredState(opts.store, opts.genesis),
       lookupFinalized: (h) => opts.store.getBlock(h),
+      trace: opts.trace === true,
     });
   }
 
@@ -434,7 +440,17 @@ export class MinerNode {
       this.serial(() => this.engine.onMessage(from, msg, this.now()));
       return;
     }
-    return pending.then(() => this.serial(() => this.engine.onMessage(from, msg, this.now())));
+    // a generator's proposal being checked: the engine holds its vote for a worse-ranked one meanwhile (bounded)
+    if (msg.type === "proposal" && msg.block?.miner_id === from && Number.isSafeInteger(msg.block.round))
+      this.serial(() => this.engine.proposalIncoming(msg.block.round, from, this.now()));
+    const since = this.opts.trace ? this.now() : 0;
+    return pending.then(() => {
+      if (this.opts.trace) {
+        const round = messageRound(msg);
+        this.opts.log("debug", `trace checked ahead ${JSON.stringify({ round, type: msg.type, from, ms: this.now() - since })}`);
+      }
+      this.serial(() => this.engine.onMessage(from, msg, this.now()));
+    });
   }
 
   /** The signatures of the blocks `msg` carries, checked ahead by the signature checker (`checkMessageAhead`). */
