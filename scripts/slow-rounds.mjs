@@ -132,10 +132,18 @@ for (let i = 0; i + 1 < starts.length; i++) {
   const end = Math.min(...starts.slice(i + 1).map((s) => s.start));
   if (end - start > minMs) slow.push({ round, start, ms: end - start });
 }
+const durations = starts.slice(0, -1).map((s, i) => Math.min(...starts.slice(i + 1).map((x) => x.start)) - s.start);
+const sortedD = [...durations].sort((a, b) => a - b);
+const q = (p) => sortedD[Math.min(sortedD.length - 1, Math.floor((sortedD.length * p) / 100))] ?? 0;
+const held = [...byRound.values()].flat().filter((l) => l.text.startsWith("vote held")).length;
+const softs = [...byRound.values()].flat().filter((l) => l.text.startsWith("soft timeout")).length;
 const all = starts.length > 1 ? starts[starts.length - 1].start - starts[0].start : 0;
 console.log(
   `${starts.length} rounds traced over ${(all / 1000).toFixed(1)} s, ${blocks.size} finalized blocks in the sharder's files; ` +
     `${slow.length} rounds took more than ${minMs} ms (${(slow.reduce((a, s) => a + s.ms, 0) / 1000).toFixed(1)} s in all)`,
+);
+console.log(
+  `round time p50 ${q(50)} p90 ${q(90)} p99 ${q(99)} max ${sortedD[sortedD.length - 1] ?? 0} ms; soft timeouts ${softs}; votes held for a better proposal being checked ${held}`,
 );
 const rtcRounds = [...blocks.entries()].filter(([, b]) => b.rtc > 0).map(([r, b]) => `${r} (${b.rtc})`);
 if (rtcRounds.length > 0) console.log(`finalized blocks with round_timeout_count > 0: ${rtcRounds.join(", ")}`);

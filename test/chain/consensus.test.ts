@@ -177,13 +177,20 @@ describe("voting", () => {
     bad.deliver(g0, fx.proposal({ ...best, signature: "00" }));
     assert.equal(tickets(bad.runUntil(6 + WAIT))[0]?.block_id, own.hash, "a refused proposal does not hold the vote");
 
-    // a note of a worse-ranked proposal changes nothing for the first-ranked generator; nor one beyond the soft
-    // timeout's half (the wait is bounded by it) for a later round
+    // a note of a worse-ranked proposal changes nothing for the first-ranked generator
     const first = fx.engine(g0, undefined, config);
     first.start(0);
     first.deliver(g1, fx.share(g1, 1));
     first.take(first.engine.proposalIncoming(1, fx.id(g1), 0));
     assert.equal(tickets(first.runUntil(WAIT)).length, 1);
+
+    // the third miner votes for a peer's proposal that passed its checks as before: only a generator's own block waits
+    const third = fx.engine(fx.nonGenerator(1), undefined, config);
+    third.start(0);
+    third.deliver(g0, fx.share(g0, 1));
+    third.take(third.engine.proposalIncoming(1, fx.id(g0), 0));
+    third.deliver(g1, fx.proposal(fx.block(1, fx.genesis, g1)));
+    assert.equal(tickets(third.runUntil(WAIT)).length, 1);
   });
 
   test("votes at most once per round, even after a restart", () => {

@@ -101,7 +101,7 @@ export class ConsensusEngine {
   /**
    * A proposal of `round` by generator `minerId` has arrived and its block is being checked before the engine
    * sees it (the node's signature checks ahead): until it is delivered (`onMessage`), refused, or
-   * `incomingProposalWaitMs` has passed, this miner does not vote for a worse-ranked proposal of the round. Nothing
+   * `incomingProposalWaitMs` has passed, this miner does not vote for its own worse-ranked proposal. Nothing
    * of the proposal is trusted: it only holds this miner's vote back, for a bounded time. Without it a round's two
    * generators each vote for their own block and the third miner decides alone, however long its checks take.
    */

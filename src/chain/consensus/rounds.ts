@@ -130,7 +130,11 @@ export class Rounds {
     this.softAt = Math.max(this.ctx.now, this.proposeAt) + this.softTimeoutMs();
   }
 
-  /** Until when a vote for a proposal of `rank` waits for a better-ranked one being checked (undefined: it does not). */
+  /**
+   * Until when a vote for this miner's own proposal of `rank` waits for a better-ranked one being checked (undefined:
+   * it does not). Only its own block is held back: it is valid the moment it is built, so a generator voting for it
+   * at once splits the round's votes; a peer's proposal that passed this miner's checks is voted for as before.
+   */
   private heldUntil(rank: number): number | undefined {
     let until: number | undefined;
     for (const [r, at] of this.incoming) {
@@ -267,8 +271,9 @@ export class Rounds {
       if (!node) continue;
       const now = c.rank === 0 && (node.block.transactions.length > 0 || (this.ctx.logic.hasWork?.() ?? false));
       let at = now ? this.ctx.now : this.ctx.now + this.ctx.cfg.proposalWaitMs;
-      // a better-ranked proposal being checked: wait for it (bounded), then vote for the best one held
-      const held = this.incoming.size > 0 ? this.heldUntil(c.rank) : undefined;
+      // its own block while a better-ranked proposal is being checked: wait for that (bounded), then vote the best
+      const own = node.block.miner_id === this.ctx.selfId;
+      const held = own && this.incoming.size > 0 ? this.heldUntil(c.rank) : undefined;
       if (held !== undefined) at = Math.max(at, held);
       if (this.voteAt === undefined || at < this.voteAt) this.voteAt = at;
     }
@@ -372,7 +377,8 @@ export class Rounds {
       if (this.ctx.tracing) this.ctx.trace("vote due, no valid candidate", this.roundState());
       return;
     }
-    const until = this.incoming.size > 0 ? this.heldUntil(bestRank) : undefined;
+    const own = best.block.miner_id === this.ctx.selfId;
+    const until = own && this.incoming.size > 0 ? this.heldUntil(bestRank) : undefined;
     if (until !== undefined) {
       if (this.voteAt === undefined || this.voteAt > until) this.voteAt = until;
       if (this.ctx.tracing) this.ctx.trace("vote held for a better proposal being checked", this.roundState());

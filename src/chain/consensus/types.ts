@@ -101,9 +101,9 @@ export interface ConsensusConfig {
    */
   idleAfterBlocks?: number;
   /**
-   * Longest time a miner holds its vote back for a better-ranked proposal that has arrived and is still being
-   * checked (`ConsensusEngine.proposalIncoming`), instead of voting for a worse-ranked one that is valid already —
-   * usually its own (default 1,500 ms; at most half the soft timeout in effect). 0: never held back.
+   * Longest time a generator holds its vote for its own block back while a better-ranked proposal that has arrived
+   * is still being checked (`ConsensusEngine.proposalIncoming`) (default 1,500 ms; at most half the soft timeout in
+   * effect). 0: never held back.
    */
   incomingProposalWaitMs?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */

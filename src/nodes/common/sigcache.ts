@@ -138,18 +138,47 @@ export function messageBlocks(msg: ConsensusMessage): Block[] {
  */
 export function checkMessageAhead(
   msg: ConsensusMessage,
-  p: Parameters<typeof signaturesToCheck>[1] & { checker: SigChecker },
+  p: Parameters<typeof signaturesToCheck>[1] & {
+    checker: SigChecker;
+    /**
+     * Blocks whose check ahead is under way, by hash (kept up to date here): a message carrying one waits for that
+     * check instead of queueing the same signatures again. A miner gets a block as a proposal, then as `notarized`
+     * from each peer that saw its tickets: without it a slow check was repeated once per copy (2026-12-06 traces).
+     */
+    inFlight?: Map<string, Promise<void>>;
+  },
 ): Promise<void> | undefined {
-  const todo = signaturesToCheck(messageBlocks(msg), p);
-  if (todo.length < CHECK_AHEAD_MIN) return undefined;
-  const known = (p.scheme as Partial<CachingVerifier>).known;
-  const items: SigItem[] = [];
-  for (const t of todo) {
-    const key = txnKey(t);
-    if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
+  const waits: Promise<void>[] = [];
+  const fresh: Block[] = [];
+  for (const b of messageBlocks(msg)) {
+    const w = typeof b?.hash === "string" ? p.inFlight?.get(b.hash) : undefined;
+    if (w) waits.push(w);
+    else fresh.push(b);
   }
-  if (items.length === 0) return undefined;
-  return checkAndRemember(p.checker, p.scheme, items);
+  const perBlock = fresh.map((b) => signaturesToCheck([b], p));
+  const todo = perBlock.flat();
+  let own: Promise<void> | undefined;
+  if (todo.length >= CHECK_AHEAD_MIN) {
+    const known = (p.scheme as Partial<CachingVerifier>).known;
+    const items: SigItem[] = [];
+    for (const t of todo) {
+      const key = txnKey(t);
+      if (key && !known?.(key, t.hash, t.signature)) items.push({ key, hash: t.hash, sig: t.signature });
+    }
+    if (items.length > 0) own = checkAndRemember(p.checker, p.scheme, items);
+  }
+  const inFlight = p.inFlight;
+  if (own && inFlight) {
+    const mine = own;
+    const hashes = fresh.filter((_, i) => (perBlock[i] as Transaction[]).length > 0).map((b) => b.hash);
+    for (const h of hashes) inFlight.set(h, mine);
+    void mine.then(() => {
+      for (const h of hashes) if (inFlight.get(h) === mine) inFlight.delete(h);
+    });
+  }
+  if (own) waits.push(own);
+  if (waits.length === 0) return undefined;
+  return waits.length === 1 ? waits[0] : Promise.all(waits).then(() => undefined);
 }
 
 /**

@@ -97,6 +97,8 @@ export class MinerNode {
     hookFailures: 0,
   };
   private lastPruneRound = 0;
+  /** Blocks whose signatures are being checked ahead (`checkMessageAhead`): a second copy waits for that check. */
+  private readonly checkingAhead = new Map<string, Promise<void>>();
   /** The block this miner built last (its own proposal needs no second check). */
   private lastBuilt: Block | undefined;
 
@@ -461,6 +463,7 @@ export class MinerNode {
       scheme: this.opts.scheme,
       admitted: (h) => this.pool.has(h),
       checker: this.sigChecker,
+      inFlight: this.checkingAhead,
     });
   }
 
