@@ -193,6 +193,41 @@ describe("voting", () => {
     assert.equal(tickets(third.runUntil(WAIT)).length, 1);
   });
 
+  test("a generator holding a quorum of tickets for a block above its tip waits for it before proposing (bounded)", () => {
+    // 2026-12-06 traces: a miner that entered round r by the others' VRF shares while the block of r-1 was still in
+    // its checks ahead proposed on its older tip, and voted for that, although it held 2 tickets for the block of r-1
+    const fx = new Fixture(3);
+    const me = fx.generators(2)[0] as number;
+    const others = [0, 1, 2].filter((i) => i !== me);
+    const b1 = fx.block(1, fx.genesis);
+    const HOLD = 40;
+    const config = { ...TEST_CONFIG, incomingProposalWaitMs: HOLD };
+    const setup = () => {
+      const d = fx.engine(me, undefined, config);
+      d.start(0);
+      for (const v of others) d.deliver(v, fx.ticket(b1, v)); // a quorum for a block not held: it is fetched
+      d.now = 5;
+      const out: Action[] = [];
+      for (const v of others) out.push(...d.deliver(v, fx.share(v, 2)));
+      assert.equal(d.engine.currentRound(), 2, "round 2 entered by the others' shares");
+      return { d, out };
+    };
+
+    const { d, out } = setup();
+    assert.equal(sent(out, "proposal").length, 0, "no proposal on the older tip while the ticketed block is coming");
+    assert.equal(sent(d.runUntil(5 + HOLD - 1), "proposal").length, 0);
+    d.now = 5 + HOLD - 1;
+    const proposed = sent(d.deliver(others[0] as number, { type: "block", block: b1 }), "proposal");
+    assert.equal(proposed.length, 1, "proposes as soon as the block is here");
+    assert.equal(proposed[0]?.block.prev_hash, b1.hash, "on the block the others hold");
+
+    // bounded: a block that never comes holds the proposal only until the wait ends
+    const lost = setup().d;
+    assert.equal(sent(lost.runUntil(5 + HOLD - 1), "proposal").length, 0);
+    const late = sent(lost.runUntil(5 + HOLD), "proposal");
+    assert.equal(late[0]?.block.prev_hash, fx.genesis.hash, "then on the tip it has");
+  });
+
   test("votes at most once per round, even after a restart", () => {
     const fx = new Fixture();
     const [g0, g1] = fx.generators(1) as [number, number];

@@ -34,6 +34,10 @@ export class Rounds {
   private proposeAt = 0;
   private softCount = 0;
   private proposedRound = 0;
+  /** When this miner entered the current round. */
+  private enteredAt = 0;
+  /** A proposal held back for a ticketed block above the tip waits until then at most (0: none held). */
+  private proposeHoldUntil = 0;
   private myProposal: ProposalMsg | undefined;
   private myTicket: TicketMsg | undefined;
 
@@ -89,6 +93,8 @@ export class Rounds {
     if (progress) this.counters.roundTimeoutCount = 0;
     this.round = round;
     this.softCount = 0;
+    this.enteredAt = this.ctx.now;
+    this.proposeHoldUntil = 0;
     this.proposeAt = this.ctx.now + this.emptyRoundTimeMs();
     this.softAt = this.proposeAt + this.softTimeoutMs();
     this.voteAt = undefined;
@@ -146,7 +152,8 @@ export class Rounds {
 
   /** Earliest time a vote, a proposal or a soft timeout is due. */
   deadline(): number {
-    const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? this.proposeAt : Number.POSITIVE_INFINITY;
+    const proposeAt = this.proposeHoldUntil > this.ctx.now ? this.proposeHoldUntil : this.proposeAt;
+    const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? proposeAt : Number.POSITIVE_INFINITY;
     return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY);
   }
 
@@ -161,8 +168,7 @@ export class Rounds {
 
   /** A generator's proposal of `round` is being checked by the node (see `ConsensusEngine.proposalIncoming`). */
   proposalIncoming(round: number, minerId: string): void {
-    const cfg = this.ctx.cfg;
-    const wait = Math.min(cfg.incomingProposalWaitMs, cfg.softTimeoutMs / 2);
+    const wait = this.holdMs();
     if (round !== this.round || wait <= 0 || this.lastVoted >= round) return;
     const beacon = this.beacons.get(round);
     if (!beacon) return;
@@ -223,6 +229,19 @@ export class Rounds {
     if (!beacon) return;
     const { ctx } = this;
     if (ctx.now < this.proposeAt && !(ctx.logic.hasWork?.() ?? false)) return; // minimum round time
+    // A block above the notarized tip (of a round before this one) holds a quorum of tickets but is not here yet —
+    // still being checked ahead or fetched: proposing on the older tip would spend this miner's vote on a block the
+    // others refuse (their tip is higher). Wait for it, bounded like the vote hold.
+    const tipRound = this.tree.tip.block.round;
+    if (tipRound < round - 1 && this.tickets.quorumUnheld(tipRound, round)) {
+      const until = this.enteredAt + this.holdMs();
+      if (ctx.now < until) {
+        if (this.proposeHoldUntil !== until)
+          ctx.trace("proposal held for a ticketed block above the tip", { round, tip: tipRound });
+        this.proposeHoldUntil = until;
+        return;
+      }
+    }
     this.proposedRound = round;
     const rank = this.beacons.rankOf(round, beacon, ctx.selfId);
     if (rank >= ctx.setAt(round).G) return;
@@ -277,6 +296,12 @@ export class Rounds {
       if (held !== undefined) at = Math.max(at, held);
       if (this.voteAt === undefined || at < this.voteAt) this.voteAt = at;
     }
+  }
+
+  /** Longest wait for a block being checked (`incomingProposalWaitMs`, at most half the soft timeout). */
+  private holdMs(): number {
+    const cfg = this.ctx.cfg;
+    return Math.max(0, Math.min(cfg.incomingProposalWaitMs, cfg.softTimeoutMs / 2));
   }
 
   private softTimeoutMs(): number {

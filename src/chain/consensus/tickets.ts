@@ -59,6 +59,18 @@ export class Tickets {
     for (const t of list) this.add(hash, round, t?.verifier_id, t?.signature);
   }
 
+  /**
+   * Whether a block of a round strictly between `above` and `below` holds a quorum of tickets here but is not in
+   * the tree (still being checked ahead by the node, or fetched): a notarized block this miner is about to hold.
+   */
+  quorumUnheld(above: number, below: number): boolean {
+    for (const [hash, set] of this.sets) {
+      if (set.round <= above || set.round >= below || this.tree.has(hash)) continue;
+      if (this.count(hash, set.round) >= this.ctx.setAt(set.round).Q) return true;
+    }
+    return false;
+  }
+
   /** Valid tickets of a block of `round`: those of miners in force at that round. */
   count(hash: string, round: number): number {
     const sigs = this.sets.get(hash)?.sigs;

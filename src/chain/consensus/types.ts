@@ -102,8 +102,9 @@ export interface ConsensusConfig {
   idleAfterBlocks?: number;
   /**
    * Longest time a generator holds its vote for its own block back while a better-ranked proposal that has arrived
-   * is still being checked (`ConsensusEngine.proposalIncoming`) (default 1,500 ms; at most half the soft timeout in
-   * effect). 0: never held back.
+   * is still being checked (`ConsensusEngine.proposalIncoming`), and its proposal while a block above its notarized
+   * tip that holds a quorum of tickets is not here yet (default 1,500 ms from entering the round; at most half the
+   * soft timeout in effect). 0: never held back.
    */
   incomingProposalWaitMs?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
