@@ -130,6 +130,9 @@ export function createSettlementLoop(opts: SettlementOptions): Loop {
   return new Loop({
     name: "blobber-settlement",
     intervalMs: opts.intervalMs ?? 10_000,
+    // at multiples of the interval on the clock: the redeems of every blobber of a machine (and of blobbers whose
+    // clocks agree) go out together and share the chain's blocks, instead of each starting its own busy rounds
+    aligned: true,
     clock: opts.clock,
     logger: opts.log,
     task: async () => {
