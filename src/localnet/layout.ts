@@ -101,12 +101,14 @@ export const LOCALNET_MINER_SC = {
 } as const;
 
 /**
- * The local network's proof-of-storage settings (sc.yaml `storagesc`): about one challenge per MiB stored per
- * minute, so a user who uploads a few MB sees the first challenges pass within a minute; two validators each.
+ * The local network's proof-of-storage settings (sc.yaml `storagesc`): about one challenge per 50 MiB stored per
+ * minute (0.02 per MiB), two validators each. Each answer is a transaction that keeps the chain's generators busy
+ * for several rounds; at one per MiB (the contract's default) a few hundred MiB stored kept the whole chain of a
+ * two-core machine at full pace for good (docs/speed.md, "The chain during and after an upload").
  */
 export const LOCALNET_STORAGE_SC = {
   challenge_enabled: true,
-  challenge_rate_per_mb_min: 1,
+  challenge_rate_per_mb_min: 0.02,
   max_challenges_per_generation: 2,
   validators_per_challenge: 2,
   blobber_slash: 0.1,

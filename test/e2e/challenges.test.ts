@@ -45,11 +45,11 @@ describe("proof of storage on a real local network", { timeout: 600_000 }, () =>
 
   before(async () => {
     net = await startStorageLocalnet("cairn-e2e-challenges-", (_layout, dir) => {
-      // challenges every few seconds for the MiB stored (npm start: about one per MiB per minute)
+      // challenges every few seconds for the MiB stored (npm start: about one per 50 MiB per minute)
       const sc = join(dir, "genesis", "sc.yaml");
       const text = readFileSync(sc, "utf8");
-      assert.match(text, /challenge_rate_per_mb_min: 1\n/);
-      writeFileSync(sc, text.replace(/challenge_rate_per_mb_min: 1\n/, "challenge_rate_per_mb_min: 20\n"));
+      assert.match(text, /challenge_rate_per_mb_min: 0\.02\n/);
+      writeFileSync(sc, text.replace(/challenge_rate_per_mb_min: 0\.02\n/, "challenge_rate_per_mb_min: 20\n"));
     });
     ({ layout, nodes, cfg, logs } = net);
   });

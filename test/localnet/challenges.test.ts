@@ -472,6 +472,8 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
       p.blobber.ctx.files?.service.ledger.writeMarkers("accepted").filter((m) => m.wm.allocation_id === allocId).length ?? 0;
     const open = await openChallenges(honest);
     const deadlineMs = Math.max(...[...open.values()].map((c) => c.deadline)) * 1000;
+    // answered earliest deadline first: a challenge drawn while the others were still awaited has the least time left
+    honest.sort((x, y) => (open.get(x)?.deadline ?? 0) - (open.get(y)?.deadline ?? 0));
     const answered = new Set<string>();
     let chained = 0;
     // commit, answer, commit: from the challenges' creation to past their deadline

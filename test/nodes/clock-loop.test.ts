@@ -153,6 +153,56 @@ describe("Loop", () => {
     await loop.stop();
   });
 
+  it("aligned: runs at multiples of intervalMs on the clock, so loops started at different times run together", async () => {
+    const clock = new ManualClock({ start: 1_000_037 });
+    const starts: Record<string, number[]> = { a: [], b: [], slow: [] };
+    const make = (name: string, work = 0) =>
+      new Loop({
+        name,
+        intervalMs: 1000,
+        aligned: true,
+        clock,
+        task: async (signal) => {
+          (starts[name] as number[]).push(clock.now());
+          if (work > 0) await clock.sleep(work, signal);
+        },
+      });
+    const a = make("a");
+    const b = make("b");
+    const slow = make("slow", 1500); // a run longer than the interval: the next starts at the boundary after it ends
+    a.start();
+    await clock.advance(420);
+    b.start();
+    slow.start();
+    await clock.advance(4000);
+    assert.deepEqual(starts.a, [1_001_000, 1_002_000, 1_003_000, 1_004_000]);
+    assert.deepEqual(starts.b, starts.a);
+    assert.deepEqual(starts.slow, [1_001_000, 1_003_000]);
+    // a triggered run is extra; the schedule comes back to the boundaries after it
+    await clock.advance(250);
+    await a.trigger();
+    await clock.advance(1000);
+    assert.deepEqual(starts.a.slice(-2), [1_004_707, 1_005_000]);
+    await Promise.all([a.stop(), b.stop(), slow.stop()]);
+  });
+
+  it("aligned: firstDelayMs 0 still runs at once", async () => {
+    const clock = new ManualClock({ start: 5_500 });
+    const starts: number[] = [];
+    const loop = new Loop({
+      name: "now",
+      intervalMs: 1000,
+      firstDelayMs: 0,
+      aligned: true,
+      clock,
+      task: () => void starts.push(clock.now()),
+    });
+    loop.start();
+    await clock.advance(1600);
+    assert.deepEqual(starts, [5_500, 6_000, 7_000]);
+    await loop.stop();
+  });
+
   it("runs at once with firstDelayMs 0, and never overlaps a slow run", async () => {
     const clock = new ManualClock();
     const spans: Array<[number, number]> = [];

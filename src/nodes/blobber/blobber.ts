@@ -192,6 +192,8 @@ export async function createBlobber(opts: BlobberOptions): Promise<Blobber> {
   const healthLoop = new Loop({
     name: "blobber health check",
     intervalMs: intervals.healthCheckMs ?? 15 * 60_000,
+    // every blobber of a clock checks in at the same moments: one busy stretch of the chain, not one per blobber
+    aligned: true,
     clock,
     logger: loopLogger,
     task: async () => {

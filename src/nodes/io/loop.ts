@@ -4,8 +4,8 @@
  * task now and resolves when that run has finished.
  *
  * Runs never overlap. The schedule is fixed-delay: the next scheduled run starts `intervalMs` after the previous
- * run (scheduled or triggered) ended. A task that throws is logged and the loop carries on; nothing a task does
- * can reject a promise the caller did not ask for.
+ * run (scheduled or triggered) ended — or, with `aligned`, at the next multiple of `intervalMs` on the clock. A task
+ * that throws is logged and the loop carries on; nothing a task does can reject a promise the caller did not ask for.
  */
 
 import { CodedError, errorMessage } from "../../core/errors.js";
@@ -27,6 +27,14 @@ export interface LoopOptions {
   logger?: Logger;
   /** Delay before the first scheduled run after `start()` (default `intervalMs`; 0 runs at once). */
   firstDelayMs?: number;
+  /**
+   * Scheduled runs start at the next multiple of `intervalMs` on the clock after the previous run ended (at most
+   * `intervalMs` later) instead of `intervalMs` after it: loops of several processes on one clock (or clocks kept in
+   * step) run at the same moments. Used where each run may send a chain transaction, so that the transactions of the blobbers of a machine
+   * arrive together and share blocks instead of keeping the chain's generators busy one after another.
+   * `firstDelayMs` and `resume()` are aligned too (a `firstDelayMs` of 0 still runs at once).
+   */
+  aligned?: boolean;
 }
 
 /** Outcome of one run, as `trigger()` reports it. */
@@ -187,7 +195,8 @@ export class Loop {
   private schedule(delayMs: number): void {
     if (!this.started || this.isPaused || this.stopped || this.current !== undefined) return;
     this.clearTimer();
-    this.cancelTimer = this.opts.clock.setTimer(delayMs, () => {
+    const delay = this.opts.aligned ? alignedDelay(this.opts.clock.now(), delayMs, this.opts.intervalMs) : delayMs;
+    this.cancelTimer = this.opts.clock.setTimer(delay, () => {
       this.cancelTimer = undefined;
       if (this.current === undefined && !this.stopped && !this.isPaused) void this.run();
     });
@@ -201,4 +210,13 @@ export class Loop {
   private stoppedError(): CodedError {
     return new CodedError<NodeErrorCode>({ code: "loop_stopped", op: `loop ${this.name}` }, `loop ${this.name} is stopped`);
   }
+}
+
+/**
+ * An aligned loop's delay from `now`: none when `delayMs` is 0 (a run at once), otherwise to the next multiple of
+ * `intervalMs` after `now` (more than 0, at most one interval).
+ */
+function alignedDelay(now: number, delayMs: number, intervalMs: number): number {
+  if (delayMs <= 0 || intervalMs <= 0) return Math.max(0, delayMs);
+  return (Math.floor(now / intervalMs) + 1) * intervalMs - now;
 }

@@ -224,6 +224,8 @@ export function createChallengeLoop(o: ChallengeLoopOptions): Loop {
   return new Loop({
     name: "blobber challenges",
     intervalMs: o.intervalMs ?? 5_000,
+    // the answers of the blobbers of one clock go out together and share blocks (see Loop's `aligned`)
+    aligned: true,
     clock: o.clock,
     logger: o.log,
     task: () => answerOnce(o),

@@ -637,6 +637,57 @@ describe("blobber file API", () => {
     await loop.stop();
   });
 
+  it("redeems at multiples of the interval on the clock: blobbers started apart send their markers together", async () => {
+    // two blobbers on one clock (as on one machine), their loops started 3.3 s apart: each redeems every marker it
+    // accepted, in commit order, and both send at the same moments (their transactions share the chain's blocks)
+    const a = await rig();
+    const b = await rig();
+    await put(a, "/a1", new Uint8Array(randomBytes(100)));
+    await put(b, "/b1", new Uint8Array(randomBytes(100)));
+    const clock = new ManualClock({ start: 1_000_250 });
+    const sent: Array<{ who: string; at: number; prev: string; root: string }> = [];
+    const loopOf = (who: string, r: Rig) =>
+      createSettlementLoop({
+        ledger: r.service.ledger,
+        clock,
+        log: silentLogger(),
+        chain: {
+          commitConnection: async (i) => {
+            sent.push({ who, at: clock.now(), prev: i.prev_allocation_root, root: i.allocation_root });
+            return "t".repeat(64);
+          },
+          readRedeem: async () => "t".repeat(64),
+        },
+      });
+    const la = loopOf("a", a);
+    const lb = loopOf("b", b);
+    la.start();
+    await clock.advance(3300);
+    lb.start();
+    await clock.advance(7000);
+    assert.deepEqual(
+      sent.map((x) => `${x.who}@${x.at}`),
+      ["a@1010000", "b@1010000"],
+      "both loops ran at the 10 s boundary, not 10 s after their own start",
+    );
+    // more commits later: redeemed together at the next boundary, each chained on the previous root
+    await put(a, "/a2", new Uint8Array(randomBytes(100)));
+    await put(a, "/a3", new Uint8Array(randomBytes(100)));
+    await put(b, "/b2", new Uint8Array(randomBytes(100)));
+    await clock.advance(10_000);
+    const later = sent.slice(2);
+    assert.deepEqual(
+      later.map((x) => `${x.who}@${x.at}`),
+      ["a@1020000", "a@1020000", "b@1020000"],
+    );
+    assert.equal(later[0]?.prev, sent[0]?.root, "a's markers in commit order, each on the previous root");
+    assert.equal(later[1]?.prev, later[0]?.root);
+    assert.equal(later[2]?.prev, sent[1]?.root);
+    assert.equal(a.service.ledger.writeMarkers("accepted").length, 0, "every marker of a redeemed");
+    assert.equal(b.service.ledger.writeMarkers("accepted").length, 0, "every marker of b redeemed");
+    await Promise.all([la.stop(), lb.stop()]);
+  });
+
   it("marks a write marker the chain already has redeemed by its error code, and retries other failures", async () => {
     const r = await rig();
     await put(r, "/a", new Uint8Array(randomBytes(100)));
