@@ -818,3 +818,57 @@ describe("minimum round time", () => {
     assert.equal(sent(e.take(e.engine.onWork(20)), "proposal").length, 1, "a transaction arrived: propose now");
   });
 });
+
+describe("busy round time", () => {
+  // Under load a miner with work used to propose the moment it entered a round: rounds of a few transactions
+  // each, the 2 cores always full. `busyRoundTimeMs` makes such a round wait; a lone transaction does not.
+  const BUSY = 300;
+  const config = { ...TEST_CONFIG, softTimeoutMs: 1000, busyRoundTimeMs: BUSY };
+  const tipOf = (fx: Fixture, withTxns: boolean): Block => {
+    for (;;) {
+      const b = fx.block(1, fx.genesis);
+      if (b.transactions.length > 0 === withTxns) return b;
+    }
+  };
+  /** The first-ranked generator of round 2: round 1's block notarized at 50 ms (round 2 entered), its beacon at 60. */
+  const round2 = (tipTxns: boolean, work: { work: boolean; newWork: boolean }, cfg = config) => {
+    const fx = new Fixture();
+    const g = fx.generators(2)[0] as number;
+    const others = [0, 1, 2, 3].filter((x) => x !== g);
+    const d = fx.engine(g, undefined, cfg);
+    d.start(0);
+    Object.assign(d.ledger as object, work);
+    d.now = 50;
+    d.deliver(others[0] as number, fx.notarized(tipOf(fx, tipTxns)));
+    assert.equal(d.engine.currentRound(), 2, "round 1's block notarized: round 2 entered");
+    d.now = 60;
+    let out: Action[] = [];
+    for (const i of others.slice(0, fx.T - 1)) out = out.concat(d.deliver(i, fx.share(i, 2)));
+    return { d, proposed: sent(out, "proposal").length };
+  };
+
+  test("a lone transaction after an empty block is proposed at once", () => {
+    assert.equal(round2(false, { work: true, newWork: true }).proposed, 1);
+  });
+
+  test("rounds that only finalize earlier transactions are not paced", () => {
+    assert.equal(round2(true, { work: true, newWork: false }).proposed, 1);
+  });
+
+  test("with transactions in the tip and more waiting, the proposal waits until the round is busyRoundTimeMs old", () => {
+    const { d, proposed } = round2(true, { work: true, newWork: true });
+    assert.equal(proposed, 0, "the beacon is known 10 ms into the round: not yet");
+    assert.equal(d.engine.nextDeadline(), 50 + BUSY, "the engine wakes when the round is busyRoundTimeMs old");
+    assert.equal(sent(d.advance(50 + BUSY - 1), "proposal").length, 0);
+    assert.equal(sent(d.advance(50 + BUSY), "proposal").length, 1);
+    const off = round2(true, { work: true, newWork: true }, { ...config, busyRoundTimeMs: 0 });
+    assert.equal(off.proposed, 1, "0: off, proposed at once as before");
+  });
+
+  test("a setting at or above minRoundTimeMs + softTimeoutMs is refused", () => {
+    const fx = new Fixture();
+    assert.throws(() => fx.engine(0, undefined, { ...config, busyRoundTimeMs: 1000 }), /busyRoundTimeMs/);
+    assert.throws(() => fx.engine(0, undefined, { ...config, busyRoundTimeMs: -1 }), /busyRoundTimeMs/);
+    fx.engine(0, undefined, { ...config, minRoundTimeMs: 100, busyRoundTimeMs: 1000 });
+  });
+});
