@@ -1,5 +1,5 @@
-// With `busy_round_time` a round is proposed no earlier than that long after it began while a block not final yet
-// carries transactions and more wait (the pacing itself: test/chain/consensus.test.ts "busy round time"). What a
+// With `busy_round_time` a round is proposed no earlier than that long after it began when the two blocks before
+// it carry transactions and more wait (the pacing itself: test/chain/consensus.test.ts "busy round time"). What a
 // user relies on, checked here on the real miners: a lone transaction after an idle stretch, a client's next
 // transaction sent after the finality of its last, and the rounds that finalize them, all go at once.
 import assert from "node:assert/strict";

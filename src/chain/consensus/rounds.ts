@@ -130,21 +130,21 @@ export class Rounds {
 
   /**
    * Earliest time this miner proposes while there is work (0: at once): `busyRoundTimeMs` after it entered this
-   * round, when a notarized block above the latest finalized one carries transactions (earlier rounds had work
-   * that is not final yet) and more wait that the unfinalized blocks do not carry. A lone transaction after empty
-   * blocks, the next one of a client that waited for the finality of its last, and the rounds that only finalize
-   * blocks are proposed at once. Measured from this round's entry, not the one before: a round is entered about
-   * when the previous proposal is notarized, so proposals timed from the round before would follow each other at
-   * about half the setting.
+   * round, when the notarized tip and its parent both carry transactions (the rounds before were busy too) and
+   * more wait that the unfinalized blocks do not carry. A lone transaction after empty blocks, a client's next one
+   * sent once its last is final (a round that only finalizes a block is empty), and rounds with nothing new are
+   * proposed at once. Measured from this round's entry, not the one before: a round is entered about when the
+   * previous proposal is notarized, so proposals timed from the round before would follow each other at about half
+   * the setting.
    */
   private busyProposeAt(): number {
     const busy = this.ctx.cfg.busyRoundTimeMs;
     const at = this.enteredAt + busy;
     if (busy <= 0 || at <= this.ctx.now) return 0;
-    let carried = false; // work in flight: a block above the latest finalized one carries transactions
-    for (let n: TreeNode | undefined = this.tree.tip; n && !n.finalized && !carried; n = n.parent)
-      carried = n.block.transactions.length > 0;
-    return carried && this.ctx.logic.hasNewWork?.() === true ? at : 0;
+    // a run of busy rounds: the notarized tip and its parent both carry transactions
+    const tip = this.tree.tip;
+    if (tip.block.transactions.length === 0 || (tip.parent?.block.transactions.length ?? 0) === 0) return 0;
+    return this.ctx.logic.hasNewWork?.() === true ? at : 0;
   }
 
   /** The beacon of `round` became known (after start). */

@@ -114,8 +114,8 @@ export interface ConsensusConfig {
   incomingProposalWaitMs?: number;
   /**
    * Least time between the starts of two rounds in a row while there is work (default 0: off): a generator holding
-   * transactions the chain does not carry yet, while a notarized block above the latest finalized one carries
-   * transactions too (work in flight), proposes no earlier than this long after it entered the round. Under load a round then takes
+   * transactions the chain does not carry yet, while the notarized tip and its parent both carry transactions
+   * (a run of busy rounds), proposes no earlier than this long after it entered the round. Under load a round then takes
    * the transactions of this long instead of starting again at once with a handful; a lone transaction after empty
    * blocks, or sent after the finality of the one before, is proposed at once, as are the rounds that only finalize
    * blocks. Must stay below `minRoundTimeMs + softTimeoutMs` (the other miners
