@@ -226,6 +226,8 @@ async function main(): Promise<void> {
     miners: 3,
     sharders: 1,
     basePort: await findFreeBase({ offsets: portOffsets(3, 1) }),
+    // BENCH_BUSY_ROUND_TIME (e.g. "150ms", "0s"): the miners' busy_round_time (default: the layout's)
+    ...(process.env.BENCH_BUSY_ROUND_TIME ? { busyRoundTime: process.env.BENCH_BUSY_ROUND_TIME } : {}),
   });
   console.log(`Network directory: ${dir} (node logs in logs/, kept; scripts/slow-rounds.mjs reads it)`);
   const nodes: RunningNode[] = [];

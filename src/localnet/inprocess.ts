@@ -50,6 +50,8 @@ export interface InProcessOptions {
   minRoundTimeMs?: number;
   /** Least time of a round after 5 empty blocks in a row (default 0: `minRoundTimeMs`). */
   idleRoundTimeMs?: number;
+  /** Least time between the starts of rounds in a row under load (default 0: off). */
+  busyRoundTimeMs?: number;
   /** Miners' kept history in rounds (default 0: keep everything). */
   pruneDepth?: number;
   /** `max_block_txns` of miners and sharders: a block's transactions and signature-check budget (default 1000). */
@@ -204,6 +206,7 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
             maxBlockTxns: opts.maxBlockTxns ?? 1000,
             minRoundTimeMs: opts.minRoundTimeMs ?? 0,
             idleRoundTimeMs: opts.idleRoundTimeMs ?? 0,
+            busyRoundTimeMs: opts.busyRoundTimeMs ?? 0,
           },
           pruneDepth: opts.pruneDepth ?? 0,
           syncOnStart: false,

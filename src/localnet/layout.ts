@@ -65,6 +65,11 @@ export interface LayoutOptions {
    * instead of one a second.
    */
   idleRoundTime?: string;
+  /**
+   * Least time between the starts of rounds in a row while there is work (node.yaml `busy_round_time`; default
+   * none: off). Left out where it is not below min_round_time + soft_timeout.
+   */
+  busyRoundTime?: string;
   /** Genesis time in Unix seconds (default: now). */
   nowSec?: number;
   /** Miners' kept history in rounds (default 1000; 0 keeps everything). */
@@ -201,6 +206,7 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
   const minRoundTime = opts.minRoundTime ?? "1s";
   // idle rounds of 3 s where the timing allows them (a node refuses idle_round_time >= min_round_time + soft_timeout)
   const ms = (d: string) => durationMs(parseDuration(d));
+  const busyRoundTime = opts.busyRoundTime;
   const idleDefault = opts.minRoundTime === undefined && ms("3s") < ms(minRoundTime) + ms(softTimeout) ? "3s" : minRoundTime;
   const consensus = {
     soft_timeout: softTimeout,
@@ -209,6 +215,9 @@ export async function createLocalnetLayout(dir: string, opts: LayoutOptions): Pr
     max_block_txns: 1000,
     min_round_time: minRoundTime,
     idle_round_time: opts.idleRoundTime ?? idleDefault,
+    ...(busyRoundTime !== undefined && ms(busyRoundTime) < ms(minRoundTime) + ms(softTimeout)
+      ? { busy_round_time: busyRoundTime }
+      : {}),
   };
   const writeNode = (
     name: string,

@@ -818,3 +818,72 @@ describe("minimum round time", () => {
     assert.equal(sent(e.take(e.engine.onWork(20)), "proposal").length, 1, "a transaction arrived: propose now");
   });
 });
+
+describe("busy round time", () => {
+  // Under load a miner with work used to propose the moment it entered a round: rounds of a few transactions
+  // each, the 2 cores always full. `busyRoundTimeMs` makes such a round wait; a lone transaction does not.
+  const BUSY = 300;
+  const config = { ...TEST_CONFIG, softTimeoutMs: 1000, busyRoundTimeMs: BUSY };
+  const blockOn = (fx: Fixture, round: number, parent: Block, withTxns: boolean): Block => {
+    for (;;) {
+      const b = fx.block(round, parent);
+      if (b.transactions.length > 0 === withTxns) return b;
+    }
+  };
+  /**
+   * The first-ranked generator of round 3: the blocks of rounds 1 and 2 (with or without transactions) notarized,
+   * round 3 entered at 50 ms, its beacon at 60.
+   */
+  const round3 = (txns: [boolean, boolean], work: { work: boolean; newWork: boolean }, cfg = config) => {
+    const fx = new Fixture();
+    const g = fx.generators(3)[0] as number;
+    const others = [0, 1, 2, 3].filter((x) => x !== g);
+    const d = fx.engine(g, undefined, cfg);
+    d.start(0);
+    Object.assign(d.ledger as object, work);
+    const b1 = blockOn(fx, 1, fx.genesis, txns[0]);
+    const b2 = blockOn(fx, 2, b1, txns[1]);
+    d.now = 40;
+    d.deliver(others[0] as number, fx.notarized(b1));
+    d.now = 50;
+    d.deliver(others[0] as number, fx.notarized(b2));
+    assert.equal(d.engine.currentRound(), 3, "round 2's block notarized: round 3 entered");
+    d.now = 60;
+    let out: Action[] = [];
+    for (const i of others.slice(0, fx.T - 1)) out = out.concat(d.deliver(i, fx.share(i, 3)));
+    return { d, proposed: sent(out, "proposal").length };
+  };
+  const newWork = { work: true, newWork: true };
+
+  test("a lone transaction after empty blocks is proposed at once", () => {
+    assert.equal(round3([false, false], newWork).proposed, 1);
+  });
+
+  test("a client's next transaction, sent once its last is final, is proposed at once", () => {
+    // its last transaction's block, then the empty round that finalized it
+    assert.equal(round3([true, false], newWork).proposed, 1);
+    // one busy round is not a run of them
+    assert.equal(round3([false, true], newWork).proposed, 1);
+  });
+
+  test("rounds with nothing new (only blocks waiting for their finality) are not paced", () => {
+    assert.equal(round3([true, true], { work: true, newWork: false }).proposed, 1);
+  });
+
+  test("after two busy rounds, with more waiting, the proposal waits until the round is busyRoundTimeMs old", () => {
+    const { d, proposed } = round3([true, true], newWork);
+    assert.equal(proposed, 0, "the beacon is known 10 ms into the round: not yet");
+    assert.equal(d.engine.nextDeadline(), 50 + BUSY, "the engine wakes when the round is busyRoundTimeMs old");
+    assert.equal(sent(d.advance(50 + BUSY - 1), "proposal").length, 0);
+    assert.equal(sent(d.advance(50 + BUSY), "proposal").length, 1);
+    const off = round3([true, true], newWork, { ...config, busyRoundTimeMs: 0 });
+    assert.equal(off.proposed, 1, "0: off, proposed at once as before");
+  });
+
+  test("a setting at or above minRoundTimeMs + softTimeoutMs is refused", () => {
+    const fx = new Fixture();
+    assert.throws(() => fx.engine(0, undefined, { ...config, busyRoundTimeMs: 1000 }), /busyRoundTimeMs/);
+    assert.throws(() => fx.engine(0, undefined, { ...config, busyRoundTimeMs: -1 }), /busyRoundTimeMs/);
+    fx.engine(0, undefined, { ...config, minRoundTimeMs: 100, busyRoundTimeMs: 1000 });
+  });
+});

@@ -45,6 +45,19 @@ describe("local network: view-change setting and added nodes", () => {
     assert.deepEqual([set.minRoundTimeMs, set.idleRoundTimeMs], [300, 300]);
   });
 
+  it("busy rounds: off unless asked for; a setting every node would refuse is left out", async () => {
+    await initCrypto();
+    const consensusOf = async (opts: { softTimeout?: string; busyRoundTime?: string }) => {
+      const l = await createLocalnetLayout(tmp(), { miners: 1, sharders: 1, basePort: 23900, ...opts });
+      const file = l.miners[0]?.configFile as string;
+      return parseNodeConfig(readFileSync(file, "utf8"), file).consensus;
+    };
+    assert.equal((await consensusOf({})).busyRoundTimeMs, 0);
+    assert.equal((await consensusOf({ busyRoundTime: "150ms" })).busyRoundTimeMs, 150);
+    // 1 s min_round_time + 1 s soft_timeout: 2 s would be refused
+    assert.equal((await consensusOf({ softTimeout: "1s", busyRoundTime: "2s" })).busyRoundTimeMs, 0);
+  });
+
   it("sc.yaml: view changes off by default, on with the option; phase settings read back", async () => {
     await initCrypto();
     const off = await createLocalnetLayout(tmp(), { miners: 2, sharders: 1, basePort: 23700 });

@@ -33,6 +33,17 @@ describe("node.yaml", () => {
     );
   });
 
+  it("busy_round_time: absent, 0 (off); below min_round_time + soft_timeout", () => {
+    assert.equal(parseNodeConfig(BASE, "/x/node.yaml").consensus.busyRoundTimeMs, 0);
+    const c = parseNodeConfig(`${BASE}consensus:\n  busy_round_time: 150ms\n`, "/x/node.yaml");
+    assert.equal(c.consensus.busyRoundTimeMs, 150);
+    assert.throws(
+      () =>
+        parseNodeConfig(`${BASE}consensus:\n  min_round_time: 1s\n  soft_timeout: 3s\n  busy_round_time: 4s\n`, "/x/node.yaml"),
+      /field "consensus.busy_round_time": expected a duration below min_round_time \+ soft_timeout/,
+    );
+  });
+
   it("refuses a pruning depth the consensus window cannot live with", () => {
     assert.throws(
       () => parseNodeConfig(`${BASE}prune_depth: 20\n`, "/x/node.yaml"),

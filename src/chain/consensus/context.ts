@@ -130,6 +130,10 @@ export class EngineContext implements FinalityContext {
         "need idleRoundTimeMs < minRoundTimeMs + softTimeoutMs and idleAfterBlocks >= 1",
         { op },
       );
+    if (!(c.busyRoundTimeMs >= 0 && c.busyRoundTimeMs < c.minRoundTimeMs + c.softTimeoutMs))
+      throw codedError<ChainErrorCode>("consensus_config_invalid", "need 0 <= busyRoundTimeMs < minRoundTimeMs + softTimeoutMs", {
+        op,
+      });
     this.crypto = opts.crypto;
     this.logic = opts.logic;
     this.tracing = opts.trace === true;

@@ -36,6 +36,8 @@ export class Rounds {
   private proposedRound = 0;
   /** When this miner entered the current round. */
   private enteredAt = 0;
+  /** A proposal paced by `busyRoundTimeMs` waits until then (0: none paced). */
+  private busyHoldUntil = 0;
   /** A proposal held back for a ticketed block above the tip waits until then at most (0: none held). */
   private proposeHoldUntil = 0;
   private myProposal: ProposalMsg | undefined;
@@ -95,6 +97,7 @@ export class Rounds {
     this.softCount = 0;
     this.enteredAt = this.ctx.now;
     this.proposeHoldUntil = 0;
+    this.busyHoldUntil = 0;
     this.proposeAt = this.ctx.now + this.emptyRoundTimeMs();
     this.softAt = this.proposeAt + this.softTimeoutMs();
     this.voteAt = undefined;
@@ -125,6 +128,25 @@ export class Rounds {
     return idleRoundTimeMs;
   }
 
+  /**
+   * Earliest time this miner proposes while there is work (0: at once): `busyRoundTimeMs` after it entered this
+   * round, when the notarized tip and its parent both carry transactions (the rounds before were busy too) and
+   * more wait that the unfinalized blocks do not carry. A lone transaction after empty blocks, a client's next one
+   * sent once its last is final (a round that only finalizes a block is empty), and rounds with nothing new are
+   * proposed at once. Measured from this round's entry, not the one before: a round is entered about when the
+   * previous proposal is notarized, so proposals timed from the round before would follow each other at about half
+   * the setting.
+   */
+  private busyProposeAt(): number {
+    const busy = this.ctx.cfg.busyRoundTimeMs;
+    const at = this.enteredAt + busy;
+    if (busy <= 0 || at <= this.ctx.now) return 0;
+    // a run of busy rounds: the notarized tip and its parent both carry transactions
+    const tip = this.tree.tip;
+    if (tip.block.transactions.length === 0 || (tip.parent?.block.transactions.length ?? 0) === 0) return 0;
+    return this.ctx.logic.hasNewWork?.() === true ? at : 0;
+  }
+
   /** The beacon of `round` became known (after start). */
   beaconKnown(round: number): void {
     if (round !== this.round) return;
@@ -152,7 +174,9 @@ export class Rounds {
 
   /** Earliest time a vote, a proposal or a soft timeout is due. */
   deadline(): number {
-    const proposeAt = this.proposeHoldUntil > this.ctx.now ? this.proposeHoldUntil : this.proposeAt;
+    const now = this.ctx.now;
+    let proposeAt = this.busyHoldUntil > now ? this.busyHoldUntil : this.proposeAt;
+    if (this.proposeHoldUntil > now) proposeAt = this.proposeHoldUntil;
     const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? proposeAt : Number.POSITIVE_INFINITY;
     return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY);
   }
@@ -229,6 +253,12 @@ export class Rounds {
     if (!beacon) return;
     const { ctx } = this;
     if (ctx.now < this.proposeAt && !(ctx.logic.hasWork?.() ?? false)) return; // minimum round time
+    const busyAt = this.busyProposeAt(); // rounds under load at least busyRoundTimeMs apart
+    if (busyAt > ctx.now) {
+      if (this.busyHoldUntil !== busyAt) ctx.trace("proposal paced", { round, until: busyAt - this.enteredAt });
+      this.busyHoldUntil = busyAt;
+      return;
+    }
     // A block above the notarized tip (of a round before this one) holds a quorum of tickets but is not here yet —
     // still being checked ahead or fetched: proposing on the older tip would spend this miner's vote on a block the
     // others refuse (their tip is higher). Wait for it, bounded like the vote hold.

@@ -66,6 +66,11 @@ export interface BlockLogic {
    */
   hasWork?(): boolean;
   /**
+   * Whether transactions wait that the blocks above the latest finalized one do not carry yet (new work, not just
+   * blocks waiting for their finality). Only `busyRoundTimeMs` reads it (absent: never).
+   */
+  hasNewWork?(): boolean;
+  /**
    * Blocks just finalized (chain order), called synchronously when the latest finalized block moves, before
    * anything else happens in the same step: a proposal built or a block checked later in that step must already
    * see their transactions as on the chain. The `finalized` action with the same blocks follows as before.
@@ -107,6 +112,16 @@ export interface ConsensusConfig {
    * soft timeout in effect). 0: never held back.
    */
   incomingProposalWaitMs?: number;
+  /**
+   * Least time between the starts of two rounds in a row while there is work (default 0: off): a generator holding
+   * transactions the chain does not carry yet, while the notarized tip and its parent both carry transactions
+   * (a run of busy rounds), proposes no earlier than this long after it entered the round. Under load a round then takes
+   * the transactions of this long instead of starting again at once with a handful; a lone transaction after empty
+   * blocks, or sent after the finality of the one before, is proposed at once, as are the rounds that only finalize
+   * blocks. Must stay below `minRoundTimeMs + softTimeoutMs` (the other miners
+   * wait that long for a proposal before their soft timeout). Nothing a node checks depends on it.
+   */
+  busyRoundTimeMs?: number;
   /** Cap of the soft-timeout backoff factor (default 8). */
   maxBackoff?: number;
   /** Finalized blocks kept in memory to answer `get_block` (default 64; older ones via `lookupFinalized`). */
@@ -128,6 +143,7 @@ export const DEFAULT_CONSENSUS_CONFIG: Required<ConsensusConfig> = {
   idleRoundTimeMs: 0,
   idleAfterBlocks: 5,
   incomingProposalWaitMs: 1500,
+  busyRoundTimeMs: 0,
   maxBackoff: 8,
   keepFinalized: 64,
   maxPendingBlocks: 256,

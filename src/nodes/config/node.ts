@@ -22,6 +22,8 @@ export interface ConsensusSettings {
   minRoundTimeMs: number;
   /** Least time of a round after a run of empty blocks (absent in node.yaml: `minRoundTimeMs`, no slow-down). */
   idleRoundTimeMs: number;
+  /** Least time between the starts of rounds in a row while there is work (absent in node.yaml: 0, off). */
+  busyRoundTimeMs: number;
 }
 
 export interface NodeConfig {
@@ -85,6 +87,9 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
   const idleRoundTime = c.duration("idle_round_time", { default: minRoundTime });
   if (idleRoundTime > minRoundTime && idleRoundTime >= minRoundTime + softTimeout)
     c.fail("idle_round_time", "a duration below min_round_time + soft_timeout", c.obj.idle_round_time);
+  const busyRoundTime = c.duration("busy_round_time", { default: 0n });
+  if (busyRoundTime >= minRoundTime + softTimeout)
+    c.fail("busy_round_time", "a duration below min_round_time + soft_timeout", c.obj.busy_round_time);
   if (softTimeout < 100n * MILLISECOND) c.fail("soft_timeout", "a duration of at least 100ms", c.obj.soft_timeout);
   const cfg: NodeConfig = {
     file,
@@ -107,6 +112,7 @@ export function parseNodeConfig(text: string, file: string): NodeConfig {
       maxBlockTxns: c.int("max_block_txns", { default: 1000, min: 1, max: 100000 }),
       minRoundTimeMs: Number(minRoundTime / MILLISECOND),
       idleRoundTimeMs: Number(idleRoundTime / MILLISECOND),
+      busyRoundTimeMs: Number(busyRoundTime / MILLISECOND),
     },
     pruneDepth: r.int("prune_depth", { default: 1000, min: 0 }),
     refreshSeconds: r.int("refresh_seconds", { default: 5, min: 1 }),

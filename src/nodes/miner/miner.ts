@@ -54,6 +54,8 @@ export interface MinerOptions {
     minRoundTimeMs?: number;
     /** Least time of a round after a run of empty blocks (default 0: `minRoundTimeMs`). */
     idleRoundTimeMs?: number;
+    /** Least time between the starts of rounds in a row under load (default 0: off; ConsensusConfig). */
+    busyRoundTimeMs?: number;
   };
   /**
    * Finalized rounds of history to keep (blocks and state); older ones are pruned every `depth / 10` rounds.
@@ -138,6 +140,15 @@ export class MinerNode {
     const logic: BlockLogic = {
       // transactions waiting, or in blocks not finalized yet: the rounds that finalize them do not idle either
       hasWork: () => this.pool.size() > 0 || this.engine.unfinalizedBlocks().some((b) => b.transactions.length > 0),
+      // more transactions waiting than the unfinalized blocks carry of them (the pool keeps a transaction until it is
+      // finalized; a block may also carry transactions this miner never received)
+      hasNewWork: () => {
+        const waiting = this.pool.size();
+        if (waiting === 0) return false;
+        let carried = 0;
+        for (const b of this.engine.unfinalizedBlocks()) for (const t of b.transactions) if (this.pool.has(t.hash)) carried++;
+        return waiting > carried;
+      },
       // indexed at once: a proposal or check later in the same engine step must see these transactions
       finalized: (blocks) => this.recordFinalized(blocks),
       build: (parent, round, seed, timeoutCount, nowMs) => this.build(parent, round, seed, timeoutCount, nowMs),
@@ -176,6 +187,7 @@ export class MinerNode {
         restartMult: opts.consensus.restartMult,
         minRoundTimeMs: opts.consensus.minRoundTimeMs ?? 0,
         idleRoundTimeMs: opts.consensus.idleRoundTimeMs ?? 0,
+        busyRoundTimeMs: opts.consensus.busyRoundTimeMs ?? 0,
       },
       restored: restoredState(opts.store, opts.genesis),
       lookupFinalized: (h) => opts.store.getBlock(h),

@@ -156,6 +156,8 @@ export class ToyLedger implements BlockLogic {
   private txnCounter = 0;
   /** What `hasWork` answers (tests of the minimum round time set it). */
   work = false;
+  /** What `hasNewWork` answers (tests of the busy round time set it). */
+  newWork = false;
 
   constructor(
     readonly minerId: string,
@@ -168,6 +170,10 @@ export class ToyLedger implements BlockLogic {
 
   hasWork(): boolean {
     return this.work;
+  }
+
+  hasNewWork(): boolean {
+    return this.newWork;
   }
 
   /** Rebuild the state of a restored finalized chain (in order, from the first block after genesis). */
