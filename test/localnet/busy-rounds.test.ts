@@ -18,11 +18,7 @@ const BUSY_MS = 2000;
 describe("busy rounds (in-process network, manual clock)", { timeout: 300_000 }, () => {
   const clock = new ManualClock({ start: Date.UTC(2026, 11, 6) });
   let net: InProcessNetwork;
-  const { until } = virtualTime(clock, { stepMs: 20 });
-  const pass = async (ms: number): Promise<void> => {
-    const end = clock.now() + ms;
-    while (clock.now() < end) await clock.advance(20);
-  };
+  const { until, pass } = virtualTime(clock, { stepMs: 20 });
   const sharder = () => net.sharders[0]?.node as InProcessNetwork["sharders"][0]["node"];
   const scheme = getScheme("ed25519");
   let client: sdk.ChainClient;

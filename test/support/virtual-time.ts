@@ -1,7 +1,7 @@
 /**
  * Driving a ManualClock from a test: `drive` advances virtual time in steps until a promise settles, `until` until
- * a condition holds; both fail the test, naming what was awaited, when the virtual budget runs out. Shared by
- * every test that runs a network on virtual time.
+ * a condition holds (both fail the test, naming what was awaited, when the virtual budget runs out), `pass` by a
+ * given time. Shared by every test that runs a network on virtual time.
  */
 import assert from "node:assert/strict";
 import type { ManualClock } from "../../src/nodes/io/clock.js";
@@ -20,6 +20,8 @@ export interface VirtualTime {
   drive<T>(promise: Promise<T>, maxMs?: number): Promise<T>;
   /** Advance the clock until `cond()` holds. */
   until(what: string, cond: () => boolean, maxMs?: number): Promise<void>;
+  /** Advance the clock by `ms` in steps, so that messages between nodes are delivered in between. */
+  pass(ms: number): Promise<void>;
 }
 
 export function virtualTime(clock: ManualClock, opts: VirtualTimeOptions = {}): VirtualTime {
@@ -42,6 +44,10 @@ export function virtualTime(clock: ManualClock, opts: VirtualTimeOptions = {}): 
         assert.ok(clock.now() < end, `timed out (virtual) waiting for ${what}`);
         await clock.advance(step);
       }
+    },
+    async pass(ms: number): Promise<void> {
+      const end = clock.now() + ms;
+      while (clock.now() < end) await clock.advance(step);
     },
   };
 }
