@@ -144,6 +144,8 @@ for (const [name, make] of stores) {
       assert.equal(store.txnBlock(txn.hash), undefined, "its transactions' index entries go with it");
       assert.equal(store.getBlock(chain[2]?.hash as string)?.round, 2);
       assert.equal(store.prunedCount(), 2);
+      assert.equal(store.stateRootAt(3), roots[3], "a kept round's state root, from its index entry");
+      assert.equal(store.stateRootAt(1), undefined, "a pruned round's state root entry goes with it");
       assert.ok(r.nodes > 0 && store.kv.range({ prefix: "n:" }).length === before - r.nodes);
       const kept = Trie.at(roots[3] as string, store.nodeDb());
       assert.equal(kept.getString("k0"), "v0", "kept states are whole");

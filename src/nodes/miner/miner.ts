@@ -27,7 +27,7 @@ import { admitAll } from "./intake.js";
 import type { MinerOptions } from "./options.js";
 import { checkGetBlockAuth, Outbox } from "./outbox.js";
 import { minerKeyIn, minerUrlIn, peersAt, shardersAt } from "./peers.js";
-import { maybePrune } from "./prune.js";
+import { maybePrune, prunePhase } from "./prune.js";
 import { minerCrypto, restoredState } from "./restore.js";
 import { POOL_BLOCKS, TxnPool } from "./txpool.js";
 
@@ -57,6 +57,8 @@ export class MinerNode {
     hookFailures: 0,
   };
   private lastPruneRound = 0;
+  /** Rounds this miner's pruning is shifted by, so that the miners do not all prune in the same round. */
+  private readonly prunePhase: number;
   /** Blocks whose signatures are being checked ahead (`checkMessageAhead`): a second copy waits for that check. */
   private readonly checkingAhead = new Map<string, Promise<void>>();
   /** The block this miner built last (its own proposal needs no second check). */
@@ -125,6 +127,8 @@ export class MinerNode {
       },
     };
     const genesisMiners = minersOf(opts.magicBlock);
+    const selfIndex = genesisMiners.find((m) => m.id === opts.selfId)?.set_index ?? -1;
+    this.prunePhase = prunePhase(opts.pruneDepth ?? 0, selfIndex, genesisMiners.length);
     this.engine = new ConsensusEngine({
       self: genesisMiners.find((m) => m.id === opts.selfId) ?? {
         id: opts.selfId,
@@ -349,6 +353,7 @@ export class MinerNode {
             this.lastPruneRound,
             this.stats,
             this.opts.log,
+            this.prunePhase,
           );
           break;
         case "log":

@@ -58,6 +58,8 @@ export interface PruneResult {
 }
 
 const roundKey = (r: number): string => `r:${String(r).padStart(12, "0")}`;
+/** The state root of the finalized block of a round (read by pruning without decoding the block). */
+const stateRootKey = (r: number): string => `sr:${String(r).padStart(12, "0")}`;
 
 export class ChainStore {
   private readonly files: BlockFiles;
@@ -133,6 +135,7 @@ export class ChainStore {
     this.commit((tx) => {
       for (const b of blocks) {
         tx.putString(roundKey(b.round), b.hash);
+        tx.putString(stateRootKey(b.round), b.state_hash);
         for (const t of b.transactions) tx.putString(`t:${t.hash}`, b.hash);
       }
       tx.putString("meta:lfb", (blocks[blocks.length - 1] as Block).hash);
@@ -146,7 +149,7 @@ export class ChainStore {
    * (`prunedCount`), so chain heights stay known.
    */
   prune(belowRound: number, beforeSec: number, keepRoots: Iterable<string>): PruneResult {
-    let blocks = 0;
+    const gone: { key: string; hash: string; round: number; txns: string[] }[] = [];
     let firstRound = belowRound;
     for (const e of this.kv.range({ prefix: "r:", end: roundKey(belowRound) })) {
       const hash = Buffer.from(e.value).toString("utf8");
@@ -155,13 +158,22 @@ export class ChainStore {
         firstRound = b.round;
         break;
       }
+      gone.push({ key: e.key, hash, round: Number(e.key.slice(2)), txns: (b?.transactions ?? []).map((t) => t.hash) });
+    }
+    // one commit for all of them (not one synchronous commit a block: pruning ran on the event loop of every miner
+    // at once, seconds every 100 rounds under load), then their files: a kill in between leaves orphan files,
+    // never a dangling entry
+    if (gone.length > 0) {
+      const pruned = this.prunedCount() + gone.length;
       this.kv.transaction((tx) => {
-        for (const t of b?.transactions ?? []) tx.delete(`t:${t.hash}`);
-        tx.delete(e.key);
-        tx.putString("meta:pruned", String(this.prunedCount() + 1));
+        for (const g of gone) {
+          for (const t of g.txns) tx.delete(`t:${t}`);
+          tx.delete(g.key);
+          tx.delete(stateRootKey(g.round));
+        }
+        tx.putString("meta:pruned", String(pruned));
       });
-      this.files.remove(hash); // after the index entry: a kill in between leaves an orphan file, never a dangling entry
-      blocks++;
+      for (const g of gone) this.files.remove(g.hash);
     }
     const { reached } = reachableNodes(keepRoots, this.nodeDb());
     const drop: string[] = [];
@@ -170,7 +182,18 @@ export class ChainStore {
       this.kv.transaction((tx) => {
         for (const k of drop.slice(i, i + 1000)) tx.delete(k);
       });
-    return { blocks, nodes: drop.length, firstRound };
+    return { blocks: gone.length, nodes: drop.length, firstRound };
+  }
+
+  /**
+   * The state root of the finalized block of `round` (undefined: none held), from its index entry; a block
+   * finalized before that entry existed is read from its file.
+   */
+  stateRootAt(round: number): string | undefined {
+    const root = this.kv.getString(stateRootKey(round));
+    if (root !== undefined) return root;
+    const h = this.hashAtRound(round);
+    return h === undefined ? undefined : this.getBlock(h)?.state_hash;
   }
 
   /** Finalized blocks removed from the start of the chain by {@link prune}. */
