@@ -31,7 +31,10 @@ function schedule(depth: number, phase: number, last: number) {
 
 describe("miner pruning schedule", () => {
   it("spreads the miners of a set over the pruning period", () => {
-    assert.deepEqual([0, 1, 2].map((i) => prunePhase(1000, i, 3)), [0, 33, 66]);
+    assert.deepEqual(
+      [0, 1, 2].map((i) => prunePhase(1000, i, 3)),
+      [0, 33, 66],
+    );
     assert.equal(prunePhase(1000, -1, 3), 0, "a node outside the set prunes unshifted");
     assert.equal(prunePhase(0, 1, 3), 0);
   });
