@@ -165,22 +165,45 @@ export function keyPath(key: string): string {
  * no kept state). A node missing from `db` is reported in `missing` and its subtree is skipped.
  */
 export function reachableNodes(roots: Iterable<string>, db: NodeDb): { reached: Set<string>; missing: string[] } {
-  const reached = new Set<string>();
-  const missing: string[] = [];
-  const stack = [...roots].filter((r) => r !== EMPTY_ROOT);
-  while (stack.length > 0) {
-    const h = stack.pop() as string;
-    if (reached.has(h)) continue;
-    const v = db.get(h);
-    if (v === undefined) {
-      missing.push(h);
-      continue;
-    }
-    reached.add(h);
-    const n = decodeTrieNode(asBytes(v), h);
-    if (!n.leaf) for (const c of n.children) if (c !== "" && !reached.has(c)) stack.push(c);
+  const w = new ReachWalker(db);
+  w.add(roots);
+  w.step(Number.POSITIVE_INFINITY);
+  return { reached: w.reached, missing: w.missing };
+}
+
+/**
+ * {@link reachableNodes} in steps: `add` roots, then `step(n)` visits at most `n` nodes and says whether the walk
+ * is done; roots added later are walked by the next steps (nodes already reached are not visited again).
+ */
+export class ReachWalker {
+  readonly reached = new Set<string>();
+  readonly missing: string[] = [];
+  private readonly stack: string[] = [];
+
+  constructor(private readonly db: NodeDb) {}
+
+  add(roots: Iterable<string>): void {
+    for (const r of roots) if (r !== EMPTY_ROOT && !this.reached.has(r)) this.stack.push(r);
   }
-  return { reached, missing };
+
+  /** Visit up to `maxNodes` nodes; true when nothing is left to visit. */
+  step(maxNodes: number): boolean {
+    const { reached, stack } = this;
+    for (let visited = 0; visited < maxNodes && stack.length > 0; ) {
+      const h = stack.pop() as string;
+      if (reached.has(h)) continue;
+      visited++;
+      const v = this.db.get(h);
+      if (v === undefined) {
+        this.missing.push(h);
+        continue;
+      }
+      reached.add(h);
+      const n = decodeTrieNode(asBytes(v), h);
+      if (!n.leaf) for (const c of n.children) if (c !== "" && !reached.has(c)) stack.push(c);
+    }
+    return stack.length === 0;
+  }
 }
 
 /** A NodeDb over a Map (tests, in-memory nodes). */

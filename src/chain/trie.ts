@@ -26,6 +26,7 @@ export {
   keyPath,
   MapNodeDb,
   type NodeDb,
+  ReachWalker,
   reachableNodes,
   type TrieBranch,
   type TrieLeaf,

@@ -27,7 +27,7 @@ import { admitAll } from "./intake.js";
 import type { MinerOptions } from "./options.js";
 import { checkGetBlockAuth, Outbox } from "./outbox.js";
 import { minerKeyIn, minerUrlIn, peersAt, shardersAt } from "./peers.js";
-import { maybePrune, prunePhase } from "./prune.js";
+import { Pruner, prunePhase } from "./prune.js";
 import { minerCrypto, restoredState } from "./restore.js";
 import { POOL_BLOCKS, TxnPool } from "./txpool.js";
 
@@ -56,9 +56,8 @@ export class MinerNode {
     prunedNodes: 0,
     hookFailures: 0,
   };
-  private lastPruneRound = 0;
-  /** Rounds this miner's pruning is shifted by, so that the miners do not all prune in the same round. */
-  private readonly prunePhase: number;
+  /** Old blocks and state go in steps, each miner in its own rounds. */
+  private readonly pruner: Pruner;
   /** Blocks whose signatures are being checked ahead (`checkMessageAhead`): a second copy waits for that check. */
   private readonly checkingAhead = new Map<string, Promise<void>>();
   /** The block this miner built last (its own proposal needs no second check). */
@@ -128,7 +127,9 @@ export class MinerNode {
     };
     const genesisMiners = minersOf(opts.magicBlock);
     const selfIndex = genesisMiners.find((m) => m.id === opts.selfId)?.set_index ?? -1;
-    this.prunePhase = prunePhase(opts.pruneDepth ?? 0, selfIndex, genesisMiners.length);
+    const depth = opts.pruneDepth ?? 0;
+    const phase = prunePhase(depth, selfIndex, genesisMiners.length);
+    this.pruner = new Pruner({ store: opts.store, depth, phase, clock: opts.clock, stats: this.stats, log: opts.log });
     this.engine = new ConsensusEngine({
       self: genesisMiners.find((m) => m.id === opts.selfId) ?? {
         id: opts.selfId,
@@ -286,6 +287,7 @@ export class MinerNode {
   stop(): void {
     this.stopped = true;
     this.cancelTimer?.();
+    this.pruner.stop();
   }
 
   /** Milliseconds since the epoch on this miner's clock. */
@@ -346,15 +348,7 @@ export class MinerNode {
         case "finalized":
           // already recorded by the `finalized` hook, in the engine step that finalized them
           this.pool.expire(this.now());
-          this.lastPruneRound = maybePrune(
-            this.opts.store,
-            this.engine,
-            this.opts.pruneDepth ?? 0,
-            this.lastPruneRound,
-            this.stats,
-            this.opts.log,
-            this.prunePhase,
-          );
+          this.pruner.onFinalized(this.engine);
           break;
         case "log":
           this.opts.log(a.level, `${a.msg}${a.data ? ` ${JSON.stringify(a.data)}` : ""}`);

@@ -8,7 +8,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { decodeBlock, encodeBlock } from "../../chain/block.js";
 import { magicBlockFromValue } from "../../chain/magicblock.js";
-import { type NodeDb, reachableNodes } from "../../chain/trie.js";
+import { type NodeDb, ReachWalker } from "../../chain/trie.js";
 import type { Block, MagicBlock } from "../../chain/types.js";
 import * as sdk from "../../sdk/index.js";
 import type { KV, KVTxn } from "../io/kv.js";
@@ -146,9 +146,19 @@ export class ChainStore {
    * Drop history (miners; sharders keep everything): finalized blocks of rounds below `belowRound` whose
    * creation time is before `beforeSec` (their transactions can no longer be replayed, so their index entries
    * go too), then every state node not reachable from `keepRoots`. The count of removed round entries is kept
-   * (`prunedCount`), so chain heights stay known.
+   * (`prunedCount`), so chain heights stay known. All at once: {@link startPrune} does it in steps.
    */
   prune(belowRound: number, beforeSec: number, keepRoots: Iterable<string>): PruneResult {
+    return this.startPrune(belowRound, beforeSec, keepRoots).finish([]);
+  }
+
+  /**
+   * {@link prune} in steps, so that a node keeps answering while it runs: the blocks go at once (one commit, then
+   * their files: a kill in between leaves orphan files, never a dangling entry); the state nodes reachable from
+   * `keepRoots` are marked and the stored ones scanned by `step`s; `finish` marks from the roots of the states made
+   * meanwhile and removes, in the same synchronous call, the scanned nodes no kept state reaches.
+   */
+  startPrune(belowRound: number, beforeSec: number, keepRoots: Iterable<string>): PruneRun {
     const gone: { key: string; hash: string; round: number; txns: string[] }[] = [];
     let firstRound = belowRound;
     for (const e of this.kv.range({ prefix: "r:", end: roundKey(belowRound) })) {
@@ -160,9 +170,6 @@ export class ChainStore {
       }
       gone.push({ key: e.key, hash, round: Number(e.key.slice(2)), txns: (b?.transactions ?? []).map((t) => t.hash) });
     }
-    // one commit for all of them (not one synchronous commit a block: pruning ran on the event loop of every miner
-    // at once, seconds every 100 rounds under load), then their files: a kill in between leaves orphan files,
-    // never a dangling entry
     if (gone.length > 0) {
       const pruned = this.prunedCount() + gone.length;
       this.kv.transaction((tx) => {
@@ -175,14 +182,7 @@ export class ChainStore {
       });
       for (const g of gone) this.files.remove(g.hash);
     }
-    const { reached } = reachableNodes(keepRoots, this.nodeDb());
-    const drop: string[] = [];
-    for (const e of this.kv.range({ prefix: "n:" })) if (!reached.has(e.key.slice(2))) drop.push(e.key);
-    for (let i = 0; i < drop.length; i += 1000)
-      this.kv.transaction((tx) => {
-        for (const k of drop.slice(i, i + 1000)) tx.delete(k);
-      });
-    return { blocks: gone.length, nodes: drop.length, firstRound };
+    return new PruneRun(this.kv, this.nodeDb(), keepRoots, gone.length, firstRound);
   }
 
   /**
@@ -244,5 +244,55 @@ export class ChainStore {
 
   putMeta(key: string, value: string): void {
     this.commit((tx) => tx.putString(`meta:${key}`, value));
+  }
+}
+
+/**
+ * The state part of a pruning ({@link ChainStore.startPrune}): mark from the kept roots, then scan the stored nodes
+ * in pages, each `step` doing at most `maxNodes` of either; `finish` completes what is left, marks from the roots of
+ * states made since (a node scanned before may have become part of one), and removes the unmarked scanned nodes.
+ * Nodes stored after the scan began are never removed by this run.
+ */
+export class PruneRun {
+  private readonly walker: ReachWalker;
+  private scanFrom: string | undefined = "n:";
+  private readonly candidates: string[] = [];
+
+  constructor(
+    private readonly kv: KV,
+    db: NodeDb,
+    keepRoots: Iterable<string>,
+    readonly blocks: number,
+    readonly firstRound: number,
+  ) {
+    this.walker = new ReachWalker(db);
+    this.walker.add(keepRoots);
+  }
+
+  /** Mark or scan up to `maxNodes` nodes; true when only `finish` is left. */
+  step(maxNodes: number): boolean {
+    if (!this.walker.step(maxNodes)) return false;
+    if (this.scanFrom === undefined) return true;
+    const limited = Number.isFinite(maxNodes);
+    const page = this.kv.range({ prefix: "n:", start: this.scanFrom, ...(limited ? { limit: maxNodes } : {}) });
+    const reached = this.walker.reached;
+    for (const e of page) if (!reached.has(e.key.slice(2))) this.candidates.push(e.key);
+    const last = page[page.length - 1];
+    this.scanFrom = !limited || page.length < maxNodes || last === undefined ? undefined : `${last.key}\u0000`;
+    return this.scanFrom === undefined;
+  }
+
+  /** Synchronously: the rest of the steps, a mark from `moreRoots`, and the removal of unmarked scanned nodes. */
+  finish(moreRoots: Iterable<string>): PruneResult {
+    this.step(Number.POSITIVE_INFINITY);
+    this.walker.add(moreRoots);
+    this.walker.step(Number.POSITIVE_INFINITY);
+    const reached = this.walker.reached;
+    const drop = this.candidates.filter((k) => !reached.has(k.slice(2)));
+    for (let i = 0; i < drop.length; i += 1000)
+      this.kv.transaction((tx) => {
+        for (const k of drop.slice(i, i + 1000)) tx.delete(k);
+      });
+    return { blocks: this.blocks, nodes: drop.length, firstRound: this.firstRound };
   }
 }
