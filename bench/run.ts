@@ -22,7 +22,7 @@ const PER_WALLET = Number(process.env.BENCH_TXNS ?? 12);
 const BURST = Number(process.env.BENCH_BURST ?? 20);
 /** Sustained load: offered rates (tx/s) per scheme, seconds each, wallets sending (round-robin). */
 const RATES = {
-  ed25519: (process.env.BENCH_RATES ?? "100,200,400,500,800").split(",").filter(Boolean).map(Number),
+  ed25519: (process.env.BENCH_RATES ?? "100,200,400,500,600,800").split(",").filter(Boolean).map(Number),
   bls0chain: (process.env.BENCH_BLS_RATES ?? "50,100,150,200").split(",").filter(Boolean).map(Number),
 };
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
