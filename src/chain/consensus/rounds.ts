@@ -36,9 +36,10 @@ export class Rounds {
   private proposedRound = 0;
   /** When this miner entered the current round. */
   private enteredAt = 0;
-  /** A proposal paced by `busyRoundTimeMs` waits until then (0: none paced). */
-  private busyHoldUntil = 0;
-  /** A proposal held back for a ticketed block above the tip waits until then at most (0: none held). */
+  /**
+   * A proposal held back waits until then (0: none held): paced by `busyRoundTimeMs`, or waiting (bounded) for a
+   * ticketed block above the tip.
+   */
   private proposeHoldUntil = 0;
   private myProposal: ProposalMsg | undefined;
   private myTicket: TicketMsg | undefined;
@@ -97,7 +98,6 @@ export class Rounds {
     this.softCount = 0;
     this.enteredAt = this.ctx.now;
     this.proposeHoldUntil = 0;
-    this.busyHoldUntil = 0;
     this.proposeAt = this.ctx.now + this.emptyRoundTimeMs();
     this.softAt = this.proposeAt + this.softTimeoutMs();
     this.voteAt = undefined;
@@ -175,8 +175,7 @@ export class Rounds {
   /** Earliest time a vote, a proposal or a soft timeout is due. */
   deadline(): number {
     const now = this.ctx.now;
-    let proposeAt = this.busyHoldUntil > now ? this.busyHoldUntil : this.proposeAt;
-    if (this.proposeHoldUntil > now) proposeAt = this.proposeHoldUntil;
+    const proposeAt = this.proposeHoldUntil > now ? this.proposeHoldUntil : this.proposeAt;
     const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? proposeAt : Number.POSITIVE_INFINITY;
     return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY);
   }
@@ -255,8 +254,8 @@ export class Rounds {
     if (ctx.now < this.proposeAt && !(ctx.logic.hasWork?.() ?? false)) return; // minimum round time
     const busyAt = this.busyProposeAt(); // rounds under load at least busyRoundTimeMs apart
     if (busyAt > ctx.now) {
-      if (this.busyHoldUntil !== busyAt) ctx.trace("proposal paced", { round, until: busyAt - this.enteredAt });
-      this.busyHoldUntil = busyAt;
+      if (this.proposeHoldUntil !== busyAt) ctx.trace("proposal paced", { round, until: busyAt - this.enteredAt });
+      this.proposeHoldUntil = busyAt;
       return;
     }
     // A block above the notarized tip (of a round before this one) holds a quorum of tickets but is not here yet —

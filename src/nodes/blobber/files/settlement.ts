@@ -16,6 +16,7 @@
  * transactions share blocks; the loop runs at multiples of its interval on the clock, so that the blobbers of one
  * machine send theirs together too.
  */
+import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
@@ -84,11 +85,7 @@ export async function settleOnce(
     ...ledger.readMarkersToRedeem().map((r) => () => settleRead(ledger, chain, log, r, run)),
   ];
   // a few at a time: a blobber of many allocations stays far below a miner's per-client pool quota
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let t = tasks[next++]; t; t = tasks[next++]) await t();
-  };
-  await Promise.all(Array.from({ length: Math.min(SETTLE_LANES, tasks.length) }, lane));
+  await eachLimited(tasks, SETTLE_LANES, (t) => t());
   return run;
 }
 

@@ -3,6 +3,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError } from "../../../core/errors.js";
 import type { NodeErrorCode } from "../../errors.js";
 import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
@@ -28,16 +29,6 @@ function ioError(op: string, path: string, err: unknown): CodedError {
     {
       cause: err,
     },
-  );
-}
-
-/** Run `fn` over `items` with at most `limit` at once. */
-async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
   );
 }
 
