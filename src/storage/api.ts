@@ -38,7 +38,7 @@ function route<Reply>(method: HttpMethod, base: string, ownerOnly: boolean): Rou
 
 /** All routes of the file API. */
 export const FileRoutes = {
-  /** Body: shard bytes. Query: connection_id, path, offset (multiple of CHUNK_SIZE). → ChunkReply */
+  /** Body: shard bytes. Query: connection_id, path, offset (multiple of BLOCK_SIZE; at most CHUNK_SIZE bytes). → ChunkReply */
   chunk: route<ChunkReply>("POST", "/v1/file/chunk", true),
   /**
    * Body: binary batch of whole small files (new or replaced), see {@link encodeBatch}: each file's FileMeta and its

@@ -153,10 +153,10 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 1_200_00
       assert.equal(d.code, 1);
       assert.equal(d.err, `Download failed. invalid chunknumber "${bad}": a positive integer (blocks per request) is required\n`);
     }
-    // the bounds: 16 blocks per upload request (the largest a blobber takes), 64 per read
-    const over = await up("/c/big.bin", "17");
+    // the bounds: 64 blocks per upload request (the largest a blobber takes), 64 per read
+    const over = await up("/c/big.bin", "65");
     assert.equal(over.code, 1);
-    assert.equal(over.err, 'Upload failed. invalid chunknumber "17": at most 16 blocks per request\n');
+    assert.equal(over.err, 'Upload failed. invalid chunknumber "65": at most 64 blocks per request\n');
     const overDown = await down("/c/big.bin", tmp, "65");
     assert.equal(overDown.code, 1);
     assert.equal(overDown.err, 'Download failed. invalid chunknumber "65": at most 64 blocks per request\n');
@@ -177,6 +177,7 @@ describe("zbox and zwallet flags on the in-process network", { timeout: 1_200_00
     assert.equal(await uploads("1"), 4 * 24);
     assert.equal(await uploads("4"), 4 * 6);
     assert.equal(await uploads("16"), 4 * 2);
+    assert.equal(await uploads("64"), 4 * 1);
     // reads each data blobber sees: ceil(24 / n)
     const reads = async (n: string) => {
       const dst = join(tmp, `read-${n}.bin`);

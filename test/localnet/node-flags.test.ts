@@ -36,6 +36,6 @@ describe("node flags from a program's first line", () => {
       assert.deepEqual(shebangEnv(bin(name)), { MALLOC_ARENA_MAX: "2" }, name);
     }
     const cmd = nodeCommand({ name: "blobber1", role: "blobber", configFile: "", url: "", args: ["--port", "5051"] });
-    assert.deepEqual(cmd, ["--max-semi-space-size=4", bin("blobber"), "--port", "5051"]);
+    assert.deepEqual(cmd, ["--max-semi-space-size=4", "--initial-old-space-size=64", bin("blobber"), "--port", "5051"]);
   });
 });

@@ -19,7 +19,7 @@ export function feeFlag(opts: Record<string, unknown>, prefix: string): bigint {
 
 /**
  * `--chunknumber <n>`: blocks (64 KiB of each shard) per request, as the reference's: an upload sends n blocks of
- * each shard per chunk request (at most CHUNK_BLOCKS = 16, the largest request a blobber takes), a download asks n
+ * each shard per chunk request (at most CHUNK_BLOCKS = 64, the largest request a blobber takes), a download asks n
  * blocks per read (at most MAX_READ_BLOCKS = 64). Undefined when not given (then 16 and 64).
  */
 export function chunkNumber(opts: Record<string, unknown>, prefix: string, max = MAX_CHUNKNUMBER.download): number | undefined {

@@ -9,6 +9,7 @@ import { CodedError } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
   applyChanges,
+  BATCH_SHARD_BYTES,
   type BatchReply,
   BLOCK_SIZE,
   CHUNK_SIZE,
@@ -51,6 +52,7 @@ import {
   withLock,
 } from "./context.js";
 import { type ChunkRecord, KvKey, receivedOf } from "./keys.js";
+import { CHUNK_META_LEAVES } from "./store.js";
 import { dropUnreferenced, uploadRoots } from "./recover.js";
 import type { FileService } from "./service.js";
 
@@ -142,9 +144,14 @@ async function writeChunk(
       `a chunk at offset ${offset} ends beyond the largest shard this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
   const lens = await lensOf(s, tempKey);
+  // the chunk is recorded as records of at most CHUNK_META_LEAVES blocks each, by their first block
+  const records: { index: number; len: number }[] = [];
+  for (let at = 0; at < body.length; at += RECORD_BYTES)
+    records.push({ index: index + at / BLOCK_SIZE, len: Math.min(RECORD_BYTES, body.length - at) });
   // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
   // were accepted into a share that holds one); the reservation is given back if the write fails
-  const prevLen = lens.get(index) ?? 0;
+  const prev = records.map((r) => lens.get(r.index) ?? 0);
+  const prevLen = prev.reduce((x, y) => x + y, 0);
   const used = allocState(s, a.id).used_size + pendingBytes(s, a.id);
   if (used - prevLen + body.length > cap)
     throw storageError(
@@ -152,19 +159,29 @@ async function writeChunk(
       op,
       `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
     );
-  lens.set(index, Math.max(prevLen, body.length));
+  records.forEach((r, k) => lens.set(r.index, Math.max(prev[k] as number, r.len)));
   s.chunkLens.set(tempKey, lens);
+  const leaves = bodyLeaves ?? leavesOf(body);
   try {
     await s.shards.writeTemp(tempKey, offset, body);
-    await s.shards.writeChunkMeta(tempKey, index, body.length, packHashes(bodyLeaves ?? leavesOf(body)));
+    for (const r of records) {
+      const first = r.index - index;
+      const own = leaves.slice(first, first + Math.ceil(r.len / BLOCK_SIZE));
+      await s.shards.writeChunkMeta(tempKey, r.index, r.len, packHashes(own));
+    }
   } catch (err) {
-    if (prevLen > 0) lens.set(index, prevLen);
-    else lens.delete(index);
+    records.forEach((r, k) => {
+      if ((prev[k] as number) > 0) lens.set(r.index, prev[k] as number);
+      else lens.delete(r.index);
+    });
     throw err;
   }
-  lens.set(index, body.length);
+  for (const r of records) lens.set(r.index, r.len);
   return { path, offset, length: body.length, received: receivedOf(lens) };
 }
+
+/** Bytes one chunk record covers (a chunk request of up to CHUNK_SIZE is recorded as several). */
+const RECORD_BYTES = CHUNK_META_LEAVES * BLOCK_SIZE;
 
 /** A file's chunk lengths, read from its chunk records the first time it is seen (a restart forgets them). */
 async function lensOf(s: FileService, tempKey: string): Promise<Map<number, number>> {
@@ -273,11 +290,11 @@ export async function batch(s: FileService, allocId: string, caller: Caller, bod
           op,
           `length must be the shard size ${change.file.shard_size}, found ${length}`,
         );
-      if (change.file.shard_size > CHUNK_SIZE)
+      if (change.file.shard_size > BATCH_SHARD_BYTES)
         throw storageError(
           StorageErrors.invalidChunk,
           op,
-          `a batch carries shards of at most ${CHUNK_SIZE} bytes (larger files go in chunks)`,
+          `a batch carries shards of at most ${BATCH_SHARD_BYTES} bytes (larger files go in chunks)`,
         );
       if (end + length > data.length)
         throw storageError(

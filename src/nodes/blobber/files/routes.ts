@@ -9,7 +9,6 @@ import { parseExactJson } from "../../../chain/codec.js";
 import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import {
-  CHUNK_SIZE,
   FileRoutes,
   leavesOf,
   MAX_BODY_BYTES,
@@ -145,9 +144,10 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   const nonces = opts.nonces ?? new MemoryNonceCache();
   const sessions = new SessionGrants();
   const startedAt = service.startedAt;
-  // upload chunks (up to 1 MiB each, a 1 GiB file is 512 per blobber) are read into reused buffers, given back once
-  // the chunk is written: no concatenation of the socket's pieces, and no new megabyte per request for the collector
-  const bodies = new BufferPool(8, CHUNK_SIZE);
+  // upload chunks (up to 4 MiB each, a 1 GiB file is 128 per blobber) are read into reused buffers, given back once
+  // the chunk is written: no concatenation of the socket's pieces, and no new megabytes per request for the collector
+  // (buffers of at least 1 MiB, grown to the largest chunk a client sends)
+  const bodies = new BufferPool(8, 1024 * 1024);
   app.removeContentTypeParser("application/octet-stream");
   app.addContentTypeParser("application/octet-stream", (req, payload, done) =>
     readBody(req, payload, bodies, 64 * 1024, done as (err: Error | null, body?: Uint8Array) => void),

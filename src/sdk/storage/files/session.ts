@@ -50,14 +50,14 @@ export interface AllocationFilesOptions {
   signer: Signer;
   /** Per-request deadline, ms (default 30 s): a blobber slower than this is dropped from the operation. */
   timeoutMs?: number;
-  /** Upload requests in flight per blobber (default 4). */
+  /** Upload requests in flight per blobber (default: 4 MiB of them, at least 2: 2 of the default 4 MiB chunks). */
   window?: number;
   /**
    * Blocks (64 KiB of each shard) per upload request, 1 to CHUNK_BLOCKS (default CHUNK_BLOCKS; zbox `--chunknumber`);
    * a resumed upload keeps the one it started with (`progress.ts`). Small files go whole in batches regardless.
    */
   chunkBlocks?: number;
-  /** Chunks a blobber may fall behind the fastest before the upload waits for it (default 16). */
+  /** Chunks a blobber may fall behind the fastest before the upload waits for it (default: 16 MiB of them, at least 4). */
   maxLag?: number;
   /**
    * How long an upload waits for a blobber more than `maxLag` chunks behind before dropping it as too slow (default

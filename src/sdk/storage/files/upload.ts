@@ -7,9 +7,9 @@ import { open, readFile, stat } from "node:fs/promises";
 import { BufferPool } from "../../../core/buffer-pool.js";
 import { type CodedError, errorMessage } from "../../../core/errors.js";
 import {
+  BATCH_SHARD_BYTES,
   BLOCK_SIZE,
   CHUNK_BLOCKS,
-  CHUNK_SIZE,
   type Change,
   type FileMeta,
   fragmentSize,
@@ -55,6 +55,8 @@ export interface UploadResult {
   mimetype: string;
 }
 
+const MIB = 1024 * 1024;
+
 /** A small file read, coded and hashed, ready to go in a batch. */
 interface SmallFile {
   path: string;
@@ -67,7 +69,7 @@ interface SmallFile {
 
 /**
  * Upload files in one connection and one commit. Each file is read once, in stripes, erasure-coded, hashed and
- * sent in 1 MiB-per-shard chunks to every blobber in parallel with a bounded window; the whole file is never in
+ * sent in chunks of up to 4 MiB per shard to every blobber in parallel with a bounded window; the whole file is never in
  * memory. Resumable: with `progressDir`, a rerun continues the same connection after each blobber's last
  * acknowledged chunk (the file is read again to recompute its hashes; only missing chunks are sent).
  */
@@ -113,7 +115,7 @@ export async function upload(s: Session, sources: UploadSource[], opts: { progre
     results[k] = { path: remote, size: meta.size, actual_hash: meta.actual_hash, mimetype };
   };
   // large files one at a time (each already keeps every blobber busy), small ones several at once
-  const smallLimit = s.dataShards * CHUNK_SIZE;
+  const smallLimit = s.dataShards * BATCH_SHARD_BYTES;
   const sizes = await Promise.all(
     sources.map((src) =>
       stat(src.localPath).then(
@@ -213,8 +215,9 @@ async function uploadOne(
         }
       }),
     );
-  const window = s.options.window ?? 4;
-  const maxLag = s.options.maxLag ?? 16;
+  // defaults in bytes per blobber: 4 MiB in flight (at least two requests) and up to 16 MiB behind
+  const window = s.options.window ?? Math.max(2, Math.ceil((4 * MIB) / chunkSize));
+  const maxLag = s.options.maxLag ?? Math.max(4, Math.ceil((16 * MIB) / chunkSize));
   const lagGraceMs = s.options.lagGraceMs ?? 3000;
   // when each lane beyond `maxLag` got there (cleared once it is back under)
   const lagSince = new Map<Lane, number>();
@@ -237,7 +240,7 @@ async function uploadOne(
   // chunk buffers go back to the pool once their request is done and are reused for the next groups: a big
   // upload then allocates a few dozen buffers instead of `data + parity` per MiB of data (garbage that drove the
   // collector and the peak memory)
-  const chunks = new BufferPool(4 * n, chunkSize);
+  const chunks = new BufferPool((window + 1) * n, chunkSize);
   const take = (length: number) => chunks.take(length);
   try {
     const buf = new Uint8Array(groupBytes);
@@ -337,7 +340,7 @@ async function uploadOne(
 }
 
 /**
- * Upload small files (at most one chunk group, `data × CHUNK_SIZE` bytes) whole, in batches of up to
+ * Upload small files (shards of at most BATCH_SHARD_BYTES, `data × 1 MiB` bytes) whole, in batches of up to
  * MAX_BATCH_FILES files or MAX_BATCH_BYTES shard bytes per blobber: one request per blobber per batch, two batches
  * in flight. Each file is read once, erasure-coded and hashed; files already finalized by an earlier run (resume)
  * are hashed again for their metadata but not sent. A blobber whose request fails is dropped from the upload (as a
@@ -450,7 +453,7 @@ async function encodeSmall(s: Session, src: UploadSource, remote: string, op: st
     throw sdkError("local_file_error", op, `cannot read ${src.localPath}: ${errorMessage(err)}`, { cause: err });
   });
   const size = bytes.length;
-  if (size > d * CHUNK_SIZE) return undefined;
+  if (size > d * BATCH_SHARD_BYTES) return undefined;
   const data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const shards = size > 0 ? encodeGroup(s, data, size, 0) : Array.from({ length: s.totalShards }, () => new Uint8Array(0));
   const mimetype = src.mimetype ?? mimeTypeOf(remote);

@@ -406,6 +406,25 @@ describe("blobber file API", () => {
     await assert.rejects(c.upload("conn00000006", "/short", metaOf(short), false), code("invalid_chunk"));
   });
 
+  it("records a chunk of up to 64 blocks as records of 16, and takes 16-block chunks after it (an older client's)", async () => {
+    const r = await rig(128 * BLOCK_SIZE);
+    const c = r.client();
+    const bytes = new Uint8Array(randomBytes(56 * BLOCK_SIZE + 7));
+    // 40 blocks (records at blocks 0, 16 and 32), then 16 blocks at block 40, then the short rest
+    await c.chunk("conn00000007", "/mixed", 0, bytes.subarray(0, 40 * BLOCK_SIZE));
+    assert.equal((await c.uploadStatus("conn00000007", "/mixed")).received, 40 * BLOCK_SIZE);
+    await c.chunk("conn00000007", "/mixed", 40 * BLOCK_SIZE, bytes.subarray(40 * BLOCK_SIZE, 56 * BLOCK_SIZE));
+    const last = await c.chunk("conn00000007", "/mixed", 56 * BLOCK_SIZE, bytes.subarray(56 * BLOCK_SIZE));
+    assert.equal(last.received, bytes.length);
+    // resent whole, the first chunk replaces its three records: the allocation's reservation does not grow
+    const again = await c.chunk("conn00000007", "/mixed", 0, bytes.subarray(0, 40 * BLOCK_SIZE));
+    assert.equal(again.received, bytes.length);
+    await assert.rejects(c.chunk("conn00000008", "/other", 0, new Uint8Array(CHUNK_SIZE + BLOCK_SIZE)), code("invalid_chunk"));
+    await c.upload("conn00000007", "/mixed", metaOf(bytes), false);
+    await commitChanges(r, "conn00000007", [{ op: "upload", path: "/mixed", file: metaOf(bytes) }]);
+    assert.equal((await c.meta("/mixed")).size, bytes.length);
+  });
+
   it("checks content against the declared root, and the allocation's share", async () => {
     const r = await rig(3 * BLOCK_SIZE);
     const c = r.client();
