@@ -214,10 +214,7 @@ async function main(): Promise<void> {
       const up = await must(zbox(["upload", "--allocation", alloc, "--localpath", big, "--remotepath", remote]), "upload");
       const rawGet = await raw(rs.url, "get", wireFile, wire, `user${rep}`);
       const out = join(work, `big-${rep}.out`);
-      const down = await must(
-        zbox(["download", "--allocation", alloc, "--remotepath", remote, "--localpath", out]),
-        "download",
-      );
+      const down = await must(zbox(["download", "--allocation", alloc, "--remotepath", remote, "--localpath", out]), "download");
       rounds.push({ raw_put_s: rawPut, upload_s: up.seconds, raw_get_s: rawGet, download_s: down.seconds });
       console.log(
         `round ${rep + 1}/${REPS}: upload ${up.seconds.toFixed(2)} s (raw PUT ${rawPut.toFixed(2)} s), download ${down.seconds.toFixed(2)} s (raw GET ${rawGet.toFixed(2)} s)`,

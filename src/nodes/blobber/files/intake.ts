@@ -52,9 +52,9 @@ import {
   withLock,
 } from "./context.js";
 import { type ChunkRecord, KvKey, receivedOf } from "./keys.js";
-import { CHUNK_META_LEAVES } from "./store.js";
 import { dropUnreferenced, uploadRoots } from "./recover.js";
 import type { FileService } from "./service.js";
+import { CHUNK_META_LEAVES } from "./store.js";
 
 /** The query of a chunk upload. */
 export interface ChunkQuery {
@@ -159,7 +159,7 @@ async function writeChunk(
       op,
       `Max size reached for the allocation with this blobber: ${used} + ${body.length} bytes exceeds its share of ${cap}`,
     );
-  records.forEach((r, k) => lens.set(r.index, Math.max(prev[k] as number, r.len)));
+  for (const [k, r] of records.entries()) lens.set(r.index, Math.max(prev[k] as number, r.len));
   s.chunkLens.set(tempKey, lens);
   const leaves = bodyLeaves ?? leavesOf(body);
   try {
@@ -170,10 +170,10 @@ async function writeChunk(
       await s.shards.writeChunkMeta(tempKey, r.index, r.len, packHashes(own));
     }
   } catch (err) {
-    records.forEach((r, k) => {
+    for (const [k, r] of records.entries()) {
       if ((prev[k] as number) > 0) lens.set(r.index, prev[k] as number);
       else lens.delete(r.index);
-    });
+    }
     throw err;
   }
   for (const r of records) lens.set(r.index, r.len);
