@@ -109,6 +109,20 @@ for (const [name, make] of twins) {
       assert.deepEqual(await s.read(`${A}/rootA`, 0, 4096), first);
     });
 
+    it("keeps a large temp file's bytes through the flushes made while it is written, promoted at once", async () => {
+      const s = await make();
+      // 24 MiB in 4 MiB chunks: a flush in the background starts after 16 MiB, the promotion follows the last write
+      const chunk = 4 * 1024 * 1024;
+      const parts = Array.from({ length: 6 }, () => bytes(chunk));
+      for (const [i, p] of parts.entries()) await s.writeTemp(`${A}/conn6/big`, i * chunk, p);
+      await s.promoteMany([{ key: `${A}/conn6/big`, objectKey: `${A}/rootBig`, length: 6 * chunk }]);
+      for (const [i, p] of parts.entries()) assert.deepEqual(await s.read(`${A}/rootBig`, i * chunk, chunk), p, `chunk ${i}`);
+      // the name written again after the promotion: a new file, flushed on its own
+      for (const [i, p] of parts.entries()) await s.writeTemp(`${A}/conn6/big`, i * chunk, p);
+      assert.deepEqual((await s.readTemp(`${A}/conn6/big`, [{ offset: 5 * chunk, length: chunk }]))?.[0], parts[5]);
+      await s.dropTemps(`${A}/conn6`);
+    });
+
     it("keeps many temp files written in turns correct (more than it keeps open)", async () => {
       const s = await make();
       const n = 80;
