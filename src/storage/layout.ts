@@ -7,7 +7,8 @@
  * `ceil(r / data)` bytes, zero-padded. So every blobber stores a shard of the same size, block k of every shard
  * belongs to stripe k, and a download of stripes `[a, b)` needs blocks `[a, b)` of any `data` shards.
  *
- * Uploads move `CHUNK_BLOCKS` blocks per shard per request (4 MiB), several requests in flight per blobber.
+ * Uploads move `UPLOAD_BLOCKS` blocks per shard per request (2 MiB; up to `CHUNK_BLOCKS`), several requests in flight
+ * per blobber.
  */
 
 import { CodedError } from "../core/errors.js";
@@ -16,13 +17,16 @@ import { BLOCK_SIZE } from "./merkle.js";
 
 export { BLOCK_SIZE };
 
-/**
- * Blocks per shard in one upload request, at most and by default (4 MiB per shard; zbox `--chunknumber`). A blobber's
- * work per request (routing, signature, records) cost about 1 ms, so 1 MiB requests spent a quarter of its CPU on it.
- */
+/** Blocks per shard in one upload request, at most (4 MiB per shard; zbox `--chunknumber`). */
 export const CHUNK_BLOCKS = 64;
 /** Bytes per shard in one upload request, at most. */
 export const CHUNK_SIZE = CHUNK_BLOCKS * BLOCK_SIZE;
+/**
+ * Blocks per shard in one upload request by default (2 MiB). A blobber's fixed work per request (routing, signature,
+ * records) costs about 1 ms, so 1 MiB requests spent a quarter of its CPU on it; 2 MiB ones are as fast as 4 MiB
+ * ones on the local network, with half the client's buffers.
+ */
+export const UPLOAD_BLOCKS = 32;
 /** The largest shard of a file sent whole in a batch (1 MiB): larger files go in chunk requests. */
 export const BATCH_SHARD_BYTES = 16 * BLOCK_SIZE;
 

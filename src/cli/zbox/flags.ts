@@ -37,7 +37,7 @@ export const MAX_CHUNKNUMBER = {
   download: sdk.storageFiles.MAX_READ_BLOCKS,
 };
 
-export const UPLOAD_CHUNKNUMBER = `blocks (64 KiB of each shard) per chunk request, 1 to ${MAX_CHUNKNUMBER.upload} (default ${MAX_CHUNKNUMBER.upload})`;
+export const UPLOAD_CHUNKNUMBER = `blocks (64 KiB of each shard) per chunk request, 1 to ${MAX_CHUNKNUMBER.upload} (default ${sdk.storageFiles.UPLOAD_BLOCKS})`;
 
 /** Upload `--chunknumber` (already validated by the command) as the sdk's blocks per chunk request. */
 export function uploadChunkBlocks(opts: Record<string, unknown>): { chunkBlocks?: number } {

@@ -8,7 +8,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CHUNK_SIZE, encryptionKeys, SEGMENT_PLAIN, sealedSize } from "../../../src/storage/index.js";
+import { BLOCK_SIZE, encryptionKeys, SEGMENT_PLAIN, sealedSize, UPLOAD_BLOCKS } from "../../../src/storage/index.js";
+
+/** Bytes of each shard in one upload request by default. */
+const CHUNK_SIZE = UPLOAD_BLOCKS * BLOCK_SIZE;
 import { startNet, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-enc-resume-"));

@@ -7,7 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { CodedError } from "../../../src/core/errors.js";
-import { BLOCK_SIZE, CHUNK_SIZE } from "../../../src/storage/index.js";
+import { BLOCK_SIZE, UPLOAD_BLOCKS } from "../../../src/storage/index.js";
+
+/** Bytes of each shard in one upload request by default. */
+const CHUNK = UPLOAD_BLOCKS * BLOCK_SIZE;
 import { signerOf, startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-files-"));
@@ -34,10 +37,10 @@ describe("files: round trips on 2+2", () => {
     2 * BLOCK_SIZE - 1,
     2 * BLOCK_SIZE,
     2 * BLOCK_SIZE + 1,
-    2 * CHUNK_SIZE - 1,
-    2 * CHUNK_SIZE,
-    2 * CHUNK_SIZE + 1,
-    5 * CHUNK_SIZE + 12345,
+    2 * CHUNK - 1,
+    2 * CHUNK,
+    2 * CHUNK + 1,
+    5 * CHUNK + 12345,
   ];
   for (const size of sizes) {
     it(`uploads and downloads ${size} bytes byte-exactly`, async () => {
@@ -136,7 +139,7 @@ describe("files: faults", () => {
   }
 
   it("uploads and downloads with parity blobbers down, then repairs them from the others' shards", async () => {
-    const bytes = new Uint8Array(randomBytes(3 * CHUNK_SIZE + 99));
+    const bytes = new Uint8Array(randomBytes(3 * CHUNK + 99));
     await net.stop(1);
     await net.stop(3);
     const files = net.files({ timeoutMs: 20_000 });
@@ -180,7 +183,7 @@ describe("files: faults", () => {
   });
 
   it("keeps a write committed on the higher-indexed half when the lower half was down (2–2 split)", async () => {
-    const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
+    const bytes = new Uint8Array(randomBytes(2 * CHUNK + 5));
     await whileDown([0, 2], () =>
       net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(bytes), remotePath: "/split.bin" }]),
     );
@@ -195,8 +198,8 @@ describe("files: faults", () => {
   });
 
   it("downloads the newest version of a file updated on half the blobbers, before any repair (2–2 split)", async () => {
-    const v1 = new Uint8Array(randomBytes(CHUNK_SIZE + 11));
-    const v2 = new Uint8Array(randomBytes(CHUNK_SIZE + 22));
+    const v1 = new Uint8Array(randomBytes(CHUNK + 11));
+    const v2 = new Uint8Array(randomBytes(CHUNK + 22));
     await net.files().upload([{ localPath: localFile(v1), remotePath: "/ver.bin" }]);
     await whileDown([0, 2], () =>
       net.files({ timeoutMs: 20_000 }).upload([{ localPath: localFile(v2), remotePath: "/ver.bin", update: true }]),
@@ -211,7 +214,7 @@ describe("files: faults", () => {
   });
 
   it("does not serve a file deleted on half the blobbers, before any repair (2–2 split)", async () => {
-    const bytes = new Uint8Array(randomBytes(CHUNK_SIZE + 33));
+    const bytes = new Uint8Array(randomBytes(CHUNK + 33));
     await net.files().upload([{ localPath: localFile(bytes), remotePath: "/gone.bin" }]);
     await whileDown([0, 2], () => net.files({ timeoutMs: 20_000 }).change([{ op: "delete", path: "/gone.bin" }], "delete"));
     // 0 and 2 still hold the file; 1 and 3, which hold the newer state, do not
@@ -229,7 +232,7 @@ describe("files: faults", () => {
 
   it("survives a blobber killed mid-upload and mid-download", async () => {
     // a killed blobber refuses connections at once: the timeouts only guard against a loaded machine
-    const bytes = new Uint8Array(randomBytes(8 * CHUNK_SIZE));
+    const bytes = new Uint8Array(randomBytes(8 * CHUNK));
     const files = net.files({ timeoutMs: 20_000, window: 1 });
     let killed = false;
     let killedDl = false;
@@ -276,7 +279,7 @@ describe("files: faults", () => {
   });
 
   it("downloads correct bytes from a blobber returning corrupted data, and names it", async () => {
-    const bytes = new Uint8Array(randomBytes(2 * CHUNK_SIZE + 5));
+    const bytes = new Uint8Array(randomBytes(2 * CHUNK + 5));
     const files = net.files();
     await files.upload([{ localPath: localFile(bytes), remotePath: "/corrupt.bin" }]);
     // blobbers 0 and 1 answer fastest but corrupt what they send
@@ -372,7 +375,7 @@ describe("files: faults", () => {
   });
 
   it("a slow blobber does not stall an upload", async () => {
-    const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE));
+    const bytes = new Uint8Array(randomBytes(6 * CHUNK));
     (net.blobbers[3] as TestBlobber).delayMs = 20_000;
     try {
       const files = net.files({ timeoutMs: 8000 });
@@ -385,9 +388,9 @@ describe("files: faults", () => {
   });
 
   it("waits for a blobber that falls behind for less than the grace, and drops one that stays behind", async () => {
-    // (a chunk request carries CHUNK_SIZE of each shard: 2 × CHUNK_SIZE of the file on 2+2)
-    const bytes = new Uint8Array(randomBytes(16 * CHUNK_SIZE));
-    const small = bytes.subarray(0, 8 * CHUNK_SIZE);
+    // (a chunk request carries CHUNK of each shard: 2 × CHUNK of the file on 2+2)
+    const bytes = new Uint8Array(randomBytes(16 * CHUNK));
+    const small = bytes.subarray(0, 8 * CHUNK);
     const dropped = () => net.events.filter((e) => e.kind === "blobber_failed" && e.index === 3).length;
     // every request to blobber 3 waits 300 ms: it falls more than 2 chunks behind at once, and keeps up within 5 s
     (net.blobbers[3] as TestBlobber).delayMs = 300;
@@ -416,7 +419,7 @@ describe("files: faults", () => {
 
   it("resumes an interrupted upload after the last acknowledged chunk", async () => {
     const progressDir = join(tmp, "progress");
-    const bytes = new Uint8Array(randomBytes(6 * CHUNK_SIZE + 3));
+    const bytes = new Uint8Array(randomBytes(6 * CHUNK + 3));
     const local = localFile(bytes);
     // first run: blobbers refuse after a few chunks (the client is "killed": the upload throws)
     let chunks = 0;

@@ -13,6 +13,7 @@ export {
   parseAuthTicket,
   plainSize,
   plainThumbnailSize,
+  UPLOAD_BLOCKS,
 } from "../../../storage/index.js";
 export { AllocationFiles } from "./allocation.js";
 export { BlobberClient, type BlobberClientOptions, type BlobberRef } from "./blobber-client.js";

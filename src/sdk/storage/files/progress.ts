@@ -6,7 +6,7 @@
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { sha3 } from "../../../core/hash.js";
-import { CHUNK_BLOCKS } from "../../../storage/index.js";
+import { CHUNK_BLOCKS, UPLOAD_BLOCKS } from "../../../storage/index.js";
 import { newConnectionId } from "./commit.js";
 import type { Session } from "./session.js";
 import type { UploadSource } from "./upload.js";
@@ -41,7 +41,7 @@ export async function loadProgress(s: Session, sources: UploadSource[], key?: st
       return { local: localOf(src), remote: src.remotePath, size: st?.size ?? -1, mtime: Math.floor(st?.mtimeMs ?? 0) };
     }),
   );
-  const blocks = Math.max(1, Math.min(CHUNK_BLOCKS, Math.floor(s.options.chunkBlocks ?? CHUNK_BLOCKS)));
+  const blocks = Math.max(1, Math.min(CHUNK_BLOCKS, Math.floor(s.options.chunkBlocks ?? UPLOAD_BLOCKS)));
   const fresh: UploadProgress = { connection_id: newConnectionId(s), files, finalized: [], blocks };
   const path = progressPath(s, key, sources);
   if (!path) return fresh;

@@ -50,10 +50,10 @@ export interface AllocationFilesOptions {
   signer: Signer;
   /** Per-request deadline, ms (default 30 s): a blobber slower than this is dropped from the operation. */
   timeoutMs?: number;
-  /** Upload requests in flight per blobber (default: 4 MiB of them, at least 2: 2 of the default 4 MiB chunks). */
+  /** Upload requests in flight per blobber (default: 4 MiB of them, at least 2: 2 of the default 2 MiB chunks). */
   window?: number;
   /**
-   * Blocks (64 KiB of each shard) per upload request, 1 to CHUNK_BLOCKS (default CHUNK_BLOCKS; zbox `--chunknumber`);
+   * Blocks (64 KiB of each shard) per upload request, 1 to CHUNK_BLOCKS (default UPLOAD_BLOCKS; zbox `--chunknumber`);
    * a resumed upload keeps the one it started with (`progress.ts`). Small files go whole in batches regardless.
    */
   chunkBlocks?: number;

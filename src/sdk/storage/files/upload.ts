@@ -9,7 +9,6 @@ import { type CodedError, errorMessage } from "../../../core/errors.js";
 import {
   BATCH_SHARD_BYTES,
   BLOCK_SIZE,
-  CHUNK_BLOCKS,
   type Change,
   type FileMeta,
   fragmentSize,
@@ -21,6 +20,7 @@ import {
   type StorageErrorCode,
   shardSize,
   stripeBytes,
+  UPLOAD_BLOCKS,
 } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import type { BlobberClient } from "./blobber-client.js";
@@ -69,7 +69,7 @@ interface SmallFile {
 
 /**
  * Upload files in one connection and one commit. Each file is read once, in stripes, erasure-coded, hashed and
- * sent in chunks of up to 4 MiB per shard to every blobber in parallel with a bounded window; the whole file is never in
+ * sent in chunks (2 MiB per shard by default) to every blobber in parallel with a bounded window; the whole file is never in
  * memory. Resumable: with `progressDir`, a rerun continues the same connection after each blobber's last
  * acknowledged chunk (the file is read again to recompute its hashes; only missing chunks are sent).
  */
@@ -194,7 +194,7 @@ async function uploadOne(
 ): Promise<{ meta: FileMeta; mimetype: string }> {
   const op = src.update ? "update" : "upload";
   const [d, n] = [s.dataShards, s.totalShards];
-  const chunkSize = (progress.blocks ?? CHUNK_BLOCKS) * BLOCK_SIZE; // bytes of each shard per request
+  const chunkSize = (progress.blocks ?? UPLOAD_BLOCKS) * BLOCK_SIZE; // bytes of each shard per request
   const st = await stat(src.localPath).catch((err) => {
     throw sdkError("local_file_error", op, `cannot read ${src.localPath}: ${errorMessage(err)}`, { cause: err });
   });
