@@ -25,7 +25,7 @@ import {
   layoutViewChange,
   loadLocalnetLayout,
 } from "./layout.js";
-import { type NodeProcessSpec, type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
+import { killNodes, type NodeProcessSpec, type RunningNode, startNode, stopNodes, waitReady } from "./processes.js";
 import { registerAndStake } from "./providers.js";
 
 interface Flags {
@@ -160,7 +160,7 @@ export async function main(argv: string[]): Promise<void> {
       console.log("\nStopping the local network...");
       await stopNodes(running);
       console.log("Stopped. Run `npm start` again to resume this chain.");
-    }
+    } else killNodes(running); // a second signal: no node is left running behind the exit
     process.exit(code);
   };
   process.on("SIGINT", () => void stop(0));
@@ -308,7 +308,7 @@ async function addNode(dir: string, role: "miner" | "sharder", clock: Clock): Pr
       console.log(`\nStopping ${spec.name}...`);
       await stopNodes([node]);
       console.log(`Stopped. It stays in ${join(dir, "localnet.json")}: the next \`npm start\` resumes it with the others.`);
-    }
+    } else killNodes([node]); // a second signal: the node is not left running behind the exit
     process.exit(code);
   };
   process.on("SIGINT", () => void stop(0));

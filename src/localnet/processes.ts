@@ -139,6 +139,11 @@ export async function waitReady(
   }
 }
 
+/** SIGKILL the nodes still running (a second Ctrl-C: the user does not wait for the grace period). */
+export function killNodes(nodes: RunningNode[]): void {
+  for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGKILL");
+}
+
 /** Stop nodes: SIGTERM, then SIGKILL whatever is still running after `graceMs`. */
 export async function stopNodes(nodes: RunningNode[], graceMs = 5000): Promise<void> {
   for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill("SIGTERM");

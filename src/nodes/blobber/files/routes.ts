@@ -147,7 +147,7 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
   // upload chunks (up to 4 MiB each, a 1 GiB file is 128 per blobber) are read into reused buffers, given back once
   // the chunk is written: no concatenation of the socket's pieces, and no new megabytes per request for the collector
   // (buffers of at least 1 MiB, grown to the largest chunk a client sends)
-  const bodies = new BufferPool(8, 1024 * 1024);
+  const bodies = new BufferPool(4, 1024 * 1024);
   app.removeContentTypeParser("application/octet-stream");
   app.addContentTypeParser("application/octet-stream", (req, payload, done) =>
     readBody(req, payload, bodies, 64 * 1024, done as (err: Error | null, body?: Uint8Array) => void),
