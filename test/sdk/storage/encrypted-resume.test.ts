@@ -10,9 +10,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { BLOCK_SIZE, encryptionKeys, SEGMENT_PLAIN, sealedSize, UPLOAD_BLOCKS } from "../../../src/storage/index.js";
 
+import { startNet, type TestNet } from "../../support/storage-net.js";
+
 /** Bytes of each shard in one upload request by default. */
 const CHUNK_SIZE = UPLOAD_BLOCKS * BLOCK_SIZE;
-import { startNet, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-enc-resume-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));

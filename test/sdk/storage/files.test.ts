@@ -9,9 +9,10 @@ import { after, before, describe, it } from "node:test";
 import { CodedError } from "../../../src/core/errors.js";
 import { BLOCK_SIZE, UPLOAD_BLOCKS } from "../../../src/storage/index.js";
 
+import { signerOf, startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
+
 /** Bytes of each shard in one upload request by default. */
 const CHUNK = UPLOAD_BLOCKS * BLOCK_SIZE;
-import { signerOf, startNet, type TestBlobber, type TestNet } from "../../support/storage-net.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "cairn-files-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
