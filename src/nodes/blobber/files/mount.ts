@@ -130,6 +130,7 @@ async function writeBudgetOf(ctx: BlobberContext, ownerId: string, allocId: stri
     expiration: a.expiration_date,
     share: Number(mine?.size ?? 0n),
     used: Number(mine?.used ?? 0n),
+    redeemedRoot: record.redeemed[ctx.id]?.allocation_root ?? "",
   };
   if (budget.writePrice === 0n) return { ...budget, balance: 0n };
   let pools: unknown;

@@ -7,7 +7,8 @@
  * allocation and of the owner's write pools for this allocation and blobber:
  *
  * - share: bytes redeemed on this blobber + bytes of markers accepted and not yet redeemed + `size` ≤ this blobber's
- *   share, else `max_allocation_size`;
+ *   share, else `max_allocation_size` (a marker the chain has redeemed counts once, in the chain's bytes, even while
+ *   settlement has not yet recorded it here: the chain's record names the latest root it redeemed);
  * - cost: `writeCost(write_price, size, time left, time_unit)` ≤ the pools alive {@link READ_REDEEM_MARGIN_S} from
  *   now, less the cost of the markers accepted and not yet redeemed, else `not_enough_tokens` naming both.
  *
@@ -35,6 +36,11 @@ export interface WriteBudget {
   share: number;
   /** Bytes the chain has redeemed on this blobber. */
   used: number;
+  /**
+   * The allocation root of the latest write marker the chain redeemed on this blobber ("" or absent: none). Markers
+   * up to it are in `used` and paid, whatever their status here (settlement records a redemption after the chain).
+   */
+  redeemedRoot?: string;
 }
 
 export interface WriteBudgetSource {
@@ -44,12 +50,21 @@ export interface WriteBudgetSource {
 /** How long a write budget from the chain is trusted before it is fetched again (ms). */
 const WRITE_BUDGET_TTL_MS = 15_000;
 
-/** Bytes and cost of the markers of an allocation accepted and not yet redeemed. */
-export function pendingWrites(s: FileService, allocId: string): { size: number; cost: bigint } {
+/**
+ * Bytes and cost of the markers of an allocation accepted and not yet redeemed: those after `redeemedRoot` (the
+ * chain's latest redeemed marker on this blobber, when known) in commit order.
+ */
+export function pendingWrites(s: FileService, allocId: string, redeemedRoot = ""): { size: number; cost: bigint } {
   let size = 0;
   let cost = 0n;
   for (const e of s.kv.range({ prefix: KvKey.writeMarkerPrefix(allocId) })) {
     const m = jsonOf<StoredWriteMarker>(e.value);
+    if (redeemedRoot !== "" && m.wm.allocation_root === redeemedRoot) {
+      // the chain has redeemed every marker up to this one: they are in its bytes and paid from its pools
+      size = 0;
+      cost = 0n;
+      continue;
+    }
     if (m.status !== "accepted") continue;
     size += m.wm.size;
     cost += BigInt(m.cost ?? "0");
@@ -64,11 +79,14 @@ export function pendingWrites(s: FileService, allocId: string): { size: number; 
  */
 export async function checkPayable(s: FileService, ownerId: string, wm: WriteMarker, op: string): Promise<bigint> {
   if (!s.writeBudget || wm.size <= 0) return 0n;
-  const pending = pendingWrites(s, wm.allocation_id);
+  const pendingOf = (b: WriteBudget) => pendingWrites(s, wm.allocation_id, b.redeemedRoot ?? "");
   const nowS = Math.floor(s.clock.now() / 1000);
   const want = (b: WriteBudget) =>
     writeCost(b.writePrice, BigInt(wm.size), BigInt(Math.max(0, b.expiration - nowS)) * 1_000_000_000n, b.timeUnit);
-  const fits = (b: WriteBudget) => b.used + pending.size + wm.size <= b.share && want(b) <= b.balance - pending.cost;
+  const fits = (b: WriteBudget) => {
+    const pending = pendingOf(b);
+    return b.used + pending.size + wm.size <= b.share && want(b) <= b.balance - pending.cost;
+  };
   const hit = s.writeBudgets.get(wm.allocation_id);
   if (hit && s.clock.now() - hit.at < WRITE_BUDGET_TTL_MS && fits(hit.budget)) return want(hit.budget);
   let b: WriteBudget;
@@ -83,6 +101,7 @@ export async function checkPayable(s: FileService, ownerId: string, wm: WriteMar
   }
   s.writeBudgets.set(wm.allocation_id, { at: s.clock.now(), budget: b });
   if (s.writeBudgets.size > 10_000) s.writeBudgets.delete(s.writeBudgets.keys().next().value as string);
+  const pending = pendingOf(b);
   if (b.used + pending.size + wm.size > b.share)
     throw storageError(
       StorageErrors.allocationFull,

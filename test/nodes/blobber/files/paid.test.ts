@@ -251,7 +251,7 @@ describe("commit checks what it commits (24.3)", () => {
 describe("no write beyond the write pool or the share (24.11, blobber part)", () => {
   // write price 1 GB per GB per hour, an hour left: a byte costs 1 SAS
   const HOUR_NS = 3_600_000_000_000n;
-  const budgetRig = async (budget: { balance: bigint; share: number; used?: number }) => {
+  const budgetRig = async (budget: { balance: bigint; share: number; used?: number; redeemedRoot?: string }) => {
     let fetched = 0;
     const r = await rig({
       writeBudget: {
@@ -264,6 +264,7 @@ describe("no write beyond the write pool or the share (24.11, blobber part)", ()
             expiration: NOW / 1000 + 3600,
             share: budget.share,
             used: budget.used ?? 0,
+            redeemedRoot: budget.redeemedRoot ?? "",
           };
         },
       },
@@ -304,6 +305,33 @@ describe("no write beyond the write pool or the share (24.11, blobber part)", ()
     budget.share = 10_000;
     Object.assign(budget, { used: 5000 });
     await r.client().commit(conn, wm);
+  });
+
+  it("counts a marker the chain has redeemed once, while settlement has not yet recorded it (share and pool)", async () => {
+    // the third of three 5000-byte writes fills the share of 15000 exactly; the pool pays 5000 more
+    const budget: { balance: bigint; share: number; used: number; redeemedRoot?: string } = {
+      balance: 10_000n,
+      share: 15_000,
+      used: 0,
+    };
+    const { r } = await budgetRig(budget);
+    await put(r, "/a", new Uint8Array(randomBytes(5000)));
+    await put(r, "/b", new Uint8Array(randomBytes(5000)));
+    const [first, second] = r.service.ledger.writeMarkers("accepted");
+    assert.ok(first && second);
+    // the chain redeemed both (10000 bytes used, their cost taken from the pool); the blobber's settlement has not
+    // seen the confirmations yet, so both are still "accepted" here
+    Object.assign(budget, { used: 10_000, balance: 5000n, redeemedRoot: second.wm.allocation_root });
+    const c = new Uint8Array(randomBytes(5000));
+    const conn = await stage(r, "/c", c);
+    await r.client().commit(conn, await markerFor(r, [{ op: "upload", path: "/c", file: metaOf(c) }], ["/c"]));
+    // only what the chain has not redeemed is pending: the next byte is beyond the share
+    const d = new Uint8Array(randomBytes(1));
+    const conn2 = await stage(r, "/d", d);
+    await assert.rejects(
+      r.client().commit(conn2, await markerFor(r, [{ op: "upload", path: "/d", file: metaOf(d) }], ["/d"])),
+      isCode("max_allocation_size", /10000 bytes redeemed \+ 5000 pending \+ 1 exceeds its share of 15000/),
+    );
   });
 
   it("settlement treats an unpaid marker as redeemed (a loss) and gives up a refused one at once", async () => {
