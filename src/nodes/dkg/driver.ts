@@ -170,9 +170,16 @@ export class DkgDriver {
       this.done.add(key("share"));
     } else if (d.phase === 3 && !d.published[me] && d.mpks[me]) {
       await this.post(key("publish"), "shareSignsOrShares", p.publication(Object.keys(d.mpks)));
-    } else if (d.phase === 4 && !d.decided && !d.waited.includes(me) && d.next?.miners.nodes[me]) {
-      if (this.done.has(key("wait"))) {
-        await this.post(key("wait"), "wait", {});
+    } else if (
+      d.phase === 4 &&
+      d.next?.miners.nodes[me] &&
+      ((!d.decided && !d.waited.includes(me)) || !this.keyShares.has(d.next.magic_block_number))
+    ) {
+      // the contract decides the next magic block once K of its miners waited: one that had not got here by then is
+      // still in it, and still needs its key share (it only no longer posts its wait)
+      const postWait = !d.decided && !d.waited.includes(me);
+      if (this.done.has(key("wait")) && this.keyShares.has(d.next.magic_block_number)) {
+        if (postWait) await this.post(key("wait"), "wait", {});
         return;
       }
       const sk = p.keyShare(d.next);
@@ -188,7 +195,7 @@ export class DkgDriver {
           { mode: 0o600 },
         );
       this.done.add(key("wait"));
-      await this.post(key("wait"), "wait", {});
+      if (postWait) await this.post(key("wait"), "wait", {});
       this.opts.log?.(
         "info",
         `dkg: key share for magic block ${d.next.magic_block_number} ready (starting round ${d.next.starting_round})`,
