@@ -32,6 +32,7 @@ import {
   type UploadStatus,
   unpackHashes,
 } from "../../../storage/index.js";
+import { lensOf, pendingBytes, recordsOf } from "./chunk-lens.js";
 import { requireBatchWriter, requireConnectionWriter, requireWriter } from "./collab.js";
 import {
   type AllocationView,
@@ -54,7 +55,6 @@ import {
 import { type ChunkRecord, KvKey, receivedOf } from "./keys.js";
 import { dropUnreferenced, uploadRoots } from "./recover.js";
 import type { FileService } from "./service.js";
-import { CHUNK_META_LEAVES } from "./store.js";
 
 /** The query of a chunk upload. */
 export interface ChunkQuery {
@@ -144,10 +144,7 @@ async function writeChunk(
       `a chunk at offset ${offset} ends beyond the largest shard this blobber takes (max_file_size ${s.maxFileSize} bytes)`,
     );
   const lens = await lensOf(s, tempKey);
-  // the chunk is recorded as records of at most CHUNK_META_LEAVES blocks each, by their first block
-  const records: { index: number; len: number }[] = [];
-  for (let at = 0; at < body.length; at += RECORD_BYTES)
-    records.push({ index: index + at / BLOCK_SIZE, len: Math.min(RECORD_BYTES, body.length - at) });
+  const records = recordsOf(index, body.length);
   // check and reserve with no await between them: concurrent chunks cannot all pass the check (10 of 16 chunks
   // were accepted into a share that holds one); the reservation is given back if the write fails
   const prev = records.map((r) => lens.get(r.index) ?? 0);
@@ -178,28 +175,6 @@ async function writeChunk(
   }
   for (const r of records) lens.set(r.index, r.len);
   return { path, offset, length: body.length, received: receivedOf(lens) };
-}
-
-/** Bytes one chunk record covers (a chunk request of up to CHUNK_SIZE is recorded as several). */
-const RECORD_BYTES = CHUNK_META_LEAVES * BLOCK_SIZE;
-
-/** A file's chunk lengths, read from its chunk records the first time it is seen (a restart forgets them). */
-async function lensOf(s: FileService, tempKey: string): Promise<Map<number, number>> {
-  const known = s.chunkLens.get(tempKey);
-  if (known) return known;
-  const stored = await s.shards.readChunkMetas(tempKey);
-  // a request for the same file may have recorded a chunk while the records were read: keep its length
-  const lens = s.chunkLens.get(tempKey) ?? new Map<number, number>();
-  for (const c of stored) if (!lens.has(c.index)) lens.set(c.index, c.len);
-  s.chunkLens.set(tempKey, lens);
-  return lens;
-}
-
-function pendingBytes(s: FileService, allocId: string): number {
-  let n = 0;
-  const prefix = `${allocId}/`;
-  for (const [k, lens] of s.chunkLens) if (k.startsWith(prefix)) for (const v of lens.values()) n += v;
-  return n;
 }
 
 async function received(

@@ -7,6 +7,7 @@ import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError } from "../../../core/errors.js";
 import type { NodeErrorCode } from "../../errors.js";
 import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
+import { WriteBehind } from "./write-behind.js";
 
 /** Ranges of a temp file within this span are read at once (see FsShardStore.readTemp). */
 const SPAN_READ = 4 * 1024 * 1024;
@@ -17,8 +18,6 @@ const READ_HANDLES = 16;
  * its record file 512 times, and an open and a close per write cost more than writing a record.
  */
 const WRITE_HANDLES = 32;
-/** Bytes of a temp file written between its early flushes (see `writeBehind`). */
-const WRITE_BEHIND_BYTES = 16 * 1024 * 1024;
 
 function ioError(op: string, path: string, err: unknown): CodedError {
   if (err instanceof CodedError) return err;
@@ -72,9 +71,8 @@ interface Handle {
 export class FsShardStore implements ShardStore {
   /** Object directories known to exist (they are never removed). */
   private readonly dirsMade = new Set<string>();
-  /** Bytes written to each temp file since its last early flush, and the flushes in progress. */
-  private readonly unsynced = new Map<string, number>();
-  private readonly flushing = new Map<string, Promise<void>>();
+  /** Early writeback of temp files (`write-behind.ts`), on their writers' handles. */
+  private readonly behind = new WriteBehind((path) => this.writer(path));
 
   private constructor(readonly dir: string) {}
 
@@ -104,39 +102,13 @@ export class FsShardStore implements ShardStore {
           const { bytesWritten } = await h.fh.write(bytes, done, bytes.length - done, offset + done);
           done += bytesWritten;
         }
-        this.writeBehind(path, bytes.length);
+        this.behind.wrote(path, bytes.length);
       } finally {
         h.done();
       }
     } catch (err) {
       throw ioError("write shard chunk", path, err);
     }
-  }
-
-  /**
-   * Early writeback: once {@link WRITE_BEHIND_BYTES} of a temp file are written since its last flush, flush it in the
-   * background (fdatasync on its own handle reference; not awaited, errors ignored: the commit's fsync is the one
-   * that counts). The disk then works while the rest of the upload arrives, instead of the commit waiting for the
-   * whole shard to reach it.
-   */
-  private writeBehind(path: string, n: number): void {
-    const unsynced = (this.unsynced.get(path) ?? 0) + n;
-    if (unsynced < WRITE_BEHIND_BYTES || this.flushing.has(path)) {
-      this.unsynced.set(path, unsynced);
-      return;
-    }
-    this.unsynced.set(path, 0);
-    const flush = this.writer(path)
-      .then(async (hold) => {
-        try {
-          await hold.fh.datasync();
-        } finally {
-          hold.done();
-        }
-      })
-      .catch(() => {})
-      .finally(() => this.flushing.delete(path));
-    this.flushing.set(path, flush);
   }
 
   async writePack(key: string, bytes: Uint8Array): Promise<void> {
@@ -438,7 +410,7 @@ export class FsShardStore implements ShardStore {
         this.writers.delete(k);
         this.retire(h);
       }
-    for (const k of this.unsynced.keys()) if (which(k)) this.unsynced.delete(k);
+    this.behind.forget(which);
   }
 
   private retire(h: Handle): void {

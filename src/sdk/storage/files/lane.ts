@@ -3,6 +3,19 @@
  * blobber fails (its queue dropped, the upload goes on with the other lanes).
  */
 
+const MIB = 1024 * 1024;
+
+/**
+ * A lane's limits for chunks of `chunkSize` bytes, unless the session sets them: in bytes per blobber, 4 MiB in
+ * flight (at least two requests) and up to 16 MiB behind the fastest (at least 4 chunks).
+ */
+export function laneLimits(chunkSize: number, o: { window?: number; maxLag?: number }): { window: number; maxLag: number } {
+  return {
+    window: o.window ?? Math.max(2, Math.ceil((4 * MIB) / chunkSize)),
+    maxLag: o.maxLag ?? Math.max(4, Math.ceil((16 * MIB) / chunkSize)),
+  };
+}
+
 /** A per-blobber queue of chunk requests with a bounded number in flight. */
 export class Lane {
   inFlight = 0;

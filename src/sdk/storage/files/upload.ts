@@ -27,7 +27,7 @@ import type { BlobberClient } from "./blobber-client.js";
 import { loadCollabGrants } from "./collab.js";
 import { commit, dirsNeeded, rollbackAll } from "./commit.js";
 import { firstError, isRefusal, refused } from "./failures.js";
-import { Lane } from "./lane.js";
+import { Lane, laneLimits } from "./lane.js";
 import { mimeTypeOf } from "./mime.js";
 import { dropProgress, loadProgress, saveProgress, type UploadProgress } from "./progress.js";
 import { repairIfBehind, repairQuietly } from "./repair.js";
@@ -54,8 +54,6 @@ export interface UploadResult {
   actual_hash: string;
   mimetype: string;
 }
-
-const MIB = 1024 * 1024;
 
 /** A small file read, coded and hashed, ready to go in a batch. */
 interface SmallFile {
@@ -215,9 +213,7 @@ async function uploadOne(
         }
       }),
     );
-  // defaults in bytes per blobber: 4 MiB in flight (at least two requests) and up to 16 MiB behind
-  const window = s.options.window ?? Math.max(2, Math.ceil((4 * MIB) / chunkSize));
-  const maxLag = s.options.maxLag ?? Math.max(4, Math.ceil((16 * MIB) / chunkSize));
+  const { window, maxLag } = laneLimits(chunkSize, s.options);
   const lagGraceMs = s.options.lagGraceMs ?? 3000;
   // when each lane beyond `maxLag` got there (cleared once it is back under)
   const lagSince = new Map<Lane, number>();
