@@ -35,6 +35,14 @@ export interface LoopOptions {
    * `firstDelayMs` and `resume()` are aligned too (a `firstDelayMs` of 0 still runs at once).
    */
   aligned?: boolean;
+  /**
+   * Background work that yields to foreground work: a scheduled run (never a triggered one) waits while `busy()`
+   * holds, checking again every `pollMs` (default 250; at multiples of it on the clock, so that loops waiting on
+   * the same activity start together), for at most `maxMs` after it was due. The blobbers' settlement and challenge
+   * answers wait while they receive or serve a transfer, so that the chain rounds their transactions start do not
+   * take the machine's CPU from the transfer.
+   */
+  yieldTo?: { busy: () => boolean; maxMs: number; pollMs?: number };
 }
 
 /** Outcome of one run, as `trigger()` reports it. */
@@ -70,6 +78,7 @@ export class Loop {
   private current: Promise<LoopRunResult> | undefined;
   private queued: Waiter | undefined;
   private runCount = 0;
+  private yieldCount = 0;
   private failureCount = 0;
   private lastErr: unknown;
 
@@ -88,6 +97,11 @@ export class Loop {
   /** Completed runs (successful or not). */
   get runs(): number {
     return this.runCount;
+  }
+
+  /** Scheduled runs that waited for `yieldTo.busy()` to end (each counted once). */
+  get yielded(): number {
+    return this.yieldCount;
   }
 
   /** Runs whose task threw. */
@@ -196,10 +210,23 @@ export class Loop {
     if (!this.started || this.isPaused || this.stopped || this.current !== undefined) return;
     this.clearTimer();
     const delay = this.opts.aligned ? alignedDelay(this.opts.clock.now(), delayMs, this.opts.intervalMs) : delayMs;
-    this.cancelTimer = this.opts.clock.setTimer(delay, () => {
-      this.cancelTimer = undefined;
-      if (this.current === undefined && !this.stopped && !this.isPaused) void this.run();
-    });
+    this.cancelTimer = this.opts.clock.setTimer(delay, () => this.due(this.opts.clock.now()));
+  }
+
+  /** A scheduled run is due (since `since`): run it, or wait for the foreground work it yields to. */
+  private due(since: number): void {
+    this.cancelTimer = undefined;
+    if (this.current !== undefined || this.stopped || this.isPaused) return;
+    const y = this.opts.yieldTo;
+    const now = this.opts.clock.now();
+    if (y !== undefined && now - since < y.maxMs && y.busy()) {
+      if (now === since) this.yieldCount++;
+      const poll = Math.max(1, y.pollMs ?? 250);
+      const wait = Math.min(alignedDelay(now, poll, poll), since + y.maxMs - now);
+      this.cancelTimer = this.opts.clock.setTimer(wait, () => this.due(since));
+      return;
+    }
+    void this.run();
   }
 
   private clearTimer(): void {

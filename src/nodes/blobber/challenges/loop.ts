@@ -23,7 +23,7 @@ import {
 } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
-import { Loop } from "../../io/loop.js";
+import { Loop, type LoopOptions } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
 import type { ChallengeSource } from "./source.js";
 
@@ -150,6 +150,8 @@ export interface ChallengeLoopOptions {
   log: Logger;
   /** Between runs (default 5 s; the reference's is 10 s). */
   intervalMs?: number;
+  /** Foreground work scheduled runs wait for (`Loop`'s `yieldTo`: the file API's transfers). */
+  yieldTo?: LoopOptions["yieldTo"];
 }
 
 /** One pass over the open challenges (what the loop runs). */
@@ -226,6 +228,7 @@ export function createChallengeLoop(o: ChallengeLoopOptions): Loop {
     intervalMs: o.intervalMs ?? 5_000,
     // the answers of the blobbers of one clock go out together and share blocks (see Loop's `aligned`)
     aligned: true,
+    ...(o.yieldTo ? { yieldTo: o.yieldTo } : {}),
     clock: o.clock,
     logger: o.log,
     task: () => answerOnce(o),

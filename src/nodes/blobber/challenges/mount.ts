@@ -15,6 +15,9 @@ import type { BlobberContext } from "../context.js";
 import { ChallengeHistory, type ChallengeNetwork, createChallengeLoop, type OpenChallenge } from "./loop.js";
 import { fileServiceSource } from "./source.js";
 
+/** Longest wait of the challenge answers for a busy file API (ms). */
+const CHALLENGE_MAX_YIELD_MS = 15_000;
+
 const mounted = new WeakMap<NodeApp, Loop>();
 
 /** The challenge loop of a blobber's app (tests drive it with `trigger()`). */
@@ -71,6 +74,11 @@ export async function registerChallenges(app: NodeApp, ctx: BlobberContext): Pro
     history: new ChallengeHistory(ctx.kv),
     clock: ctx.clock,
     log: ctx.logger.child({ component: "challenges" }),
+    // answers wait for a transfer to end, for a quarter of the time a challenge allows at most
+    yieldTo: {
+      busy: () => files.service.activity.busy(),
+      maxMs: Math.min(CHALLENGE_MAX_YIELD_MS, Number(ctx.config.challenge_completion_time / 4_000_000n)),
+    },
   });
   mounted.set(app, loop);
   app.addHook("onReady", async () => loop.start());

@@ -8,6 +8,7 @@
 import { createServer, type NodeApp } from "../../http.js";
 import { Loop } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
+import { SETTLEMENT_MAX_YIELD_MS } from "./activity.js";
 import type { FileServiceDeps } from "./context.js";
 import { type FileRoutesOptions, registerFileRoutes } from "./routes.js";
 import { createFileService, type FileService } from "./service.js";
@@ -50,6 +51,7 @@ export async function assembleFileApi(deps: FileServiceDeps, opts: FileApiOption
     chain: opts.settlement.chain,
     clock: deps.clock,
     log: opts.settlement.log ?? deps.log,
+    yieldTo: { busy: () => service.activity.busy(), maxMs: SETTLEMENT_MAX_YIELD_MS },
     ...(opts.settlement.intervalMs !== undefined ? { intervalMs: opts.settlement.intervalMs } : {}),
   });
   app.addHook("onReady", async () => settlement.start());

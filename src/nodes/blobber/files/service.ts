@@ -40,6 +40,7 @@ import type {
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
+import { TransferActivity } from "./activity.js";
 import * as collab from "./collab.js";
 import * as committing from "./commit.js";
 import type { AllocationSource, AllocationView, Caller, FileServiceDeps, ReadBudget, ReadBudgetSource } from "./context.js";
@@ -77,6 +78,8 @@ export class FileService {
    * response's `finish`): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber.
    */
   readonly replies = new BufferPool(8);
+  /** When the file API last served a client: settlement and challenge answers wait while it is busy. */
+  readonly activity: TransferActivity;
 
   // ---------------------------------------------------------------- state the operations share
 
@@ -118,6 +121,7 @@ export class FileService {
     this.tinyCommitBytes = deps.tinyCommitBytes ?? TINY_COMMIT_BYTES;
     this.startedAt = deps.clock.now();
     this.ledger = new MarkerLedger(deps.kv, deps.clock, deps.log);
+    this.activity = new TransferActivity(() => deps.clock.now());
   }
 
   /** The service clock's time, ms. */

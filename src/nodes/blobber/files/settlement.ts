@@ -20,7 +20,7 @@ import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import type { ReadMarker, WriteMarker } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
-import { Loop } from "../../io/loop.js";
+import { Loop, type LoopOptions } from "../../io/loop.js";
 import type { Logger } from "../../logger.js";
 import type { MarkerLedger } from "./ledger.js";
 
@@ -48,6 +48,8 @@ export interface SettlementOptions {
   intervalMs?: number;
   /** Runs a failing write marker is retried before it is marked failed (default 5). */
   maxRetries?: number;
+  /** Foreground work scheduled runs wait for (`Loop`'s `yieldTo`: the file API's transfers). */
+  yieldTo?: LoopOptions["yieldTo"];
 }
 
 export interface SettlementRun {
@@ -175,6 +177,7 @@ export function createSettlementLoop(opts: SettlementOptions): Loop {
     // at multiples of the interval on the clock: the redeems of every blobber of a machine (and of blobbers whose
     // clocks agree) go out together and share the chain's blocks, instead of each starting its own busy rounds
     aligned: true,
+    ...(opts.yieldTo ? { yieldTo: opts.yieldTo } : {}),
     clock: opts.clock,
     logger: opts.log,
     task: async () => {

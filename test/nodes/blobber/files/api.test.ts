@@ -360,6 +360,17 @@ describe("blobber file API", () => {
     await assert.rejects(r.client().list("/"), code("expired_allocation"));
   });
 
+  it("counts as busy while it serves a client and for a second after (settlement and challenge answers wait)", async () => {
+    const r = await rig();
+    assert.equal(r.service.activity.busy(), false, "quiet before any request");
+    await r.client().chunk("conn00000009", "/busy", 0, new Uint8Array(randomBytes(1000)));
+    assert.equal(r.service.activity.busy(), true);
+    await r.clock.advance(999);
+    assert.equal(r.service.activity.busy(), true);
+    await r.clock.advance(1);
+    assert.equal(r.service.activity.busy(), false);
+  });
+
   it("keeps uncommitted uploads invisible, and drops them on rollback", async () => {
     const r = await rig();
     const c = r.client();

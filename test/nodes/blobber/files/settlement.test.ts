@@ -4,9 +4,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CodedError } from "../../../../src/core/errors.js";
+import { SETTLEMENT_MAX_YIELD_MS, TransferActivity } from "../../../../src/nodes/blobber/files/activity.js";
 import { KvKey, type StoredReadMarker, type StoredWriteMarker } from "../../../../src/nodes/blobber/files/keys.js";
 import { MarkerLedger } from "../../../../src/nodes/blobber/files/ledger.js";
-import { settleOnce } from "../../../../src/nodes/blobber/files/settlement.js";
+import { createSettlementLoop, settleOnce } from "../../../../src/nodes/blobber/files/settlement.js";
 import { ManualClock } from "../../../../src/nodes/io/clock.js";
 import { MemoryKV } from "../../../../src/nodes/io/kv-memory.js";
 import { silentLogger } from "../../../../src/nodes/logger.js";
@@ -128,5 +129,48 @@ describe("settlement: what is sent together, what waits", () => {
     }
     assert.equal((await run).writeMarkers, 20);
     assert.equal(most, 8);
+  });
+});
+
+describe("settlement yields to transfers", () => {
+  it("waits while the file API serves a client and a second after, for 30 s at most; a triggered run never waits", async () => {
+    const clock = new ManualClock({ start: 0 });
+    const sent: number[] = [];
+    const chain = {
+      commitConnection: async () => {
+        sent.push(clock.now());
+        return "t".repeat(64);
+      },
+      readRedeem: async () => "t".repeat(64),
+    };
+    const activity = new TransferActivity(() => clock.now());
+    const loop = createSettlementLoop({
+      ledger: ledgerWith({ x: 1 }, []),
+      chain,
+      clock,
+      log: silentLogger(),
+      yieldTo: { busy: () => activity.busy(), maxMs: SETTLEMENT_MAX_YIELD_MS },
+    });
+    loop.start();
+    const end = activity.begin();
+    await clock.advance(12_000); // due at 10 s, a transfer in progress
+    assert.deepEqual(sent, [], "nothing sent while the transfer runs");
+    end();
+    await clock.advance(900);
+    assert.deepEqual(sent, [], "nor in the second after it");
+    await clock.advance(400);
+    assert.deepEqual(sent, [13_000], "sent once the file API is quiet");
+    assert.equal(loop.yielded, 1);
+
+    activity.begin(); // a transfer that never ends: the run waits 30 s, then goes
+    const runs = loop.runs;
+    await clock.advance(20_000 + SETTLEMENT_MAX_YIELD_MS - 13_300 - 1);
+    assert.equal(loop.runs, runs, "still waiting just before the bound");
+    await clock.advance(1);
+    assert.equal(loop.runs, runs + 1, "run at the bound");
+    const before = loop.runs;
+    await loop.trigger();
+    assert.equal(loop.runs, before + 1, "a triggered run goes at once, busy or not");
+    await loop.stop();
   });
 });
