@@ -5,6 +5,7 @@ import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unli
 import { dirname, join } from "node:path";
 import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError } from "../../../core/errors.js";
+import { WRITE_SLICE_BYTES } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
 import { WriteBehind } from "./write-behind.js";
@@ -99,7 +100,8 @@ export class FsShardStore implements ShardStore {
       try {
         let done = 0;
         while (done < bytes.length) {
-          const { bytesWritten } = await h.fh.write(bytes, done, bytes.length - done, offset + done);
+          const n = Math.min(bytes.length - done, WRITE_SLICE_BYTES);
+          const { bytesWritten } = await h.fh.write(bytes, done, n, offset + done);
           done += bytesWritten;
         }
         this.behind.wrote(path, bytes.length);
@@ -181,7 +183,8 @@ export class FsShardStore implements ShardStore {
           try {
             const bytes = all.subarray(it.offset, it.offset + it.length);
             let done = 0;
-            while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, done)).bytesWritten;
+            while (done < bytes.length)
+              done += (await fh.write(bytes, done, Math.min(bytes.length - done, WRITE_SLICE_BYTES), done)).bytesWritten;
             await fh.sync();
           } finally {
             await fh.close();

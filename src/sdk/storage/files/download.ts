@@ -7,7 +7,15 @@ import { createHash } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { BufferPool } from "../../../core/buffer-pool.js";
-import { BLOCK_SIZE, fragmentSize, normalizePath, type RefView, stripeBytes, stripeCount } from "../../../storage/index.js";
+import {
+  BLOCK_SIZE,
+  fragmentSize,
+  normalizePath,
+  type RefView,
+  stripeBytes,
+  stripeCount,
+  WRITE_SLICE_BYTES,
+} from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import { openSealedFile } from "./encrypt.js";
 import { type FileConsensus, fileConsensus, ShardReader } from "./reader.js";
@@ -239,12 +247,18 @@ const WRITES_IN_FLIGHT = 2;
 /** A download saves its progress file every this many requests (32 blocks each). */
 const PROGRESS_EVERY = 8;
 
-/** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
+/** Write `pieces` one after another at `position`, in calls of at most `WRITE_SLICE_BYTES` (a few pieces each). */
 async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
   let pos = position;
   let rest = pieces;
   while (rest.length > 0) {
-    const { bytesWritten } = await fh.writev(rest.slice(0, 1024), pos);
+    const first = rest[0] as Uint8Array;
+    let take = 1;
+    let bytes = first.length;
+    while (take < rest.length && take < 1024 && bytes + (rest[take] as Uint8Array).length <= WRITE_SLICE_BYTES)
+      bytes += (rest[take++] as Uint8Array).length;
+    const call = bytes > WRITE_SLICE_BYTES ? [first.subarray(0, WRITE_SLICE_BYTES)] : rest.slice(0, take);
+    const { bytesWritten } = await fh.writev(call, pos);
     pos += bytesWritten;
     let n = bytesWritten;
     let k = 0;
