@@ -98,12 +98,13 @@ export class FsShardStore implements ShardStore {
     try {
       const h = await this.writer(path);
       try {
-        let done = 0;
-        while (done < bytes.length) {
-          const n = Math.min(bytes.length - done, WRITE_SLICE_BYTES);
-          const { bytesWritten } = await h.fh.write(bytes, done, n, offset + done);
-          done += bytesWritten;
-        }
+        // in slices written side by side (see WRITE_SLICE_BYTES)
+        const slices: Promise<void>[] = [];
+        for (let at = 0; at < bytes.length; at += WRITE_SLICE_BYTES)
+          slices.push(writeAt(h.fh, bytes.subarray(at, at + WRITE_SLICE_BYTES), offset + at));
+        const done = await Promise.allSettled(slices);
+        const failed = done.find((r) => r.status === "rejected");
+        if (failed) throw failed.reason;
         this.behind.wrote(path, bytes.length);
       } finally {
         h.done();
@@ -489,4 +490,10 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Write all of `bytes` at `position` (a write may take fewer bytes than asked). */
+async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
 }

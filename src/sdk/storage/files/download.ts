@@ -247,18 +247,42 @@ const WRITES_IN_FLIGHT = 2;
 /** A download saves its progress file every this many requests (32 blocks each). */
 const PROGRESS_EVERY = 8;
 
-/** Write `pieces` one after another at `position`, in calls of at most `WRITE_SLICE_BYTES` (a few pieces each). */
+/**
+ * Write `pieces` one after another at `position`: in slices of at most `WRITE_SLICE_BYTES` (a piece larger than
+ * that is cut), written side by side (one after the other, a download waited for each round trip to the thread
+ * pool: a third slower in the storage bench).
+ */
 async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
+  const slices: { at: number; parts: Uint8Array[] }[] = [];
+  let parts: Uint8Array[] = [];
+  let bytes = 0;
+  let at = position;
+  for (let piece of pieces) {
+    while (piece.length > 0) {
+      const part = piece.subarray(0, WRITE_SLICE_BYTES - bytes);
+      parts.push(part);
+      bytes += part.length;
+      piece = piece.subarray(part.length);
+      if (bytes === WRITE_SLICE_BYTES) {
+        slices.push({ at, parts });
+        at += bytes;
+        parts = [];
+        bytes = 0;
+      }
+    }
+  }
+  if (bytes > 0) slices.push({ at, parts });
+  const done = await Promise.allSettled(slices.map((sl) => writevAt(fh, sl.parts, sl.at)));
+  const failed = done.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+/** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
+async function writevAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
   let pos = position;
   let rest = pieces;
   while (rest.length > 0) {
-    const first = rest[0] as Uint8Array;
-    let take = 1;
-    let bytes = first.length;
-    while (take < rest.length && take < 1024 && bytes + (rest[take] as Uint8Array).length <= WRITE_SLICE_BYTES)
-      bytes += (rest[take++] as Uint8Array).length;
-    const call = bytes > WRITE_SLICE_BYTES ? [first.subarray(0, WRITE_SLICE_BYTES)] : rest.slice(0, take);
-    const { bytesWritten } = await fh.writev(call, pos);
+    const { bytesWritten } = await fh.writev(rest.slice(0, 1024), pos);
     pos += bytesWritten;
     let n = bytesWritten;
     let k = 0;
