@@ -7,15 +7,7 @@ import { createHash } from "node:crypto";
 import { type FileHandle, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { BufferPool } from "../../../core/buffer-pool.js";
-import {
-  BLOCK_SIZE,
-  fragmentSize,
-  normalizePath,
-  type RefView,
-  stripeBytes,
-  stripeCount,
-  WRITE_SLICE_BYTES,
-} from "../../../storage/index.js";
+import { BLOCK_SIZE, fragmentSize, normalizePath, type RefView, stripeBytes, stripeCount } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import { openSealedFile } from "./encrypt.js";
 import { type FileConsensus, fileConsensus, ShardReader } from "./reader.js";
@@ -247,38 +239,8 @@ const WRITES_IN_FLIGHT = 2;
 /** A download saves its progress file every this many requests (32 blocks each). */
 const PROGRESS_EVERY = 8;
 
-/**
- * Write `pieces` one after another at `position`: in slices of at most `WRITE_SLICE_BYTES` (a piece larger than
- * that is cut), written side by side (one after the other, a download waited for each round trip to the thread
- * pool: a third slower in the storage bench).
- */
-async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
-  const slices: { at: number; parts: Uint8Array[] }[] = [];
-  let parts: Uint8Array[] = [];
-  let bytes = 0;
-  let at = position;
-  for (let piece of pieces) {
-    while (piece.length > 0) {
-      const part = piece.subarray(0, WRITE_SLICE_BYTES - bytes);
-      parts.push(part);
-      bytes += part.length;
-      piece = piece.subarray(part.length);
-      if (bytes === WRITE_SLICE_BYTES) {
-        slices.push({ at, parts });
-        at += bytes;
-        parts = [];
-        bytes = 0;
-      }
-    }
-  }
-  if (bytes > 0) slices.push({ at, parts });
-  const done = await Promise.allSettled(slices.map((sl) => writevAt(fh, sl.parts, sl.at)));
-  const failed = done.find((r) => r.status === "rejected");
-  if (failed) throw failed.reason;
-}
-
 /** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
-async function writevAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
+async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
   let pos = position;
   let rest = pieces;
   while (rest.length > 0) {
