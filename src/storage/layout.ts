@@ -27,14 +27,6 @@ export const CHUNK_SIZE = CHUNK_BLOCKS * BLOCK_SIZE;
  * ones on the local network, with half the client's buffers.
  */
 export const UPLOAD_BLOCKS = 32;
-/**
- * The most bytes one write call puts in a file (256 KiB): blobbers write a chunk into their temp files in slices of
- * this, side by side. The kernel fills the page cache in folios as large as the write, and on a
- * virtual machine whose host takes back free memory (Firecracker here) large folios often land on memory the host
- * must map again: 128 MiB written into a new file took 250–300 ms of system CPU 2 MiB at a time, 40–290 ms 1 MiB at a
- * time, 50–55 ms 256 KiB at a time and 65 ms 128 KiB at a time.
- */
-export const WRITE_SLICE_BYTES = 256 * 1024;
 /** The largest shard of a file sent whole in a batch (1 MiB): larger files go in chunk requests. */
 export const BATCH_SHARD_BYTES = 16 * BLOCK_SIZE;
 

@@ -12,11 +12,9 @@ import type { NodeErrorCode } from "../../errors.js";
 import type { NodeApp } from "../../http.js";
 import type { Loop } from "../../io/loop.js";
 import type { BlobberContext } from "../context.js";
+import { CHALLENGE_MAX_YIELD_MS } from "../files/activity.js";
 import { ChallengeHistory, type ChallengeNetwork, createChallengeLoop, type OpenChallenge } from "./loop.js";
 import { fileServiceSource } from "./source.js";
-
-/** Longest wait of the challenge answers for a busy file API (ms). */
-const CHALLENGE_MAX_YIELD_MS = 15_000;
 
 const mounted = new WeakMap<NodeApp, Loop>();
 
@@ -75,10 +73,9 @@ export async function registerChallenges(app: NodeApp, ctx: BlobberContext): Pro
     clock: ctx.clock,
     log: ctx.logger.child({ component: "challenges" }),
     // answers wait for a transfer to end, for a quarter of the time a challenge allows at most
-    yieldTo: {
-      busy: () => files.service.activity.busy(),
-      maxMs: Math.min(CHALLENGE_MAX_YIELD_MS, Number(ctx.config.challenge_completion_time / 4_000_000n)),
-    },
+    yieldTo: files.service.activity.yieldTo(
+      Math.min(CHALLENGE_MAX_YIELD_MS, Number(ctx.config.challenge_completion_time / 4_000_000n)),
+    ),
   });
   mounted.set(app, loop);
   app.addHook("onReady", async () => loop.start());

@@ -3,6 +3,8 @@
  * yields to it (`Loop`'s `yieldTo`): the chain rounds a transaction starts take CPU from the transfer on a shared
  * machine, and the transactions lose nothing by going out a few seconds later.
  */
+import type { LoopOptions } from "../../io/loop.js";
+
 export class TransferActivity {
   private open = 0;
   private last = Number.NEGATIVE_INFINITY;
@@ -30,7 +32,14 @@ export class TransferActivity {
   busy(): boolean {
     return this.open > 0 || this.now() - this.last < this.quietMs;
   }
+
+  /** A loop's `yieldTo`: its scheduled runs wait while this API is busy, for `maxMs` at most. */
+  yieldTo(maxMs: number): NonNullable<LoopOptions["yieldTo"]> {
+    return { busy: () => this.busy(), maxMs };
+  }
 }
 
-/** How long background chain work waits for a busy file API at most (ms): settlement's markers go out by then. */
+/** How long settlement waits for a busy file API at most (ms). */
 export const SETTLEMENT_MAX_YIELD_MS = 30_000;
+/** How long challenge answers wait for a busy file API at most (ms; and a quarter of the challenge time). */
+export const CHALLENGE_MAX_YIELD_MS = 15_000;

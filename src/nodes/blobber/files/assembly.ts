@@ -51,7 +51,7 @@ export async function assembleFileApi(deps: FileServiceDeps, opts: FileApiOption
     chain: opts.settlement.chain,
     clock: deps.clock,
     log: opts.settlement.log ?? deps.log,
-    yieldTo: { busy: () => service.activity.busy(), maxMs: SETTLEMENT_MAX_YIELD_MS },
+    yieldTo: service.activity.yieldTo(SETTLEMENT_MAX_YIELD_MS),
     ...(opts.settlement.intervalMs !== undefined ? { intervalMs: opts.settlement.intervalMs } : {}),
   });
   app.addHook("onReady", async () => settlement.start());

@@ -4,7 +4,7 @@
  * `application/octet-stream` (raw bytes; JSON bodies as UTF-8 text) so the signature covers exactly what arrived.
  */
 import type { IncomingMessage } from "node:http";
-import { errorCodes, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import { parseExactJson } from "../../../chain/codec.js";
 import { BufferPool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
@@ -195,33 +195,30 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
       async (req, reply) => {
         const end = service.activity.begin();
         try {
-          return await answer(req, reply);
+          const alloc = (req.params as { allocation: string }).allocation;
+          const body = rawBody(req);
+          // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
+          const leaves = leavesOf(body);
+          const caller = auth(req, body, leaves);
+          let out: unknown;
+          try {
+            out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
+          } catch (err) {
+            throw publicError(err, service, `${r.method} ${r.path.split("/:")[0]}`);
+          }
+          if (out instanceof Uint8Array) {
+            void reply.type("application/octet-stream");
+            // a reusable reply buffer goes back once the reply is handed to the OS (not if the connection drops first)
+            if (service.replies.owns(out)) reply.raw.once("finish", () => service.replies.release(out));
+            return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+          }
+          return out;
         } finally {
-          end();
+          end(); // the API counts as busy from here for a second (settlement and challenge answers wait)
         }
       },
       { bodyLimit: MAX_BODY_BYTES },
     );
-    async function answer(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-      const alloc = (req.params as { allocation: string }).allocation;
-      const body = rawBody(req);
-      // the body's Merkle leaves: what the signature's body digest is made of, and an uploaded chunk's records
-      const leaves = leavesOf(body);
-      const caller = auth(req, body, leaves);
-      let out: unknown;
-      try {
-        out = await handler(alloc, caller, (req.query ?? {}) as Query, body, req, leaves);
-      } catch (err) {
-        throw publicError(err, service, `${r.method} ${r.path.split("/:")[0]}`);
-      }
-      if (out instanceof Uint8Array) {
-        void reply.type("application/octet-stream");
-        // a reusable reply buffer goes back once the reply is handed to the OS (not if the connection drops first)
-        if (service.replies.owns(out)) reply.raw.once("finish", () => service.replies.release(out));
-        return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-      }
-      return out;
-    }
   };
 
   // read markers are written in batches: write what is pending when the server stops

@@ -5,10 +5,9 @@ import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unli
 import { dirname, join } from "node:path";
 import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError } from "../../../core/errors.js";
-import { WRITE_SLICE_BYTES } from "../../../storage/index.js";
 import type { NodeErrorCode } from "../../errors.js";
 import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
-import { WriteBehind } from "./write-behind.js";
+import { WriteBehind, writeAt } from "./writes.js";
 
 /** Ranges of a temp file within this span are read at once (see FsShardStore.readTemp). */
 const SPAN_READ = 4 * 1024 * 1024;
@@ -72,7 +71,7 @@ interface Handle {
 export class FsShardStore implements ShardStore {
   /** Object directories known to exist (they are never removed). */
   private readonly dirsMade = new Set<string>();
-  /** Early writeback of temp files (`write-behind.ts`), on their writers' handles. */
+  /** Early writeback of temp files (`writes.ts`), on their writers' handles. */
   private readonly behind = new WriteBehind((path) => this.writer(path));
 
   private constructor(readonly dir: string) {}
@@ -98,13 +97,7 @@ export class FsShardStore implements ShardStore {
     try {
       const h = await this.writer(path);
       try {
-        // in slices written side by side (see WRITE_SLICE_BYTES)
-        const slices: Promise<void>[] = [];
-        for (let at = 0; at < bytes.length; at += WRITE_SLICE_BYTES)
-          slices.push(writeAt(h.fh, bytes.subarray(at, at + WRITE_SLICE_BYTES), offset + at));
-        const done = await Promise.allSettled(slices);
-        const failed = done.find((r) => r.status === "rejected");
-        if (failed) throw failed.reason;
+        await writeAt(h.fh, bytes, offset);
         this.behind.wrote(path, bytes.length);
       } finally {
         h.done();
@@ -182,10 +175,7 @@ export class FsShardStore implements ShardStore {
             );
           const fh = await open(obj, "w");
           try {
-            const bytes = all.subarray(it.offset, it.offset + it.length);
-            let done = 0;
-            while (done < bytes.length)
-              done += (await fh.write(bytes, done, Math.min(bytes.length - done, WRITE_SLICE_BYTES), done)).bytesWritten;
+            await writeAt(fh, all.subarray(it.offset, it.offset + it.length), 0);
             await fh.sync();
           } finally {
             await fh.close();
@@ -490,10 +480,4 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Write all of `bytes` at `position` (a write may take fewer bytes than asked). */
-async function writeAt(fh: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) done += (await fh.write(bytes, done, bytes.length - done, position + done)).bytesWritten;
 }
