@@ -93,14 +93,17 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     await drive(loop.trigger());
   };
 
-  /** Advance (virtual) time until each of `ps` has an open challenge; their challenges. */
-  async function openChallenges(ps: InProcessProvider[]): Promise<Map<InProcessProvider, OpenChallenge>> {
+  /**
+   * Advance (virtual) time until each of `ps` has an open challenge with at least `minLeftMs` before its deadline
+   * (one drawn earlier may still be listed open past it, until a block closes it); their challenges.
+   */
+  async function openChallenges(ps: InProcessProvider[], minLeftMs = 0): Promise<Map<InProcessProvider, OpenChallenge>> {
     const end = clock.now() + 120_000;
     for (;;) {
       const r = await rest<{ challenges: OpenChallenge[] }>("openchallenges", {});
       const got = new Map<InProcessProvider, OpenChallenge>();
       for (const p of ps) {
-        const c = r.challenges.find((x) => x.blobber_id === p.id);
+        const c = r.challenges.find((x) => x.blobber_id === p.id && x.deadline * 1000 - clock.now() >= minLeftMs);
         if (c) got.set(p, c);
       }
       if (got.size === ps.length) return got;
@@ -470,7 +473,9 @@ describe("proof of storage on the in-process network", { timeout: 900_000 }, () 
     };
     const unredeemed = (p: InProcessProvider) =>
       p.blobber.ctx.files?.service.ledger.writeMarkers("accepted").filter((m) => m.wm.allocation_id === allocId).length ?? 0;
-    const open = await openChallenges(honest);
+    // challenges with time for their blobber's turn (about a second of commits and answers each): one drawn before
+    // the story could expire before it (each leaves a 20 s challenge out of its last 6 s, so three can all be in)
+    const open = await openChallenges(honest, 6_000);
     const deadlineMs = Math.max(...[...open.values()].map((c) => c.deadline)) * 1000;
     // answered earliest deadline first: a challenge drawn while the others were still awaited has the least time left
     honest.sort((x, y) => (open.get(x)?.deadline ?? 0) - (open.get(y)?.deadline ?? 0));
