@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import type { MagicBlock } from "../../chain/types.js";
-import type { DkgState } from "../../contracts/index.js";
+import { type DkgState, Phase } from "../../contracts/index.js";
 import { CodedError, errorMessage } from "../../core/errors.js";
 import * as sdk from "../../sdk/index.js";
 import type { NodeErrorCode } from "../errors.js";
@@ -82,10 +82,15 @@ export class DkgDriver {
     }
   }
 
-  /** The participant for cycle `d` (a new one when the cycle changed); undefined when we are not a candidate. */
+  /**
+   * The participant for cycle `d` (a new one when the cycle, its candidates or its threshold changed); undefined
+   * in the start phase, whose candidates and T are provisional (the contract fixes them at its end, with the
+   * nodes that registered during it), and when we are not a candidate.
+   */
   private participantFor(d: DkgState): DkgParticipant | undefined {
-    if (!d.candidates.includes(this.opts.self.id)) return undefined;
-    if (!this.participant || this.cycle !== d.cycle) {
+    if (d.phase === Phase.start || !d.candidates.includes(this.opts.self.id)) return undefined;
+    const p = this.participant;
+    if (!p || this.cycle !== d.cycle || p.cycle.t !== d.t || p.cycle.candidates.join() !== d.candidates.join()) {
       this.participant = new DkgParticipant({ id: this.opts.self.id, privateKey: this.opts.self.privateKey }, d);
       this.cycle = d.cycle;
       this.done.clear();
@@ -140,9 +145,9 @@ export class DkgDriver {
     }
     const p = this.participantFor(d);
     if (!p) return;
-    if (d.phase === 1 && !d.mpks[me]) {
+    if (d.phase === Phase.contribute && !d.mpks[me]) {
       await this.post(key("contribute"), "contributeMpk", p.contribution());
-    } else if (d.phase === 2 && !this.done.has(key("share")) && d.mpks[me]) {
+    } else if (d.phase === Phase.share && !this.done.has(key("share")) && d.mpks[me]) {
       const nodes = await sdk.minerScNodes(this.opts.chain, "miner");
       const url = new Map(nodes.Nodes.map((n) => [n.simple_miner.id, `http://${n.simple_miner.host}:${n.simple_miner.port}`]));
       for (const j of Object.keys(d.mpks).sort()) {
@@ -168,10 +173,10 @@ export class DkgDriver {
         }
       }
       this.done.add(key("share"));
-    } else if (d.phase === 3 && !d.published[me] && d.mpks[me]) {
+    } else if (d.phase === Phase.publish && !d.published[me] && d.mpks[me]) {
       await this.post(key("publish"), "shareSignsOrShares", p.publication(Object.keys(d.mpks)));
     } else if (
-      d.phase === 4 &&
+      d.phase === Phase.wait &&
       d.next?.miners.nodes[me] &&
       ((!d.decided && !d.waited.includes(me)) || !this.keyShares.has(d.next.magic_block_number))
     ) {
@@ -210,7 +215,7 @@ export class DkgDriver {
    */
   private async keepSharder(d: DkgState, doneKey: string): Promise<void> {
     const me = this.opts.self.id;
-    if (d.phase === 4 || d.keep.includes(me)) return;
+    if (d.phase === Phase.wait || d.keep.includes(me)) return;
     const mb = await this.opts.chain.scRest<MagicBlock>(sdk.ScAddress.miner, "getMagicBlock");
     if (mb.sharders.nodes[me]) return;
     // refused until our add_sharder is on the chain; submitted again until the cycle lists us
