@@ -25,13 +25,14 @@ describe("a sharder added by a view change (in process)", { timeout: 1_500_000 }
       minRoundTimeMs: 500,
       viewChange: { intervalMs: 500 },
       registration: { healthCheckMs: 20_000, intervalMs: 1_000 },
+      // wait_rounds leaves the nodes' DKG loops 15 rounds to read the decision before the switch (see dkg-viewchange.test.ts)
       minerConfig: {
         view_change_enabled: true,
         start_rounds: 4,
         contribute_rounds: 8,
         share_rounds: 8,
         publish_rounds: 8,
-        wait_rounds: 10,
+        wait_rounds: 30,
       },
     });
     chain = sdk.chainClientFor(

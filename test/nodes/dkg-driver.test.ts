@@ -1,0 +1,71 @@
+// The miner's DKG loop (src/nodes/dkg/driver.ts) against the miner contract: a miner that saw the cycle during its
+// start phase, when the candidates and T were still provisional, deals for the candidates the contract fixed at
+// the phase's end (a node that registered during it among them), so the contract takes its commitments.
+import assert from "node:assert/strict";
+import { before, describe, it } from "node:test";
+import type { Transaction } from "../../src/chain/types.js";
+import { minerRest, Phase } from "../../src/contracts/index.js";
+import { initCrypto } from "../../src/core/schemes.js";
+import { DkgDriver } from "../../src/nodes/dkg/driver.js";
+import { ManualClock } from "../../src/nodes/io/clock.js";
+import type * as sdk from "../../src/sdk/index.js";
+import { Chain, CONFIG, call, type Member, member } from "../contracts/dkg-harness.js";
+
+/** The part of a chain client the DKG loop uses, reading the harness chain's state and queueing its transactions. */
+function chainOf(c: Chain, sent: Transaction[]): sdk.ChainClient {
+  const client = {
+    scRest: async (_address: string, view: string) => minerRest(c.view(), view, {}, CONFIG),
+    registerClient: async () => undefined,
+    buildTransaction: (wallet: sdk.WalletFile, t: { data: string }) => {
+      const { name, input } = JSON.parse(t.data) as { name: string; input: unknown };
+      return call(wallet.client_id, name, input);
+    },
+    submit: async (txn: Transaction) => {
+      sent.push(txn);
+    },
+  };
+  return client as unknown as sdk.ChainClient;
+}
+
+describe("miner DKG loop", () => {
+  before(async () => {
+    await initCrypto();
+  });
+
+  it("deals for the candidates fixed at the start phase's end, not the provisional ones it saw during it", async () => {
+    const miners = [member(), member(), member()];
+    const c = new Chain(miners, [member()]);
+    c.untilPhase(Phase.start);
+    const sent: Transaction[] = [];
+    const [m0] = miners as [Member];
+    const driver = new DkgDriver({
+      self: m0,
+      chain: chainOf(c, sent),
+      transport: {} as sdk.Transport,
+      clock: new ManualClock(),
+      intervalMs: 500,
+    });
+    await driver.step(); // during the start phase: three candidates so far
+    const provisional = c.dkg();
+    assert.equal(provisional.candidates.length, 3);
+    const fresh = member();
+    c.ok([
+      call(fresh.id, "add_miner", {
+        id: fresh.id,
+        public_key: fresh.publicKey,
+        host: "127.0.0.1",
+        port: 27190,
+        n2n_host: "127.0.0.1",
+      }),
+    ]);
+    c.untilPhase(Phase.contribute);
+    const fixed = c.dkg();
+    assert.equal(fixed.cycle, provisional.cycle);
+    assert.equal(fixed.candidates.length, 4);
+    assert.notEqual(fixed.t, provisional.t, "the threshold changes with the fourth candidate");
+    await driver.step();
+    assert.equal(sent.length, 1);
+    c.ok(sent); // the contract takes the commitments: T points for the fixed candidates
+    assert.equal(c.dkg().mpks[m0.id]?.length, fixed.t);
+  });
+});
