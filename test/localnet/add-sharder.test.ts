@@ -25,7 +25,7 @@ describe("a sharder added by a view change (in process)", { timeout: 1_500_000 }
       minRoundTimeMs: 500,
       viewChange: { intervalMs: 500 },
       registration: { healthCheckMs: 20_000, intervalMs: 1_000 },
-      // wait_rounds leaves the nodes' DKG loops 15 rounds to read the decision before the switch (see dkg-viewchange.test.ts)
+      // wait_rounds: the decision 15 rounds before the switch, for the nodes' DKG loops to read (see dkg-viewchange.test.ts)
       minerConfig: {
         view_change_enabled: true,
         start_rounds: 4,

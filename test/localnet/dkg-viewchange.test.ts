@@ -29,10 +29,10 @@ describe("view change on the in-process network", { timeout: 600_000 }, () => {
       spareMiners: 1,
       registration: { healthCheckMs: 20_000, intervalMs: 1_000 },
       // Rounds that carry transactions (the DKG's own) are not held to minRoundTimeMs, so a phase can pass in a few
-      // hundred ms of the clock. Each node schedules the next magic block when its DKG loop (every 500 ms) reads the
-      // decision in the sharder's finalized state, which trails the miners' rounds; the decision comes wait_rounds/2
-      // rounds before the switch, and a miner that reads it after entering the starting round cannot switch. The
-      // miners were seen 6 rounds past a decision when their loops read it: 15 rounds leave room.
+      // hundred ms of the clock. Each node reads the decision (wait_rounds/2 rounds before the switch) in the
+      // sharder's finalized state, which trails the miners' rounds: without holding their rounds at the pending
+      // switch, miners were seen 6 rounds past a decision when their loops read it. The hold makes them wait;
+      // 15 rounds keep the wait short.
       minerConfig: {
         view_change_enabled: true,
         start_rounds: 12,

@@ -127,6 +127,15 @@ export class ConsensusEngine {
     return this.run(nowMs, "handle new work", () => {}); // settling proposes if due
   }
 
+  /**
+   * Enter no round from `round` on until `untilMs` (`round` undefined: release a hold, entering the round it held
+   * back): a view change may take force at `round` and the node has not read its decision yet. A round already
+   * entered is not held.
+   */
+  holdRounds(round: number | undefined, untilMs: number, nowMs: number): Action[] {
+    return this.run(nowMs, "hold rounds", () => this.rounds.hold(round, untilMs));
+  }
+
   /** Add a notarized block learned out of band (e.g. from a sharder): tickets and content are verified. */
   addNotarizedBlock(block: Block, nowMs: number): Action[] {
     return this.run(nowMs, "add notarized block", () => {

@@ -43,6 +43,10 @@ export class Rounds {
   private proposeHoldUntil = 0;
   private myProposal: ProposalMsg | undefined;
   private myTicket: TicketMsg | undefined;
+  /** No round from `holdFrom` on is entered before `holdUntil` (`hold`); `deferred`: the highest entry held back. */
+  private holdFrom = Number.POSITIVE_INFINITY;
+  private holdUntil = 0;
+  private deferred = 0;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -89,6 +93,11 @@ export class Rounds {
    */
   enter(round: number, progress: boolean, why: string): void {
     if (round <= this.round) return;
+    if (round >= this.holdFrom) {
+      if (round > this.deferred) this.ctx.trace("round held", { round, why, from: this.round, until: this.holdUntil });
+      this.deferred = Math.max(this.deferred, round);
+      return;
+    }
     if (this.ctx.tracing) {
       const tip = this.tree.tip;
       this.ctx.trace("round entered", { round, why, from: this.round, tip: tip.block.round, height: tip.height });
@@ -172,16 +181,37 @@ export class Rounds {
     return until;
   }
 
+  /** Enter no round from `from` on until `untilMs` or `hold(undefined)` (which enters the round held back). */
+  hold(from: number | undefined, untilMs: number): void {
+    if (from !== undefined) {
+      if (from > this.round) {
+        this.holdFrom = from;
+        this.holdUntil = untilMs;
+      }
+      return;
+    }
+    if (this.holdFrom === Number.POSITIVE_INFINITY) return;
+    this.holdFrom = Number.POSITIVE_INFINITY;
+    const next = this.deferred;
+    this.deferred = 0;
+    if (next > this.round) this.enter(next, false, "hold released");
+  }
+
   /** Earliest time a vote, a proposal or a soft timeout is due. */
   deadline(): number {
     const now = this.ctx.now;
     const proposeAt = this.proposeHoldUntil > now ? this.proposeHoldUntil : this.proposeAt;
     const propose = this.proposedRound < this.round && this.beacons.has(this.round) ? proposeAt : Number.POSITIVE_INFINITY;
-    return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY);
+    const held = this.holdFrom === Number.POSITIVE_INFINITY ? Number.POSITIVE_INFINITY : this.holdUntil;
+    return Math.min(this.softAt, propose, this.voteAt ?? Number.POSITIVE_INFINITY, held);
   }
 
   /** Vote and time out when due. */
   onTimer(nowMs: number): void {
+    if (this.holdFrom !== Number.POSITIVE_INFINITY && nowMs >= this.holdUntil) {
+      this.ctx.log("warn", "rounds held for a view change go on without its decision", { from: this.holdFrom });
+      this.hold(undefined, 0);
+    }
     if (this.voteAt !== undefined && nowMs >= this.voteAt) {
       this.voteAt = undefined;
       this.voteNow();

@@ -139,6 +139,7 @@ export function createDkgDriver(
   settings: ViewChangeSettings,
   edges: NodeEdges,
   onNext: (mb: MagicBlock, shareSecretKey: string | undefined) => void,
+  onPending?: (startingRound: number | undefined) => void,
 ): DkgDriver {
   const urls = (nodes: Record<string, { host: string; port: number }>): string[] =>
     Object.values(nodes).map((n) => `http://${n.host}:${n.port}`);
@@ -161,5 +162,6 @@ export function createDkgDriver(
     log: logTo(edges.logger),
   };
   if (settings.dataDir !== undefined) opts.dataDir = settings.dataDir;
+  if (onPending) opts.onPendingMagicBlock = onPending;
   return new DkgDriver(opts);
 }

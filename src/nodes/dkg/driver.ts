@@ -34,6 +34,11 @@ export interface DkgDriverOptions {
    * share when it is one of its miners: schedule it (`MinerNode.addMagicBlock` / `SharderNode.addMagicBlock`).
    */
   onNextMagicBlock?: (mb: MagicBlock, shareSecretKey: string | undefined) => void;
+  /**
+   * The starting round of a next magic block the contract has not decided on yet (wait phase), or undefined
+   * when none is pending: a miner holds its rounds at it until it reads the decision (`MinerNode.holdRoundsFrom`).
+   */
+  onPendingMagicBlock?: (startingRound: number | undefined) => void;
   log?: (level: "debug" | "info" | "warn" | "error", msg: string) => void;
 }
 
@@ -51,6 +56,7 @@ export class DkgDriver {
   /** Clock ms at which each DKG call (by cycle and name) was last submitted. */
   private readonly sent = new Map<string, number>();
   private readonly resendMs: number;
+  private pending: number | undefined;
 
   constructor(readonly opts: DkgDriverOptions) {
     this.wallet = {
@@ -136,6 +142,11 @@ export class DkgDriver {
       } catch (err) {
         this.opts.log?.("warn", `dkg: scheduling magic block ${d.next.magic_block_number} failed: ${errorMessage(err)}`);
       }
+    }
+    const pending = d.phase === Phase.wait && d.next && !d.decided ? d.next.starting_round : undefined;
+    if (pending !== this.pending) {
+      this.pending = pending;
+      this.opts.onPendingMagicBlock?.(pending);
     }
     const me = this.opts.self.id;
     const key = (what: string) => `${d.cycle}:${what}`;

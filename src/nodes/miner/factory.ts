@@ -70,9 +70,17 @@ export function createMiner(chain: ChainSetup, settings: MinerSettings, edges: N
   const registrar = settings.registration && createRegistrar("miner", chain, keys, settings.registration, edges);
   const dkg =
     settings.viewChange &&
-    createDkgDriver("miner", chain, keys, settings.viewChange, edges, (mb, share) => {
-      node.addMagicBlock(mb, share);
-    });
+    createDkgDriver(
+      "miner",
+      chain,
+      keys,
+      settings.viewChange,
+      edges,
+      (mb, share) => {
+        node.addMagicBlock(mb, share);
+      },
+      (round) => node.holdRoundsFrom(round),
+    );
   if (dkg) serve(app, ChainRoutes.dkgShare, async (req) => dkg.receiveShare(req.body));
   return {
     role: "miner",
