@@ -81,6 +81,11 @@ export function call(from: string, name: string, input: unknown): Transaction {
   return { ...t, hash: transactionHash(t) };
 }
 
+/** `add_miner` from `m` itself, registering it at 127.0.0.1:`port`. */
+export function addMiner(m: Member, port: number): Transaction {
+  return call(m.id, "add_miner", { id: m.id, public_key: m.publicKey, host: "127.0.0.1", port, n2n_host: "127.0.0.1" });
+}
+
 export class Chain {
   readonly db = new MapNodeDb();
   readonly sc: SmartContract = createMinerContract(CONFIG);

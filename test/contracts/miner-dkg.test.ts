@@ -19,7 +19,7 @@ import {
   signShare,
   verifyGroup,
 } from "../../src/core/threshold.js";
-import { Chain, CONFIG, call, type Member, member } from "./dkg-harness.js";
+import { addMiner, Chain, CONFIG, call, type Member, member } from "./dkg-harness.js";
 
 /** What each dealer dealt: its commitments and the share for each receiver. */
 type Dealing = Map<string, { mpk: string[]; shares: Map<string, string> }>;
@@ -201,15 +201,7 @@ describe("miner contract: view change with a dealer-less DKG", () => {
   it("a newly registered miner with a recent health check joins the next magic block", () => {
     const c = new Chain(miners, [sharder]);
     const fresh = member();
-    c.ok([
-      call(fresh.id, "add_miner", {
-        id: fresh.id,
-        public_key: fresh.publicKey,
-        host: "127.0.0.1",
-        port: 27190,
-        n2n_host: "127.0.0.1",
-      }),
-    ]);
+    c.ok([addMiner(fresh, 27190)]);
     c.untilPhase(Phase.start);
     // the first cycle started before the registration; wait for the next one
     c.untilPhase(Phase.contribute);
@@ -250,15 +242,7 @@ describe("miner contract: view change with a dealer-less DKG", () => {
   it("a qualified set whose quorums would not overlap the current set's cancels the cycle", () => {
     const c = new Chain(miners, [sharder]);
     const fresh = member();
-    c.ok([
-      call(fresh.id, "add_miner", {
-        id: fresh.id,
-        public_key: fresh.publicKey,
-        host: "127.0.0.1",
-        port: 27191,
-        n2n_host: "127.0.0.1",
-      }),
-    ]);
+    c.ok([addMiner(fresh, 27191)]);
     c.untilPhase(Phase.start);
     c.untilPhase(Phase.contribute);
     if (!c.dkg().candidates.includes(fresh.id)) {

@@ -9,7 +9,7 @@ import { initCrypto } from "../../src/core/schemes.js";
 import { DkgDriver } from "../../src/nodes/dkg/driver.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import type * as sdk from "../../src/sdk/index.js";
-import { Chain, CONFIG, call, type Member, member } from "../contracts/dkg-harness.js";
+import { addMiner, Chain, CONFIG, call, type Member, member } from "../contracts/dkg-harness.js";
 
 /** The part of a chain client the DKG loop uses, reading the harness chain's state and queueing its transactions. */
 function chainOf(c: Chain, sent: Transaction[]): sdk.ChainClient {
@@ -49,15 +49,7 @@ describe("miner DKG loop", () => {
     const provisional = c.dkg();
     assert.equal(provisional.candidates.length, 3);
     const fresh = member();
-    c.ok([
-      call(fresh.id, "add_miner", {
-        id: fresh.id,
-        public_key: fresh.publicKey,
-        host: "127.0.0.1",
-        port: 27190,
-        n2n_host: "127.0.0.1",
-      }),
-    ]);
+    c.ok([addMiner(fresh, 27190)]);
     c.untilPhase(Phase.contribute);
     const fixed = c.dkg();
     assert.equal(fixed.cycle, provisional.cycle);
