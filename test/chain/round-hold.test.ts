@@ -18,10 +18,14 @@ describe("rounds held at a pending view change", () => {
     d.deliver(0, fx.notarized(b2));
     assert.equal(d.engine.currentRound(), 2, "round 3 is held");
     assert.equal(d.engine.notarizedTip().hash, b2.hash, "blocks are still taken");
+    for (let i = 0; i < fx.T; i++) d.deliver(i, fx.share(i, 3)); // round 3's beacon: a round timeout would enter it
     d.runUntil(5_000); // soft and round timeouts come and go: still held
     assert.equal(d.engine.currentRound(), 2);
+    assert.ok(d.engine.status().roundTimeoutCount > 0);
+    assert.ok(d.engine.status().softTimeouts <= 50, "a held round timeout waits a soft timeout before the next");
     d.take(d.engine.holdRounds(undefined, 0, d.now));
     assert.equal(d.engine.currentRound(), 3);
+    assert.equal(d.engine.status().roundTimeoutCount, 0, "the held entry came from progress (round 2 notarized)");
   });
 
   test("a hold ends at its time without a release, with a warning", () => {

@@ -46,7 +46,7 @@ export class Rounds {
   /** No round from `holdFrom` on is entered before `holdUntil` (`hold`); `deferred`: the highest entry held back. */
   private holdFrom = Number.POSITIVE_INFINITY;
   private holdUntil = 0;
-  private deferred = 0;
+  private deferred = { round: 0, progress: false };
 
   constructor(
     private readonly ctx: EngineContext,
@@ -94,8 +94,8 @@ export class Rounds {
   enter(round: number, progress: boolean, why: string): void {
     if (round <= this.round) return;
     if (round >= this.holdFrom) {
-      if (round > this.deferred) this.ctx.trace("round held", { round, why, from: this.round, until: this.holdUntil });
-      this.deferred = Math.max(this.deferred, round);
+      if (round > this.deferred.round) this.ctx.trace("round held", { round, why, from: this.round, until: this.holdUntil });
+      this.deferred = { round: Math.max(this.deferred.round, round), progress: this.deferred.progress || progress };
       return;
     }
     if (this.ctx.tracing) {
@@ -193,8 +193,8 @@ export class Rounds {
     if (this.holdFrom === Number.POSITIVE_INFINITY) return;
     this.holdFrom = Number.POSITIVE_INFINITY;
     const next = this.deferred;
-    this.deferred = 0;
-    if (next > this.round) this.enter(next, false, "hold released");
+    this.deferred = { round: 0, progress: false };
+    if (next.round > this.round) this.enter(next.round, next.progress, "hold released");
   }
 
   /** Earliest time a vote, a proposal or a soft timeout is due. */
@@ -386,6 +386,7 @@ export class Rounds {
       const next = Math.max(round + 1, this.beacons.maxShareRound);
       this.ctx.log("info", "round timed out", { round, next, roundTimeoutCount: this.counters.roundTimeoutCount });
       this.enter(next, false, "round timeout");
+      if (this.round < next) this.softAt = this.ctx.now + this.softTimeoutMs(); // held: time out again later
     } else {
       // Without T shares of this round (and none of a later one) this miner is ahead of the others: a round
       // without a beacon can produce no block, so it waits for them to join instead of running further ahead.
