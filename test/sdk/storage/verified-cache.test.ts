@@ -2,6 +2,7 @@
 // kept entry spares only the signature check of that very marker; every other check runs, and a marker whose fields
 // or signature differ is verified as before. A file others may read, or a corrupt one, counts as empty.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,9 +44,10 @@ describe("verified marker signatures kept for the next command", () => {
 
   it("a marker verified by one command is not verified again by the next; other markers are", async () => {
     const st = stateAt("c".repeat(64), 100);
-    const first = markerTrust(alloc, owner, new KeptVerified(path));
+    const kept = new KeptVerified(path);
+    const first = markerTrust(alloc, owner, kept);
     assert.equal(verifiedStamp(first, b, st), 100);
-    await tick();
+    kept.write(); // as at the command's end
     if (process.platform !== "win32") assert.equal(statSync(path).mode & 0o777, 0o600);
     // the next command: the same marker with a broken signature passes only because its entry is kept — shown
     // here by keeping the entry of the broken one, as a command that signed it would
@@ -73,7 +75,8 @@ describe("verified marker signatures kept for the next command", () => {
   });
 
   it("a read marker the reader signed proves its counter; a kept entry never stands for another marker", async () => {
-    const trust = markerTrust(alloc, owner, new KeptVerified(path));
+    const kept = new KeptVerified(path);
+    const trust = markerTrust(alloc, owner, kept);
     const rm = signReadMarker(owner, {
       blobber_id: b.id,
       allocation_id: "a",
@@ -82,17 +85,37 @@ describe("verified marker signatures kept for the next command", () => {
       counter: 7,
     });
     assert.equal(provenCounter(trust, b, rm), 7);
-    await tick();
+    kept.write();
     const next = markerTrust(alloc, owner, new KeptVerified(path));
     assert.equal(provenCounter(next, b, rm), 7);
     assert.equal(provenCounter(next, b, { ...rm, counter: 70 }), 0, "another counter under the same signature");
   });
 
+  it("additions are written a second later, not at each one, and at the process's exit", async () => {
+    const p = join(dir, "later.json");
+    const kept = new KeptVerified(p);
+    kept.add("x");
+    await tick();
+    assert.equal(new KeptVerified(p).has("x"), false, "not written at once");
+    await new Promise((ok) => setTimeout(ok, 1100));
+    assert.ok(new KeptVerified(p).has("x"));
+    // a command that ends at once: written at its exit
+    const q = join(dir, "exit.json");
+    const mod = new URL("../../../src/sdk/storage/files/verified-cache.js", import.meta.url).href;
+    const r = spawnSync(process.execPath, [
+      "--input-type=module",
+      "-e",
+      `const { KeptVerified } = await import(${JSON.stringify(mod)}); new KeptVerified(${JSON.stringify(q)}).add("y");`,
+    ]);
+    assert.equal(r.status, 0, String(r.stderr));
+    assert.ok(new KeptVerified(q).has("y"));
+  });
+
   it("a file others may read and a corrupt file count as empty", async () => {
     const st = stateAt("f".repeat(64), 300);
-    const t = markerTrust(alloc, owner, new KeptVerified(path));
-    verifiedStamp(t, b, st);
-    await tick();
+    const kept = new KeptVerified(path);
+    verifiedStamp(markerTrust(alloc, owner, kept), b, st);
+    kept.write();
     const seen = writeMarkerSeen(owner.publicKey, st.latest_write_marker);
     assert.ok(new KeptVerified(path).has(seen));
     if (process.platform !== "win32") {

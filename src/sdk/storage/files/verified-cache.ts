@@ -19,10 +19,21 @@ export const VERIFIED_CACHE_FILE = "verified-markers.json";
 /** How many entries are kept (the latest). */
 const KEEP = 512;
 
-/** A set of verified-signature entries kept at `path`: read when made, written (once per turn of the event loop) on every addition. */
+/** Additions are written at most this often (ms), and at the process's exit. */
+const WRITE_EVERY_MS = 1000;
+
+/** Sets with additions not yet written, written at exit. */
+const unwritten = new Set<KeptVerified>();
+let exitHook = false;
+
+/**
+ * A set of verified-signature entries kept at `path`: read when made; additions written at most once a second and
+ * at the process's exit (a transfer adds one per request: written each time, the file cost the client's event loop
+ * about 50 ms per 256 MiB download). Losing the latest additions to a kill only means checking those signatures again.
+ */
 export class KeptVerified extends Set<string> {
   private ready = false;
-  private pending = false;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly path: string) {
     super();
@@ -33,18 +44,25 @@ export class KeptVerified extends Set<string> {
   override add(entry: string): this {
     const had = this.has(entry);
     super.add(entry);
-    if (this.ready && !had && !this.pending) {
-      this.pending = true;
-      setImmediate(() => {
-        this.pending = false;
-        this.write();
-      });
+    if (this.ready && !had && this.timer === undefined) {
+      if (!exitHook) {
+        exitHook = true;
+        process.once("exit", () => {
+          for (const k of unwritten) k.write();
+        });
+      }
+      unwritten.add(this);
+      this.timer = setTimeout(() => this.write(), WRITE_EVERY_MS);
+      this.timer.unref();
     }
     return this;
   }
 
   /** Write the latest entries now (best effort: a failed write is skipped). */
   write(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    unwritten.delete(this);
     const entries = [...this].slice(-KEEP);
     const tmp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.tmp`);
     try {
