@@ -19,21 +19,21 @@ export const VERIFIED_CACHE_FILE = "verified-markers.json";
 /** How many entries are kept (the latest). */
 const KEEP = 512;
 
-/** Additions are written at most this often (ms), and at the process's exit. */
-const WRITE_EVERY_MS = 1000;
+/** Additions are written every this many, and at the process's exit. */
+const WRITE_EVERY = 64;
 
 /** Sets with additions not yet written, written at exit. */
 const unwritten = new Set<KeptVerified>();
 let exitHook = false;
 
 /**
- * A set of verified-signature entries kept at `path`: read when made; additions written at most once a second and
- * at the process's exit (a transfer adds one per request: written each time, the file cost the client's event loop
- * about 50 ms per 256 MiB download). Losing the latest additions to a kill only means checking those signatures again.
+ * A set of verified-signature entries kept at `path`: read when made; additions written every `WRITE_EVERY` and at
+ * the process's exit (a transfer adds one per request: written at each, the file cost the client's event loop about
+ * 50 ms per 256 MiB download). Losing the latest additions to a kill only means checking those signatures again.
  */
 export class KeptVerified extends Set<string> {
   private ready = false;
-  private timer: NodeJS.Timeout | undefined;
+  private added = 0;
 
   constructor(readonly path: string) {
     super();
@@ -44,7 +44,7 @@ export class KeptVerified extends Set<string> {
   override add(entry: string): this {
     const had = this.has(entry);
     super.add(entry);
-    if (this.ready && !had && this.timer === undefined) {
+    if (this.ready && !had) {
       if (!exitHook) {
         exitHook = true;
         process.once("exit", () => {
@@ -52,16 +52,14 @@ export class KeptVerified extends Set<string> {
         });
       }
       unwritten.add(this);
-      this.timer = setTimeout(() => this.write(), WRITE_EVERY_MS);
-      this.timer.unref();
+      if (++this.added >= WRITE_EVERY) this.write();
     }
     return this;
   }
 
   /** Write the latest entries now (best effort: a failed write is skipped). */
   write(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.added = 0;
     unwritten.delete(this);
     const entries = [...this].slice(-KEEP);
     const tmp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.tmp`);
