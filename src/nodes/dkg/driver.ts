@@ -36,7 +36,8 @@ export interface DkgDriverOptions {
   onNextMagicBlock?: (mb: MagicBlock, shareSecretKey: string | undefined) => void;
   /**
    * The starting round of a next magic block the contract has not decided on yet (wait phase), or undefined
-   * when none is pending: a miner holds its rounds at it until it reads the decision (`MinerNode.holdRoundsFrom`).
+   * when none is pending (called after a decided one was handed to `onNextMagicBlock`): a miner holds its rounds
+   * at it until it reads the decision (`MinerNode.holdRoundsFrom`).
    */
   onPendingMagicBlock?: (startingRound: number | undefined) => void;
   log?: (level: "debug" | "info" | "warn" | "error", msg: string) => void;

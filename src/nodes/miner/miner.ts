@@ -179,14 +179,13 @@ export class MinerNode {
       this.opts.store.putMagicBlock(mb);
       this.opts.log("info", `magic block ${mb.magic_block_number} in force from round ${mb.starting_round}`);
     }
-    this.holdRoundsFrom(undefined);
     return added;
   }
 
   /**
    * A view change may take force at `round` (its contract has not decided yet): enter no round from it on until
-   * the decision is read (`addMagicBlock`, or `holdRoundsFrom(undefined)` when the change was cancelled), for at
-   * most `maxMs`. A miner that read the decision after entering the round could not switch.
+   * `holdRoundsFrom(undefined)` (the DKG loop calls it once the decided magic block is added, or the change was
+   * cancelled), for at most `maxMs`. A miner that read the decision after entering the round could not switch.
    */
   holdRoundsFrom(round: number | undefined, maxMs = 30_000): void {
     this.serial(() => this.engine.holdRounds(round, this.now() + maxMs, this.now()));
