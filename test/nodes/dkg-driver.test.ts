@@ -1,11 +1,14 @@
 // The miner's DKG loop (src/nodes/dkg/driver.ts) against the miner contract: a miner that saw the cycle during its
 // start phase, when the candidates and T were still provisional, deals for the candidates the contract fixed at
-// the phase's end (a node that registered during it among them), so the contract takes its commitments.
+// the phase's end (a node that registered during it among them), so the contract takes its commitments; a miner
+// whose loop first reads the cycle already decided hands the magic block over with its key share.
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import type { Transaction } from "../../src/chain/types.js";
+import { beaconKeys } from "../../src/chain/magicblock.js";
+import type { MagicBlock, Transaction } from "../../src/chain/types.js";
 import { minerRest, Phase } from "../../src/contracts/index.js";
 import { initCrypto } from "../../src/core/schemes.js";
+import { publicKeyOfShare } from "../../src/core/threshold.js";
 import { DkgDriver } from "../../src/nodes/dkg/driver.js";
 import { ManualClock } from "../../src/nodes/io/clock.js";
 import type * as sdk from "../../src/sdk/index.js";
@@ -59,5 +62,51 @@ describe("miner DKG loop", () => {
     assert.equal(sent.length, 1);
     c.ok(sent); // the contract takes the commitments: T points for the fixed candidates
     assert.equal(c.dkg().mpks[m0.id]?.length, fixed.t);
+  });
+
+  it("a miner whose loop first reads the cycle decided hands the magic block over with its key share", async () => {
+    const miners = [member(), member(), member(), member()]; // K = 3: three waits decide
+    const c = new Chain(miners, [member()]);
+    const sent: Transaction[] = [];
+    const handed = new Map<string, { mb: MagicBlock; share: string | undefined }>();
+    const drivers = new Map<number, DkgDriver>();
+    // shares go straight to the receiver's loop (its port in the harness's magic block)
+    const transport = {
+      request: async (req: { url: string; body?: string }) => {
+        const to = drivers.get(Number(new URL(req.url).port)) as DkgDriver;
+        const receipt = await to.receiveShare(JSON.parse(req.body as string));
+        return { status: 200, headers: {}, body: new Uint8Array(), text: () => "", json: () => receipt };
+      },
+    } as unknown as sdk.Transport;
+    const each = miners.map((m, i) => {
+      const d = new DkgDriver({
+        self: m,
+        chain: chainOf(c, sent),
+        transport,
+        clock: new ManualClock(),
+        intervalMs: 500,
+        onNextMagicBlock: (mb, share) => handed.set(m.id, { mb, share }),
+      });
+      drivers.set(27100 + i, d);
+      return d;
+    });
+    const phase = async (p: number, who = each) => {
+      c.untilPhase(p);
+      for (const d of who) await d.step();
+      c.ok(sent.splice(0));
+    };
+    await phase(Phase.contribute);
+    await phase(Phase.share);
+    await phase(Phase.publish);
+    const late = each[3] as DkgDriver;
+    await phase(Phase.wait, each.slice(0, 3)); // the last miner's loop does not get to read the wait phase
+    for (let i = 0; i < 40 && !c.dkg().decided; i++) c.block();
+    assert.ok(c.dkg().decided, "three waits decide the next magic block");
+    await late.step();
+    const got = handed.get((miners[3] as Member).id);
+    assert.ok(got, "the late miner schedules the decided magic block");
+    assert.equal(got.mb.magic_block_number, 2);
+    assert.ok(got.share, "with its key share");
+    assert.equal(publicKeyOfShare(got.share), beaconKeys(got.mb).sharePublicKeys[(miners[3] as Member).id]);
   });
 });

@@ -7,7 +7,6 @@
  * written to `dataDir` when given) for the consensus engine to take at the block's starting round.
  */
 
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ChainRoutes, routeUrl } from "../../chain/api.js";
 import type { MagicBlock } from "../../chain/types.js";
@@ -139,7 +138,8 @@ export class DkgDriver {
     if (d.decided && d.next && !this.scheduled.has(d.next.magic_block_number)) {
       this.scheduled.add(d.next.magic_block_number);
       try {
-        this.opts.onNextMagicBlock?.(d.next, this.keyShares.get(d.next.magic_block_number));
+        // a loop that first reads the cycle decided (late, or restarted) computes its key share before handing it over
+        this.opts.onNextMagicBlock?.(d.next, this.keyShareFor(d));
       } catch (err) {
         this.opts.log?.("warn", `dkg: scheduling magic block ${d.next.magic_block_number} failed: ${errorMessage(err)}`);
       }
@@ -187,37 +187,39 @@ export class DkgDriver {
       this.done.add(key("share"));
     } else if (d.phase === Phase.publish && !d.published[me] && d.mpks[me]) {
       await this.post(key("publish"), "shareSignsOrShares", p.publication(Object.keys(d.mpks)));
-    } else if (
-      d.phase === Phase.wait &&
-      d.next?.miners.nodes[me] &&
-      ((!d.decided && !d.waited.includes(me)) || !this.keyShares.has(d.next.magic_block_number))
-    ) {
+    } else if (d.phase === Phase.wait && d.next?.miners.nodes[me]) {
       // the contract decides the next magic block once K of its miners waited: one that had not got here by then is
       // still in it, and still needs its key share (it only no longer posts its wait)
-      const postWait = !d.decided && !d.waited.includes(me);
-      if (this.done.has(key("wait")) && this.keyShares.has(d.next.magic_block_number)) {
-        if (postWait) await this.post(key("wait"), "wait", {});
-        return;
-      }
-      const sk = p.keyShare(d.next);
-      this.keyShares.set(d.next.magic_block_number, sk);
-      if (this.opts.dataDir)
-        writeFileSync(
-          join(this.opts.dataDir, `dkg_mb${d.next.magic_block_number}.json`),
-          JSON.stringify({
-            magic_block_number: d.next.magic_block_number,
-            starting_round: d.next.starting_round,
-            secret_share: sk,
-          }),
-          { mode: 0o600 },
-        );
-      this.done.add(key("wait"));
-      if (postWait) await this.post(key("wait"), "wait", {});
-      this.opts.log?.(
-        "info",
-        `dkg: key share for magic block ${d.next.magic_block_number} ready (starting round ${d.next.starting_round})`,
-      );
+      this.keyShareFor(d);
+      if (!d.decided && !d.waited.includes(me)) await this.post(key("wait"), "wait", {});
     }
+  }
+
+  /**
+   * Our key share for cycle `d`'s next magic block, computed (and written to `dataDir`) the first time it is asked
+   * for; undefined when we are not one of its miners or not a candidate of the cycle.
+   * @throws CodedError `dkg_missing_share` / `dkg_key_mismatch` when the shares we hold do not make it
+   */
+  private keyShareFor(d: DkgState): string | undefined {
+    const next = d.next;
+    if (!next || this.opts.participate === false || !next.miners.nodes[this.opts.self.id]) return undefined;
+    const have = this.keyShares.get(next.magic_block_number);
+    if (have !== undefined) return have;
+    const p = this.participantFor(d);
+    if (!p) return undefined;
+    const sk = p.keyShare(next);
+    this.keyShares.set(next.magic_block_number, sk);
+    if (this.opts.dataDir)
+      sdk.writeFileAtomic(
+        join(this.opts.dataDir, `dkg_mb${next.magic_block_number}.json`),
+        JSON.stringify({ magic_block_number: next.magic_block_number, starting_round: next.starting_round, secret_share: sk }),
+        0o600,
+      );
+    this.opts.log?.(
+      "info",
+      `dkg: key share for magic block ${next.magic_block_number} ready (starting round ${next.starting_round})`,
+    );
+    return sk;
   }
 
   /**
