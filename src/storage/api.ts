@@ -15,8 +15,9 @@ import type { AuthTicket } from "./authticket.js";
 import type { ReEncryptedKey } from "./encryption.js";
 import type { StorageErrorCode } from "./errors.js";
 import type { CollabGrant, PayerGrant, WhoPays } from "./grants.js";
-import type { ReadMarker, WriteMarker } from "./markers.js";
+import type { WriteMarker } from "./markers.js";
 import { HASH_BYTES } from "./merkle.js";
+import type { ReadMarker } from "./read-markers.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
 import type { ThumbnailMeta } from "./thumbnail.js";
 

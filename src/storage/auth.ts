@@ -73,6 +73,8 @@ export interface SessionSigner {
   sign(hashHex: string): string;
   /** The client's grant of the key for blobber `audience`, valid at `nowMs`. */
   grant(audience: string, nowMs: number): SessionGrant;
+  /** The client's grant of the key for its read markers to `blobberId` in `allocationId`, valid at `nowMs` (`read-markers.ts`). */
+  readGrant(blobberId: string, allocationId: string, nowMs: number): SessionGrant;
 }
 
 /**

@@ -12,6 +12,7 @@ export * from "./markers.js";
 export * from "./merkle.js";
 export * from "./paths.js";
 export * from "./pricing.js";
+export * from "./read-markers.js";
 export * from "./reedsolomon.js";
 export * from "./reedsolomon-simd.js";
 export * from "./reftree.js";

@@ -1,15 +1,11 @@
 /**
- * Write and read markers: what the client signs so a blobber can be paid, in the reference's field layout so the
- * storage contract can verify them (`commit_connection`, `read_redeem`).
+ * Write markers: what the owner (or a collaborator) signs so a blobber can be paid for what it stores, in the
+ * reference's field layout so the storage contract can verify them (`commit_connection`). Read markers, what a reader
+ * signs, are in `read-markers.ts`.
  *
  * - Write marker: `sha3("{allocation_root}:{prev_allocation_root}:{allocation_id}:{blobber_id}:{client_id}:{size}:{timestamp}")`
  *   signed by the allocation owner. Markers are chained per blobber: `prev_allocation_root` is the blobber's root
  *   before this commit ("" before the first), and the blobber refuses any other.
- * - Read marker: `sha3("{allocation_id}:{blobber_id}:{client_id}:{client_public_key}:{owner_id}:{payer_id}:{counter}:{timestamp}")`
- *   signed by the reader; `counter` is the cumulative number of blocks this reader has read from this blobber in this
- *   allocation, so the latest marker covers all earlier ones and only it needs redeeming. `payer_id` (whose read
- *   pool pays) is signed too — the reference left it out, so a blobber could name any payer — and must pass
- *   {@link payerRefusal}.
  *
  * A blobber accepts a commit's write marker by {@link checkWriteMarker}: addressed to it, signed by the owner, on time,
  * built on its latest root, and describing exactly the connection's changes.
@@ -21,18 +17,11 @@
 import { ed25519 } from "../core/ed25519.js";
 import { CodedError } from "../core/errors.js";
 import { sha3 } from "../core/hash.js";
-import { isHash, isHex } from "../core/hex.js";
+import { isHex } from "../core/hex.js";
 import { clientIdOf, clientVerifier } from "../core/schemes.js";
 import { type StorageErrorCode, StorageErrors } from "./errors.js";
-import {
-  type CollabGrant,
-  collabGrantRefusal,
-  grantExpiry,
-  type PayerGrant,
-  parseCollabGrant,
-  parsePayerGrant,
-  payerGrantRefusal,
-} from "./grants.js";
+import { type CollabGrant, collabGrantRefusal, grantExpiry, parseCollabGrant } from "./grants.js";
+import { bad, hashField, int, safeJson } from "./marker-fields.js";
 import { allocationRoot } from "./reftree.js";
 
 /** Who signs: a wallet's client id, public key and signing function over a hex hash. */
@@ -73,95 +62,10 @@ export interface WriteMarker {
   collab_grant?: CollabGrant;
 }
 
-export interface ReadMarker {
-  client_id: string;
-  client_public_key: string;
-  blobber_id: string;
-  allocation_id: string;
-  owner_id: string;
-  /** Whose read pool pays (signed; {@link payerRefusal} says who may be charged). */
-  payer_id: string;
-  /** Unix seconds. */
-  timestamp: number;
-  /** Cumulative blocks read by this client from this blobber in this allocation. */
-  counter: number;
-  signature: string;
-  /**
-   * When the owner pays for another reader (`payer_id` is the owner): the owner's signed consent, either the file's
-   * who-pays-for-reads grant naming the owner (`grants.ts`) or the reader's collaborator grant. Not part of the
-   * signed hash: it carries its own (the owner's) signature, checked by {@link payerRefusal}.
-   */
-  payer_grant?: PayerGrant;
-  collab_grant?: CollabGrant;
-}
-
-/**
- * The read counter lane of a marker: a reader's own reads count in one lane, the reads the owner pays for it in
- * another (`client:payer`), so a marker never makes one payer pay for blocks read on another's account.
- */
-export function readLane(rm: Pick<ReadMarker, "client_id" | "payer_id">): string {
-  return rm.payer_id === rm.client_id ? rm.client_id : `${rm.client_id}:${rm.payer_id}`;
-}
-
 export function writeMarkerHash(wm: Omit<WriteMarker, "signature">): string {
   return sha3(
     `${wm.allocation_root}:${wm.prev_allocation_root}:${wm.allocation_id}:${wm.blobber_id}:${wm.client_id}:${wm.size}:${wm.timestamp}`,
   );
-}
-
-export function readMarkerHash(rm: Omit<ReadMarker, "signature">): string {
-  return sha3(
-    `${rm.allocation_id}:${rm.blobber_id}:${rm.client_id}:${rm.client_public_key}:${rm.owner_id}:${rm.payer_id}:${rm.counter}:${rm.timestamp}`,
-  );
-}
-
-/**
- * Why the read marker's payer may not be charged for its reader's reads (undefined when it may): a reader pays for
- * its own reads; the allocation owner pays for the owner's reads, and for another reader's only with the owner's
- * signed consent carried by the marker — the file's who-pays-for-reads grant naming the owner, or the reader's
- * collaborator grant. One rule for the blobber (before serving) and the storage contract (before paying). Without
- * `ownerPublicKey` no grant can be checked, so only the first two cases pass.
- */
-export function payerRefusal(
-  rm: Pick<ReadMarker, "client_id" | "payer_id"> &
-    Partial<Pick<ReadMarker, "allocation_id" | "payer_grant" | "collab_grant" | "timestamp">>,
-  ownerId: string,
-  ownerPublicKey?: string,
-): string | undefined {
-  if (rm.payer_id === rm.client_id) return undefined;
-  if (rm.payer_id === ownerId && rm.client_id === ownerId) return undefined;
-  const refused = `payer ${rm.payer_id} may not be charged for reads by ${rm.client_id}`;
-  if (rm.payer_id !== ownerId) return `${refused}: a reader pays for its own reads, or the owner with its signed consent`;
-  if (!rm.payer_grant && !rm.collab_grant)
-    return `${refused}: the marker carries no grant signed by the owner (who-pays-for-reads or collaborator)`;
-  if (ownerPublicKey === undefined || rm.allocation_id === undefined)
-    return `${refused}: the owner's public key is not known to check its grant`;
-  const ctx = { allocationId: rm.allocation_id, ownerId, ownerPublicKey };
-  if (rm.collab_grant) {
-    const why = collabGrantRefusal(rm.collab_grant, ctx);
-    if (why) return `${refused}: ${why}`;
-    if (rm.collab_grant.collab_id !== rm.client_id) return `${refused}: the collaborator grant is for another client`;
-  } else {
-    const g = rm.payer_grant as PayerGrant;
-    const why = payerGrantRefusal(g, ctx);
-    if (why) return `${refused}: ${why}`;
-    if (g.who_pays_for_reads !== "owner") return `${refused}: the owner's grant says the reader pays`;
-  }
-  const expired = rm.timestamp === undefined ? undefined : readGrantExpiry({ ...rm, timestamp: rm.timestamp });
-  return expired && `${refused}: ${expired}`;
-}
-
-/**
- * Why the owner's grant a read marker pays with (another reader's marker charging the owner) had expired at `at`
- * (the marker's time unless given); undefined when it is in force or the marker relies on none. Checked first, so
- * that the blobber and the contract refuse it under the code `grant_expired`.
- */
-export function readGrantExpiry(
-  rm: Pick<ReadMarker, "client_id" | "payer_id" | "timestamp"> & Partial<Pick<ReadMarker, "payer_grant" | "collab_grant">>,
-  at = rm.timestamp,
-): string | undefined {
-  if (rm.payer_id === rm.client_id) return undefined;
-  return grantExpiry(rm.collab_grant ?? rm.payer_grant, at);
 }
 
 /** Why the collaborator grant a write marker is signed under had expired at `at` (the marker's time unless given). */
@@ -176,39 +80,6 @@ export function writeGrantExpiry(
 export function signWriteMarker(signer: Signer, wm: Omit<WriteMarker, "signature" | "client_id">): WriteMarker {
   const body = { ...wm, client_id: signer.clientId };
   return { ...body, signature: signer.sign(writeMarkerHash(body)) };
-}
-
-/** Sign a read marker; the payer is the reader unless `payer_id` names another. */
-export function signReadMarker(
-  signer: Signer,
-  rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id"> & { payer_id?: string },
-): ReadMarker {
-  // the grants are not signed by the reader: they carry the owner's signature
-  const body = {
-    ...rm,
-    client_id: signer.clientId,
-    client_public_key: signer.publicKey,
-    payer_id: rm.payer_id || signer.clientId,
-  };
-  return { ...body, signature: signer.sign(readMarkerHash(body)) };
-}
-
-function bad(code: StorageErrorCode, op: string, msg: string): CodedError {
-  return new CodedError<StorageErrorCode>({ code, op }, msg);
-}
-
-function int(v: unknown, name: string, code: StorageErrorCode, op: string, min = 0): number {
-  const n = typeof v === "bigint" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < min)
-    throw bad(code, op, `${name} must be an integer ≥ ${min}, found ${JSON.stringify(String(v)).slice(0, 40)}`);
-  return n;
-}
-
-function hashField(v: unknown, name: string, code: StorageErrorCode, op: string, allowEmpty = false): string {
-  if (allowEmpty && v === "") return "";
-  if (typeof v !== "string" || !isHash(v))
-    throw bad(code, op, `${name} must be a 64-character hex hash, found ${JSON.stringify(v)?.slice(0, 80)}`);
-  return v;
 }
 
 /** Parse a write marker from JSON (object or text). @throws CodedError `invalid_write_marker` naming the field */
@@ -278,55 +149,6 @@ export function writeMarkerKey(
   return { key: wm.client_public_key };
 }
 
-/** Parse a read marker. @throws CodedError `invalid_read_marker` naming the field */
-export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMarker {
-  const code = StorageErrors.invalidReadMarker;
-  const o = typeof raw === "string" ? safeJson(raw, code, op) : raw;
-  if (typeof o !== "object" || o === null || Array.isArray(o)) throw bad(code, op, "read marker must be a JSON object");
-  const m = o as Record<string, unknown>;
-  if (typeof m.client_public_key !== "string" || !isHex(m.client_public_key) || m.client_public_key.length === 0)
-    throw bad(code, op, "client_public_key must be hex");
-  if (typeof m.signature !== "string" || !isHex(m.signature) || m.signature.length < 64)
-    throw bad(code, op, "read marker signature must be hex of at least 64 characters");
-  const clientId = hashField(m.client_id, "client_id", code, op);
-  return {
-    client_id: clientId,
-    client_public_key: m.client_public_key,
-    blobber_id: hashField(m.blobber_id, "blobber_id", code, op),
-    allocation_id: hashField(m.allocation_id, "allocation_id", code, op),
-    owner_id: hashField(m.owner_id, "owner_id", code, op),
-    payer_id: m.payer_id === undefined || m.payer_id === "" ? clientId : hashField(m.payer_id, "payer_id", code, op),
-    timestamp: int(m.timestamp, "timestamp", code, op, 1),
-    counter: int(m.counter, "counter", code, op, 1),
-    signature: m.signature,
-    ...grantsOf(m, code, op),
-  };
-}
-
-/** The owner's grants a read marker carries (see {@link ReadMarker.payer_grant}). */
-function grantsOf(
-  m: Record<string, unknown>,
-  code: StorageErrorCode,
-  op: string,
-): Pick<ReadMarker, "payer_grant" | "collab_grant"> {
-  try {
-    return {
-      ...(m.payer_grant === undefined || m.payer_grant === null ? {} : { payer_grant: parsePayerGrant(m.payer_grant, op) }),
-      ...(m.collab_grant === undefined || m.collab_grant === null ? {} : { collab_grant: parseCollabGrant(m.collab_grant, op) }),
-    };
-  } catch (err) {
-    throw bad(code, op, `read marker grant: ${(err as Error).message}`);
-  }
-}
-
-function safeJson(text: string, code: StorageErrorCode, op: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw bad(code, op, `not valid JSON: ${(err as Error).message}`);
-  }
-}
-
 /**
  * Check a write marker's signature against `publicKey` and that `client_id` is that key's id.
  * @throws CodedError `invalid_write_marker`
@@ -340,20 +162,6 @@ export function verifyWriteMarker(wm: WriteMarker, publicKey: string, op = "veri
       op,
       "write marker signature does not verify against its signer's public key (the owner's or the collaborator's)",
     );
-}
-
-/** Check a read marker's signature and that `client_id` matches its key. @throws CodedError `invalid_read_marker` */
-export function verifyReadMarker(rm: ReadMarker, op = "verify read marker"): void {
-  const code = StorageErrors.invalidReadMarker;
-  let id: string;
-  try {
-    id = clientIdOf(rm.client_public_key);
-  } catch {
-    throw bad(code, op, "client_public_key is not a public key");
-  }
-  if (id !== rm.client_id) throw bad(code, op, "read marker client_id is not the id of client_public_key");
-  if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
-    throw bad(code, op, "read marker signature does not verify against client_public_key");
 }
 
 /** Accepted distance of a marker's timestamp from the blobber's clock, seconds. */

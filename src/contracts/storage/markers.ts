@@ -26,20 +26,19 @@
 
 import { stringifyExactJson } from "../../chain/codec.js";
 import { SECOND } from "../../core/duration.js";
-import { clientIdOf } from "../../core/schemes.js";
 import { parseCollabGrant, parsePayerGrant } from "../../storage/grants.js";
-import type { ReadMarker, WriteMarker } from "../../storage/markers.js";
+import type { WriteMarker } from "../../storage/markers.js";
+import { verifyClientSignature, writeGrantExpiry, writeMarkerHash, writeMarkerKey } from "../../storage/markers.js";
+import { readCost, writeCost } from "../../storage/pricing.js";
 import {
+  parseReadSession,
   payerRefusal,
+  type ReadMarker,
   readGrantExpiry,
   readLane,
   readMarkerHash,
-  verifyClientSignature,
-  writeGrantExpiry,
-  writeMarkerHash,
-  writeMarkerKey,
-} from "../../storage/markers.js";
-import { readCost, writeCost } from "../../storage/pricing.js";
+  readMarkerKey,
+} from "../../storage/read-markers.js";
 import type { ContractContext } from "../context.js";
 import type { StorageScErrorCode } from "../errors.js";
 import { noteStored } from "./challenges.js";
@@ -194,7 +193,18 @@ function readReadMarker(code: StorageScErrorCode, i: Input): ReadMarker {
     signature: i.str("signature", "") || refuse(code, "read marker has no signature"),
     payer_id: i.str("payer_id", "") || client,
     ...grantsOf(code, i),
+    ...sessionOf(code, i),
   };
+}
+
+/** The session key grant a read marker signed with a session key carries (checked by `readMarkerKey`). */
+function sessionOf(code: StorageScErrorCode, i: Input): Pick<ReadMarker, "session"> {
+  if (i.raw("session") == null) return {};
+  try {
+    return { session: parseReadSession(i.raw("session"), "read redeem") };
+  } catch (err) {
+    return refuse(code, (err as Error).message);
+  }
 }
 
 /** The owner's grants a read marker carries (checked by `payerRefusal`). */
@@ -221,15 +231,11 @@ export function readRedeem(ctx: ContractContext, _conf: StorageConfig, input: un
   if (rm.owner_id !== a.owner_id) refuse(code, `read marker owner ${rm.owner_id} is not the allocation owner ${a.owner_id}`);
   const d = a.blobber_details.find((x) => x.blobber_id === rm.blobber_id);
   if (!d) refuse(code, `blobber ${rm.blobber_id} is not in allocation ${a.id}`);
-  let keyOk = false;
-  try {
-    keyOk = clientIdOf(rm.client_public_key) === rm.client_id;
-  } catch {
-    keyOk = false;
-  }
-  if (!keyOk) refuse(code, "read marker client_public_key does not belong to client_id");
-  if (!verifyClientSignature(rm.client_public_key, readMarkerHash(rm), rm.signature))
-    refuse(code, "invalid signature on the read marker (not signed by the reader)");
+  // the reader's own key signs it, or a session key the reader granted for this blobber and allocation
+  const signer = readMarkerKey(rm);
+  if ("refusal" in signer) refuse(code, signer.refusal);
+  if (!verifyClientSignature(signer.key, readMarkerHash(rm), rm.signature))
+    refuse(code, `invalid signature on the read marker (not signed by the reader${rm.session ? "'s session key" : ""})`);
   // the owner pays another reader's reads only with its own signed grant (checked against the allocation's owner key),
   // in force at the marker's time
   const expired = readGrantExpiry(rm);

@@ -5,7 +5,7 @@
 import { parseExactJson } from "../../chain/codec.js";
 import type { StateView } from "../../chain/state.js";
 import { STORAGE_SC_VIEWS } from "../../storage/contract-api.js";
-import type { ReadMarker } from "../../storage/markers.js";
+import type { ReadMarker } from "../../storage/read-markers.js";
 import { readAllocationRequest, selectBlobbers, totalMinLock } from "./allocation.js";
 import { isHealthy } from "./blobbers.js";
 import { configJson, type StorageConfig } from "./config.js";

@@ -20,7 +20,8 @@ import {
 import { ed25519 } from "../../../src/core/ed25519.js";
 import { sha3 } from "../../../src/core/hash.js";
 import { clientIdOf } from "../../../src/core/schemes.js";
-import { type ReadMarker, readMarkerHash, type WriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
+import { type WriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
+import { type ReadMarker, readMarkerHash } from "../../../src/storage/read-markers.js";
 
 export const ZCN = 10_000_000_000n;
 export const T0 = 1_700_000_000;

@@ -3,7 +3,9 @@ import { describe, it } from "node:test";
 import { bls0chain } from "../../../src/core/bls.js";
 import { ed25519 } from "../../../src/core/ed25519.js";
 import { clientIdOf, initCrypto } from "../../../src/core/schemes.js";
-import { signReadMarker, signWriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
+import { sessionSigner } from "../../../src/sdk/storage/files/session-key.js";
+import { signWriteMarker, writeMarkerHash } from "../../../src/storage/markers.js";
+import { signReadMarker } from "../../../src/storage/read-markers.js";
 import { allocInput, Chain, GiB, setupBlobbers, signedReadMarker, signedWriteMarker, T0, wallet, ZCN } from "./chain.js";
 
 const MIN = 60_000_000_000n;
@@ -178,7 +180,7 @@ describe("storage contract: commit_connection and read_redeem", () => {
       "read_redeem",
       { read_marker: { ...rm2, client_public_key: wallet().publicKey } },
       0n,
-      /client_public_key does not belong to client_id/,
+      /client_id is not the id of client_public_key/,
     );
     c.refused(b, "read_redeem", { read_marker: { ...rm2, owner_id: "x" } }, 0n, /is not the allocation owner/);
     c.refused(owner, "read_redeem", { read_marker: rm2 }, 0n, /only the blobber the read marker names/);
@@ -230,5 +232,36 @@ describe("storage contract: markers signed by the storage layer", () => {
     const rm = signReadMarker(signer, { blobber_id: b.id, allocation_id: id, owner_id: owner.id, timestamp: T0, counter: 10 });
     const out = c.ok(b, "read_redeem", { read_marker: rm });
     assert.equal(out.blocks, 10);
+  });
+
+  it("redeems a read marker signed with the reader's session key under the reader's grant for this blobber and allocation", async () => {
+    await initCrypto();
+    const { c, owner, id, blobber } = world();
+    const k = bls0chain.generateKeys();
+    const reader = { id: clientIdOf(k.publicKey), publicKey: k.publicKey, privateKey: k.privateKey };
+    const signer = { clientId: reader.id, publicKey: reader.publicKey, sign: (h: string) => bls0chain.sign(k.privateKey, h) };
+    c.fund(reader, 2n * ZCN);
+    c.ok(reader, "new_read_pool");
+    c.ok(reader, "read_pool_lock", { allocation_id: id, duration: 60n * MIN }, ZCN);
+    let seed = 7;
+    const session = sessionSigner(signer, (n) => Uint8Array.from({ length: n }, () => (seed = (seed * 73 + 41) % 251)));
+    const b = blobber.blobber;
+    const signed = (counter: number, grantFor = id) =>
+      signReadMarker(
+        signer,
+        { blobber_id: b.id, allocation_id: id, owner_id: owner.id, timestamp: T0, counter },
+        { grant: session.readGrant(b.id, grantFor, T0 * 1000), sign: session.sign },
+      );
+    const other = c.ok(owner, "new_allocation_request", allocInput(owner), ZCN).id as string;
+    c.refused(b, "read_redeem", { read_marker: signed(10, other) }, 0n, /session key grant does not verify/);
+    c.refused(
+      b,
+      "read_redeem",
+      { read_marker: { ...signed(10), counter: 20 } },
+      0n,
+      /invalid signature on the read marker \(not signed by the reader's session key\)/,
+    );
+    assert.equal(c.ok(b, "read_redeem", { read_marker: signed(10) }).blocks, 10);
+    assert.equal(c.ok(b, "read_redeem", { read_marker: signed(30) }).blocks, 20);
   });
 });

@@ -37,6 +37,7 @@ import type {
   StatsReply,
   UploadStatus,
 } from "../../../storage/index.js";
+import { SessionGrants } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
@@ -78,6 +79,8 @@ export class FileService {
    * response's `finish`): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber.
    */
   readonly replies = new BufferPool(8);
+  /** Read markers' session key grants checked (with the reader's key) and not yet ended: each is checked once. */
+  readonly readGrants = new SessionGrants();
   /** When the file API last served a client: settlement and challenge answers wait while it is busy. */
   readonly activity: TransferActivity;
 

@@ -25,6 +25,7 @@ import {
   type MetaReply,
   type ObjectTreeReply,
   type PayerGrant,
+  type ReadSession,
   type RefPathReply,
   type RefsReply,
   type RevokeReply,
@@ -100,6 +101,15 @@ export class BlobberClient {
 
   get id(): string {
     return this.blobber.id;
+  }
+
+  /**
+   * What signs this client's read markers to this blobber at `nowMs`: the session key with its grant; none without a
+   * session key.
+   */
+  readSession(nowMs: number): { grant: ReadSession; sign(hashHex: string): string } | undefined {
+    const s = this.opts.session;
+    return s && { grant: s.readGrant(this.id, this.allocationId, nowMs), sign: (h) => s.sign(h) };
   }
 
   /** Send one request; resolves with the reply body bytes of a 2xx, throws a CodedError otherwise. */

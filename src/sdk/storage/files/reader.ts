@@ -251,14 +251,19 @@ export class ShardReader {
       const before = this.counters.get(i) ?? 0;
       const counter = before + count;
       this.counters.set(i, counter);
-      const rm = signReadMarker(this.o.signer, {
-        blobber_id: client.id,
-        allocation_id: client.allocationId,
-        owner_id: this.o.ownerId,
-        timestamp: Math.floor(this.o.now() / 1000),
-        counter,
-        ...this.payer(),
-      });
+      const nowMs = this.o.now();
+      const rm = signReadMarker(
+        this.o.signer,
+        {
+          blobber_id: client.id,
+          allocation_id: client.allocationId,
+          owner_id: this.o.ownerId,
+          timestamp: Math.floor(nowMs / 1000),
+          counter,
+          ...this.payer(),
+        },
+        client.readSession(nowMs),
+      );
       // the blobber shows the reader's latest marker with the next meta: this one needs no check then
       this.o.trust.verified.add(readMarkerSeen(rm));
       try {

@@ -71,7 +71,8 @@ export function writeMarkerSeen(key: string, wm: WriteMarker): string {
 /** What `provenCounter` remembers of a read marker whose signature verified (or that this client signed). */
 export function readMarkerSeen(rm: ReadMarker): string {
   const { signature, ...fields } = rm;
-  return `rm:${rm.client_public_key}:${readMarkerHash(fields)}:${signature}`;
+  const s = rm.session;
+  return `rm:${rm.client_public_key}:${readMarkerHash(fields)}:${signature}${s ? `:${s.key}:${s.expiry}:${s.signature}` : ""}`;
 }
 
 function remember(t: MarkerTrust, seen: string): void {
