@@ -5,7 +5,7 @@
  *
  * An int64 field has the type parameter `I`: `bigint` where the contract reads its own state back (the default),
  * {@link Int} (`number | bigint`, as exact JSON gives it) where a client reads a view's answer. Times are unix
- * seconds and counts are numbers on both sides. Write and read markers are `storage/markers.ts`'s.
+ * seconds and counts are numbers on both sides. Write and read markers are `storage/markers.ts`'s and `storage/read-markers.ts`'s.
  */
 
 import { CodedError } from "../core/errors.js";
