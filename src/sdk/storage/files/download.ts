@@ -4,12 +4,13 @@
  */
 
 import { createHash } from "node:crypto";
-import { type FileHandle, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { BufferPool } from "../../../core/buffer-pool.js";
 import { BLOCK_SIZE, fragmentSize, normalizePath, type RefView, stripeBytes, stripeCount } from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import { openSealedFile } from "./encrypt.js";
+import { OutputFile } from "./output-file.js";
 import { type FileConsensus, fileConsensus, ShardReader } from "./reader.js";
 import type { Session } from "./session.js";
 
@@ -110,7 +111,7 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   }
   await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
   const resumed = next > first;
-  const fh = await open(opts.localPath, resumed ? "r+" : "w").catch(async () => open(opts.localPath, "w"));
+  const fh = await OutputFile.open(opts.localPath, resumed, outSize >= DIRECT_MIN_BYTES && s.options.directWrites !== false);
   const writing = new Set<Promise<void>>();
   let saving: Promise<void> = Promise.resolve();
   try {
@@ -172,7 +173,7 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
           pieces.push((shards[i] as Uint8Array).subarray(k * BLOCK_SIZE, k * BLOCK_SIZE + n));
         }
       }
-      const w = writeAllAt(fh, pieces, jobOff - startByte).then(() => {
+      const w = fh.write(pieces, jobOff - startByte).then(() => {
         pool.release(...shards);
         written(job.s, job.s + job.count);
       });
@@ -234,22 +235,9 @@ async function downloadEncrypted(s: Session, meta: RefView, opts: DownloadOption
   }
 }
 
+/** Downloads of at least this many bytes write around the page cache where they can (`output-file.ts`). */
+const DIRECT_MIN_BYTES = 16 * 1024 * 1024;
 /** Download writes in flight at once (see download). */
 const WRITES_IN_FLIGHT = 2;
 /** A download saves its progress file every this many requests (32 blocks each). */
 const PROGRESS_EVERY = 8;
-
-/** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */
-async function writeAllAt(fh: FileHandle, pieces: Uint8Array[], position: number): Promise<void> {
-  let pos = position;
-  let rest = pieces;
-  while (rest.length > 0) {
-    const { bytesWritten } = await fh.writev(rest.slice(0, 1024), pos);
-    pos += bytesWritten;
-    let n = bytesWritten;
-    let k = 0;
-    while (k < rest.length && n >= (rest[k] as Uint8Array).length) n -= (rest[k++] as Uint8Array).length;
-    rest = rest.slice(k);
-    if (n > 0) rest[0] = (rest[0] as Uint8Array).subarray(n);
-  }
-}

@@ -66,6 +66,8 @@ export interface AllocationFilesOptions {
   lagGraceMs?: number;
   /** Download reads in flight, each of `blocksPerRequest` blocks from each of `data` blobbers (default 2). */
   readWindow?: number;
+  /** false: downloads write through the page cache only (default: large ones write around it where they can). */
+  directWrites?: boolean;
   /** Where upload progress files go (resume after a killed client); none when absent. */
   progressDir?: string;
   /** Milliseconds since the Unix epoch (default the sdk's ambient clock). */
