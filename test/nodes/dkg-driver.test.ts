@@ -65,36 +65,7 @@ describe("miner DKG loop", () => {
   });
 
   it("a miner whose loop first reads the cycle decided hands the magic block over with its key share", async () => {
-    const miners = [member(), member(), member(), member()]; // K = 3: three waits decide
-    const c = new Chain(miners, [member()]);
-    const sent: Transaction[] = [];
-    const handed = new Map<string, { mb: MagicBlock; share: string | undefined }>();
-    const drivers = new Map<number, DkgDriver>();
-    // shares go straight to the receiver's loop (its port in the harness's magic block)
-    const transport = {
-      request: async (req: { url: string; body?: string }) => {
-        const to = drivers.get(Number(new URL(req.url).port)) as DkgDriver;
-        const receipt = await to.receiveShare(JSON.parse(req.body as string));
-        return { status: 200, headers: {}, body: new Uint8Array(), text: () => "", json: () => receipt };
-      },
-    } as unknown as sdk.Transport;
-    const each = miners.map((m, i) => {
-      const d = new DkgDriver({
-        self: m,
-        chain: chainOf(c, sent),
-        transport,
-        clock: new ManualClock(),
-        intervalMs: 500,
-        onNextMagicBlock: (mb, share) => handed.set(m.id, { mb, share }),
-      });
-      drivers.set(27100 + i, d);
-      return d;
-    });
-    const phase = async (p: number, who = each) => {
-      c.untilPhase(p);
-      for (const d of who) await d.step();
-      c.ok(sent.splice(0));
-    };
+    const { miners, c, handed, each, phase } = fourLoops();
     await phase(Phase.contribute);
     await phase(Phase.share);
     await phase(Phase.publish);
@@ -109,4 +80,71 @@ describe("miner DKG loop", () => {
     assert.ok(got.share, "with its key share");
     assert.equal(publicKeyOfShare(got.share), beaconKeys(got.mb).sharePublicKeys[(miners[3] as Member).id]);
   });
+
+  it("after a cancelled cycle, the next cycle's magic block (the same number) gets a key share of its own", async () => {
+    const { miners, c, handed, each, phase } = fourLoops();
+    await phase(Phase.contribute);
+    await phase(Phase.share);
+    await phase(Phase.publish);
+    c.untilPhase(Phase.wait);
+    const first = c.dkg().next as MagicBlock;
+    // every loop computes its share for the first cycle's block, but only two waits reach the contract: cancelled
+    for (const d of each) await d.step();
+    const waits = sent.splice(0).filter((t) => miners.slice(0, 2).some((m) => m.id === t.client_id));
+    c.ok(waits);
+    while (c.round < first.starting_round) c.block();
+    assert.equal(c.dkg().cycle, 2, "the first cycle was cancelled");
+    await phase(Phase.contribute);
+    await phase(Phase.share);
+    await phase(Phase.publish);
+    await phase(Phase.wait);
+    for (let i = 0; i < 40 && !c.dkg().decided; i++) c.block();
+    const next = c.dkg().next as MagicBlock;
+    assert.ok(c.dkg().decided);
+    assert.equal(next.magic_block_number, first.magic_block_number);
+    assert.notEqual(next.hash, first.hash);
+    for (const d of each) await d.step();
+    for (const m of miners) {
+      const got = handed.get(m.id);
+      assert.equal(got?.mb.hash, next.hash);
+      assert.equal(publicKeyOfShare(got?.share as string), beaconKeys(next).sharePublicKeys[m.id], "a share for this block");
+    }
+  });
 });
+
+const sent: Transaction[] = [];
+
+/** Four miners' loops on one harness chain, their shares sent straight to each other's loop. */
+function fourLoops() {
+  sent.length = 0;
+  const miners = [member(), member(), member(), member()]; // K = 3: three waits decide
+  const c = new Chain(miners, [member()]);
+  const handed = new Map<string, { mb: MagicBlock; share: string | undefined }>();
+  const drivers = new Map<number, DkgDriver>();
+  // shares go straight to the receiver's loop (its port in the harness's magic block)
+  const transport = {
+    request: async (req: { url: string; body?: string }) => {
+      const to = drivers.get(Number(new URL(req.url).port)) as DkgDriver;
+      const receipt = await to.receiveShare(JSON.parse(req.body as string));
+      return { status: 200, headers: {}, body: new Uint8Array(), text: () => "", json: () => receipt };
+    },
+  } as unknown as sdk.Transport;
+  const each = miners.map((m, i) => {
+    const d = new DkgDriver({
+      self: m,
+      chain: chainOf(c, sent),
+      transport,
+      clock: new ManualClock(),
+      intervalMs: 500,
+      onNextMagicBlock: (mb, share) => handed.set(m.id, { mb, share }),
+    });
+    drivers.set(27100 + i, d);
+    return d;
+  });
+  const phase = async (p: number, who = each) => {
+    c.untilPhase(p);
+    for (const d of who) await d.step();
+    c.ok(sent.splice(0));
+  };
+  return { miners, c, handed, each, phase };
+}

@@ -47,6 +47,8 @@ export class DkgDriver {
   readonly loop: Loop;
   /** Key shares (serialized Fr hex) by magic block number. */
   readonly keyShares = new Map<number, string>();
+  /** The hash of the magic block each key share was computed for: a cancelled cycle's next one has the same number. */
+  private readonly shareFor = new Map<number, string>();
   private participant: DkgParticipant | undefined;
   private cycle = 0;
   private readonly done = new Set<string>();
@@ -197,18 +199,20 @@ export class DkgDriver {
 
   /**
    * Our key share for cycle `d`'s next magic block, computed (and written to `dataDir`) the first time it is asked
-   * for; undefined when we are not one of its miners or not a candidate of the cycle.
+   * for that block — by hash: a cancelled cycle's next block and the following cycle's have the same number —;
+   * undefined when we are not one of its miners or not a candidate of the cycle.
    * @throws CodedError `dkg_missing_share` / `dkg_key_mismatch` when the shares we hold do not make it
    */
   private keyShareFor(d: DkgState): string | undefined {
     const next = d.next;
     if (!next || this.opts.participate === false || !next.miners.nodes[this.opts.self.id]) return undefined;
     const have = this.keyShares.get(next.magic_block_number);
-    if (have !== undefined) return have;
+    if (have !== undefined && this.shareFor.get(next.magic_block_number) === next.hash) return have;
     const p = this.participantFor(d);
     if (!p) return undefined;
     const sk = p.keyShare(next);
     this.keyShares.set(next.magic_block_number, sk);
+    this.shareFor.set(next.magic_block_number, next.hash);
     if (this.opts.dataDir)
       sdk.writeFileAtomic(
         join(this.opts.dataDir, `dkg_mb${next.magic_block_number}.json`),
