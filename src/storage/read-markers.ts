@@ -4,7 +4,7 @@
  *
  *   sha3("{allocation_id}:{blobber_id}:{client_id}:{client_public_key}:{owner_id}:{payer_id}:{counter}:{timestamp}")
  *
- * signed by the reader (or by its session key, {@link ReadSession}); `counter` is the cumulative number of blocks this
+ * signed by the reader (or by its session key, {@link ReadMarker.session}); `counter` is the cumulative number of blocks this
  * reader has read from this blobber in this allocation, so the latest marker covers all earlier ones and only it
  * needs redeeming. `payer_id` (whose read pool pays) is signed too — the reference left it out, so a blobber could
  * name any payer — and must pass {@link payerRefusal}.
@@ -13,6 +13,7 @@
 import { sha3 } from "../core/hash.js";
 import { isHex } from "../core/hex.js";
 import { clientIdOf } from "../core/schemes.js";
+import { SESSION_MAX_MS, type SessionGrant, type SessionGrants } from "./auth.js";
 import { type StorageErrorCode, StorageErrors } from "./errors.js";
 import {
   type CollabGrant,
@@ -46,25 +47,14 @@ export interface ReadMarker {
    */
   payer_grant?: PayerGrant;
   collab_grant?: CollabGrant;
-  /** Signed with the reader's session key: its grant (not part of the signed hash; {@link readMarkerKey}). */
-  session?: ReadSession;
+  /**
+   * Signed with the reader's session key: the reader's grant of it for this blobber and allocation, `signature` its
+   * own key's signature of {@link readSessionGrantHash} (not part of the signed hash; {@link readMarkerKey}). A
+   * reader whose signatures are slow (bls0chain: ~1.5 ms to sign, ~6 ms to verify) signs the marker of every download
+   * request with an ed25519 key; the blobber checks the grant once, the contract at each redemption.
+   */
+  session?: SessionGrant;
 }
-
-/**
- * The reader's grant of a session key for its read markers to one blobber of one allocation until `expiry` (Unix
- * ms): `signature` is the reader's own key's signature of {@link readSessionGrantHash}. A reader whose signatures are
- * slow (bls0chain: ~1.5 ms to sign, ~6 ms to verify) then signs the marker of every download request with an ed25519
- * key, and the blobber checks the grant once, not at every request; the contract checks it at each redemption.
- */
-export interface ReadSession {
-  /** ed25519 public key, hex. */
-  key: string;
-  expiry: number;
-  signature: string;
-}
-
-/** Longest a read session grant may run past its marker's time, and (at a blobber) past the blobber's clock. */
-export const READ_SESSION_MAX_MS = 3_600_000;
 
 /** The hash a reader's key signs to grant `key` for its read markers to `blobberId` in `allocationId` until `expiry`. */
 export function readSessionGrantHash(
@@ -77,22 +67,16 @@ export function readSessionGrantHash(
   return sha3(`cairn-read-session:${clientId}:${blobberId}:${allocationId}:${key}:${expiry}`);
 }
 
-/** Grants already checked, until they end (a blobber keeps one: `auth.ts`'s `SessionGrants`). */
-export interface CheckedGrants {
-  has(id: string, nowMs: number): boolean;
-  add(id: string, expiry: number, nowMs: number): void;
-}
-
 /**
  * The key a read marker's signature must verify under — the reader's own, or the session key its grant names — or
  * why the marker is refused: `client_id` not its key's id; a grant that ended before the marker's time, runs more
- * than {@link READ_SESSION_MAX_MS} past it, or is not signed by the reader's key. `serving` (a blobber about to
- * serve): the grant must also be in force on its clock and end within {@link READ_SESSION_MAX_MS} of it; grants it
+ * than {@link SESSION_MAX_MS} past it, or is not signed by the reader's key. `serving` (a blobber about to
+ * serve): the grant must also be in force on its clock and end within {@link SESSION_MAX_MS} of it; grants it
  * checked are remembered in `serving.grants`.
  */
 export function readMarkerKey(
   rm: ReadMarker,
-  serving?: { nowMs: number; grants?: CheckedGrants },
+  serving?: { nowMs: number; grants?: SessionGrants },
 ): { key: string } | { refusal: string } {
   let id: string;
   try {
@@ -106,11 +90,11 @@ export function readMarkerKey(
   const at = rm.timestamp * 1000;
   if (s.expiry < at)
     return { refusal: `read marker of ${rm.timestamp} s signed after its session key's grant ended (${s.expiry} ms)` };
-  if (s.expiry - at > READ_SESSION_MAX_MS)
+  if (s.expiry - at > SESSION_MAX_MS)
     return {
-      refusal: `read marker session key granted until ${s.expiry} ms, over ${READ_SESSION_MAX_MS / 1000} s past the marker`,
+      refusal: `read marker session key granted until ${s.expiry} ms, over ${SESSION_MAX_MS / 1000} s past the marker`,
     };
-  if (serving && (s.expiry <= serving.nowMs || s.expiry - serving.nowMs > READ_SESSION_MAX_MS))
+  if (serving && (s.expiry <= serving.nowMs || s.expiry - serving.nowMs > SESSION_MAX_MS))
     return { refusal: `read marker session key granted until ${s.expiry} ms: not in force on this blobber's clock` };
   const grant = readSessionGrantHash(rm.client_id, rm.blobber_id, rm.allocation_id, s.key, s.expiry);
   const gid = `${rm.client_public_key}:${grant}:${s.signature}`;
@@ -191,7 +175,7 @@ export function readGrantExpiry(
 export function signReadMarker(
   signer: Signer,
   rm: Omit<ReadMarker, "signature" | "client_id" | "client_public_key" | "payer_id" | "session"> & { payer_id?: string },
-  session?: { grant: ReadSession; sign(hashHex: string): string },
+  session?: { grant: SessionGrant; sign(hashHex: string): string },
 ): ReadMarker {
   // the grants are not signed by the reader: they carry the owner's signature (and the session's, the reader's)
   const body = {
@@ -231,7 +215,7 @@ export function parseReadMarker(raw: unknown, op = "read read marker"): ReadMark
 }
 
 /** Parse a read marker's session grant. @throws CodedError `invalid_read_marker` naming the field */
-export function parseReadSession(raw: unknown, op: string): ReadSession {
+export function parseReadSession(raw: unknown, op: string): SessionGrant {
   const code = StorageErrors.invalidReadMarker;
   const s = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
   if (typeof s.key !== "string" || !/^[0-9a-f]{64}$/.test(s.key))
@@ -264,7 +248,7 @@ function grantsOf(
 export function verifyReadMarker(
   rm: ReadMarker,
   op = "verify read marker",
-  serving?: { nowMs: number; grants?: CheckedGrants },
+  serving?: { nowMs: number; grants?: SessionGrants },
 ): void {
   const code = StorageErrors.invalidReadMarker;
   const k = readMarkerKey(rm, serving);

@@ -85,7 +85,7 @@ describe("view change on the in-process network", { timeout: 600_000 }, () => {
     const keys = beaconKeys(mb);
     const h = sha3("next beacon");
     const sigs = net.miners.map((m) => {
-      const sk = m.dkg?.keyShares.get(number);
+      const sk = m.dkg?.keyShare(number);
       assert.ok(sk, `miner ${m.id.slice(0, 8)} has no key share`);
       assert.equal(publicKeyOfShare(sk), keys.sharePublicKeys[m.id]);
       return { id: m.id, sig: signShare(sk, h) };

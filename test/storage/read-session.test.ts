@@ -7,11 +7,10 @@ import { CodedError } from "../../src/core/errors.js";
 import { initCrypto } from "../../src/core/schemes.js";
 import { sessionSigner } from "../../src/sdk/storage/files/session-key.js";
 import {
-  type CheckedGrants,
   parseReadMarker,
-  READ_SESSION_MAX_MS,
   type ReadMarker,
   readSessionGrantHash,
+  SESSION_MAX_MS,
   SessionGrants,
   type Signer,
   signReadMarker,
@@ -30,18 +29,13 @@ const NOW = 1_700_000_000_000;
 let seed = 1;
 const bytes = (n: number) => Uint8Array.from({ length: n }, () => (seed = (seed * 73 + 41) % 251));
 
-/** Grants checked, counting the checks (a blobber's `SessionGrants`). */
-function countingGrants(): CheckedGrants & { checks: number } {
-  const inner = new SessionGrants();
-  const out = {
-    checks: 0,
-    has: (id: string, now: number) => inner.has(id, now),
-    add: (id: string, expiry: number, now: number) => {
-      out.checks++;
-      inner.add(id, expiry, now);
-    },
-  };
-  return out;
+/** A blobber's checked grants, counting the checks. */
+class CountingGrants extends SessionGrants {
+  checks = 0;
+  override add(id: string, expiry: number, now: number): void {
+    this.checks++;
+    super.add(id, expiry, now);
+  }
 }
 
 function marker(
@@ -71,7 +65,7 @@ describe("read markers signed with a session key", () => {
   it("one grant per blobber and allocation signs every marker; the blobber checks it once", () => {
     const reader = countingBlsSigner();
     const session = sessionSigner(reader, bytes);
-    const grants = countingGrants();
+    const grants = new CountingGrants();
     for (let i = 1; i <= 8; i++) {
       const rm = marker(reader, session, 64 * i, { nowMs: NOW + i * 1000 });
       assert.equal(rm.session?.key, session.key);
@@ -130,7 +124,7 @@ describe("read markers signed with a session key", () => {
     );
     assert.throws(() => verifyReadMarker(late), refused(/signed after its session key's grant ended/));
     // a grant the reader's key did sign, but for longer than a grant may run
-    const long = NOW + READ_SESSION_MAX_MS + 60_000;
+    const long = NOW + SESSION_MAX_MS + 60_000;
     const g = {
       key: session.key,
       expiry: long,

@@ -45,10 +45,11 @@ export interface DkgDriverOptions {
 /** Drives this miner's part in view-change cycles. */
 export class DkgDriver {
   readonly loop: Loop;
-  /** Key shares (serialized Fr hex) by magic block number. */
-  readonly keyShares = new Map<number, string>();
-  /** The hash of the magic block each key share was computed for: a cancelled cycle's next one has the same number. */
-  private readonly shareFor = new Map<number, string>();
+  /**
+   * Key shares (serialized Fr hex) by magic block number, with the hash of the block each was computed for: a
+   * cancelled cycle's next block and the following cycle's have the same number.
+   */
+  private readonly shares = new Map<number, { hash: string; sk: string }>();
   private participant: DkgParticipant | undefined;
   private cycle = 0;
   private readonly done = new Set<string>();
@@ -197,6 +198,11 @@ export class DkgDriver {
     }
   }
 
+  /** Our key share for magic block `n` (the latest computed for that number), if any. */
+  keyShare(n: number): string | undefined {
+    return this.shares.get(n)?.sk;
+  }
+
   /**
    * Our key share for cycle `d`'s next magic block, computed (and written to `dataDir`) the first time it is asked
    * for that block — by hash: a cancelled cycle's next block and the following cycle's have the same number —;
@@ -206,13 +212,12 @@ export class DkgDriver {
   private keyShareFor(d: DkgState): string | undefined {
     const next = d.next;
     if (!next || this.opts.participate === false || !next.miners.nodes[this.opts.self.id]) return undefined;
-    const have = this.keyShares.get(next.magic_block_number);
-    if (have !== undefined && this.shareFor.get(next.magic_block_number) === next.hash) return have;
+    const have = this.shares.get(next.magic_block_number);
+    if (have?.hash === next.hash) return have.sk;
     const p = this.participantFor(d);
     if (!p) return undefined;
     const sk = p.keyShare(next);
-    this.keyShares.set(next.magic_block_number, sk);
-    this.shareFor.set(next.magic_block_number, next.hash);
+    this.shares.set(next.magic_block_number, { hash: next.hash, sk });
     if (this.opts.dataDir)
       sdk.writeFileAtomic(
         join(this.opts.dataDir, `dkg_mb${next.magic_block_number}.json`),

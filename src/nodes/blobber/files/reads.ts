@@ -86,8 +86,9 @@ export async function download(s: FileService, allocId: string, caller: Caller, 
     );
   // a reader other than the owner needs the owner's auth ticket for the path (sharing.ts)
   if (rm.client_id !== a.owner_id) requireReadAccess(s, a, rm.client_id, path, body.auth_ticket, op);
-  verifyReadMarker(rm, op, { nowMs: s.clock.now(), grants: s.readGrants });
-  const nowS = Math.floor(s.clock.now() / 1000);
+  const nowMs = s.clock.now();
+  verifyReadMarker(rm, op, { nowMs, grants: s.readGrants });
+  const nowS = Math.floor(nowMs / 1000);
   // the owner's grant must be in force now and at the marker's time (the contract checks the latter)
   const expired = readGrantExpiry(rm, Math.max(rm.timestamp, nowS));
   if (expired) throw storageError(StorageErrors.grantExpired, op, expired);

@@ -25,11 +25,11 @@ import {
   type MetaReply,
   type ObjectTreeReply,
   type PayerGrant,
-  type ReadSession,
   type RefPathReply,
   type RefsReply,
   type RevokeReply,
   type RouteDef,
+  type SessionGrant,
   type SessionSigner,
   type Signer,
   type StatsReply,
@@ -107,7 +107,7 @@ export class BlobberClient {
    * What signs this client's read markers to this blobber at `nowMs`: the session key with its grant; none without a
    * session key.
    */
-  readSession(nowMs: number): { grant: ReadSession; sign(hashHex: string): string } | undefined {
+  readSession(nowMs: number): { grant: SessionGrant; sign(hashHex: string): string } | undefined {
     const s = this.opts.session;
     return s && { grant: s.readGrant(this.id, this.allocationId, nowMs), sign: (h) => s.sign(h) };
   }

@@ -30,8 +30,8 @@ export function wantsSessionKey(signer: Pick<Signer, "publicKey">): boolean {
 
 /**
  * A session key (from `draw`, the session's random bytes) granted by `signer`, one grant per blobber for requests and
- * one per blobber and allocation for read markers, renewed when it nears expiry. With `cache`, the key and grants kept there for the same wallet are used (`session-cache.ts`), and
- * every new grant is kept there for the next command.
+ * one per blobber and allocation for read markers, renewed when it nears expiry. With `cache`, the key and grants
+ * kept there for the same wallet are used (`session-cache.ts`), and every new grant is kept there for the next command.
  */
 export function sessionSigner(
   signer: Signer,
