@@ -5,5 +5,6 @@
  * import this (test/layers.test.ts); the CLIs use `index.ts`.
  */
 
+export { DIRECT_ALIGN, DirectIO, isRefusal, openDirect } from "./direct-io.js";
 export { makeResponse, preflight, transportReason } from "./http-transport.js";
 export { agree, requestAll } from "./multi.js";

@@ -34,6 +34,16 @@ const twins: [string, () => Promise<ShardStore>][] = [
       return s;
     },
   ],
+  [
+    "FsShardStore through the page cache",
+    async () => {
+      const d = mkdtempSync(join(tmpdir(), "cairn-store-"));
+      dirs.push(d);
+      const s = await FsShardStore.open(d, { directIO: false });
+      opened.push(s);
+      return s;
+    },
+  ],
   ["MemoryShardStore", async () => new MemoryShardStore()],
 ];
 
