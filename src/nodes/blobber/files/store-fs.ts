@@ -23,13 +23,13 @@ const WRITE_HANDLES = 32;
 /**
  * Direct I/O's staging buffers (`sdk/direct-io.ts`): 1 MiB per write of a chunk (a 2 MiB chunk is two writes), 4 MiB
  * per read (a download's request in one read: the device reads 4 MiB at once faster than 1 MiB four times); at most
- * two writes and one read at once (each beyond waits: the device is the limit then, and the blobber's memory stays
- * bounded: 6 MiB).
+ * two writes and two reads at once (each beyond waits: the device is the limit then, and the blobber's memory stays
+ * bounded: 10 MiB).
  */
 const WRITE_STAGING_BYTES = 1024 * 1024;
 const READ_STAGING_BYTES = 4 * 1024 * 1024;
 const WRITE_STAGING_MAX = 2;
-const READ_STAGING_MAX = 1;
+const READ_STAGING_MAX = 2;
 
 export interface FsShardStoreOptions {
   /**
