@@ -129,10 +129,28 @@ export class FsShardStore implements ShardStore {
    * does every later write.
    */
   private async writeDirect(path: string, cached: FileHandle, bytes: Uint8Array, offset: number): Promise<boolean> {
+    const tail = await this.viaDirect(this.directWriters, path, path, constants.O_WRONLY, (fh) =>
+      this.writeStaging.write(fh, cached, [bytes], offset),
+    );
+    if (tail === undefined) this.direct = false; // refused, or no staging address direct writes take
+    return tail !== undefined;
+  }
+
+  /**
+   * `act` on the direct handle of `path` (cached under `key`, opened with `flags`); undefined when direct I/O is
+   * refused here, which turns it off for the store.
+   */
+  private async viaDirect<T>(
+    cache: HandleCache,
+    key: string,
+    path: string,
+    flags: number,
+    act: (fh: FileHandle) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     try {
-      const d = await this.directWriters.borrow(path, () => refusedUnlessOpen(openDirect(path, constants.O_WRONLY)));
+      const d = await cache.borrow(key, () => refusedUnlessOpen(openDirect(path, flags)));
       try {
-        if ((await this.writeStaging.write(d.fh, cached, [bytes], offset)) !== undefined) return true;
+        return await act(d.fh);
       } finally {
         d.done();
       }
@@ -140,7 +158,7 @@ export class FsShardStore implements ShardStore {
       if (!isRefusal(err)) throw err;
     }
     this.direct = false;
-    return false;
+    return undefined;
   }
 
   async writePack(key: string, bytes: Uint8Array): Promise<void> {
@@ -428,19 +446,10 @@ export class FsShardStore implements ShardStore {
   }
 
   /** Bytes read into `buf` at `offset` around the page cache; undefined when the caller must read through it. */
-  private async readDirect(objectKey: string, path: string, buf: Uint8Array, offset: number): Promise<number | undefined> {
-    try {
-      const d = await this.directReaders.borrow(objectKey, () => refusedUnlessOpen(openDirect(path, constants.O_RDONLY)));
-      try {
-        return await this.readStaging.read(d.fh, buf, offset);
-      } finally {
-        d.done();
-      }
-    } catch (err) {
-      if (!isRefusal(err)) throw err;
-    }
-    this.direct = false;
-    return undefined;
+  private readDirect(objectKey: string, path: string, buf: Uint8Array, offset: number): Promise<number | undefined> {
+    return this.viaDirect(this.directReaders, objectKey, path, constants.O_RDONLY, (fh) =>
+      this.readStaging.read(fh, buf, offset),
+    );
   }
 
   /** Close every cached handle, read and write (a store being shut down). */
