@@ -1,8 +1,8 @@
 /**
  * Reads and writes around the page cache (`O_DIRECT`), shared by a download's output file
- * (`storage/files/output-file.ts`) and the blobber's shard store. Writing new page-cache pages is the costliest part of storing bytes on a VM, where each
- * page the guest has not touched lately is a fault on the host (256 MiB written: 0.1–0.9 s of system time through the
- * page cache, 0.02 s direct, measured on this project's machine).
+ * (`storage/files/output-file.ts`) and the blobber's shard store. Writing new page-cache pages is the costliest part
+ * of storing bytes on a VM, where each page the guest has not touched lately is a fault on the host (256 MiB written:
+ * 0.1–0.9 s of system time through the page cache, 0.02 s direct, measured on this project's machine).
  *
  * Direct I/O wants its buffer's address, the file position and the length aligned to the device's block, so the
  * bytes are copied into a staging buffer whose aligned offset is found once by trying it (an unaligned direct write
@@ -15,7 +15,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 
-/** Direct writes are aligned to this (a multiple of every common logical block size). */
+/** Direct reads and writes are aligned to this (a multiple of every common logical block size). */
 export const DIRECT_ALIGN = 4096;
 
 interface Staging {
@@ -28,8 +28,8 @@ interface Staging {
 export const O_DIRECT: number | undefined = constants.O_DIRECT || undefined;
 
 /**
- * Open `path` for direct writes with `flags` (e.g. `O_WRONLY`, `O_CREAT`); undefined where the platform or the file
- * system has no direct I/O (tmpfs answers EINVAL). Other failures (ENOENT, EACCES) are thrown.
+ * Open `path` for direct I/O with `flags` (e.g. `O_WRONLY`, `O_RDONLY`); undefined where the platform or the file
+ * system has no direct I/O (EINVAL: tmpfs before Linux 6.6, for one). Other failures (ENOENT, EACCES) are thrown.
  */
 export async function openDirect(path: string, flags: number, mode = 0o644): Promise<FileHandle | undefined> {
   if (O_DIRECT === undefined) return undefined;
