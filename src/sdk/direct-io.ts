@@ -24,21 +24,14 @@ interface Staging {
   at: number | undefined;
 }
 
-/** `O_DIRECT` where the platform has it (Linux), else undefined. */
-export const O_DIRECT: number | undefined = constants.O_DIRECT || undefined;
-
 /**
- * Open `path` for direct I/O with `flags` (e.g. `O_WRONLY`, `O_RDONLY`); undefined where the platform or the file
- * system has no direct I/O (EINVAL: tmpfs before Linux 6.6, for one). Other failures (ENOENT, EACCES) are thrown.
+ * Open `path` for direct I/O with `flags` (e.g. `O_WRONLY`, `O_RDONLY`). Where the platform or the file system has
+ * no direct I/O this fails with a refusal ({@link isRefusal}: EINVAL, as tmpfs before Linux 6.6 answers); other
+ * failures (ENOENT, EACCES) as they come.
  */
-export async function openDirect(path: string, flags: number, mode = 0o644): Promise<FileHandle | undefined> {
-  if (O_DIRECT === undefined) return undefined;
-  try {
-    return await open(path, flags | O_DIRECT, mode);
-  } catch (err) {
-    if (isRefusal(err)) return undefined;
-    throw err;
-  }
+export async function openDirect(path: string, flags: number, mode = 0o644): Promise<FileHandle> {
+  if (!constants.O_DIRECT) throw Object.assign(new Error("no direct I/O on this platform"), { code: "EINVAL" });
+  return open(path, flags | constants.O_DIRECT, mode);
 }
 
 /** Whether `err` is direct I/O's refusal (EINVAL: unaligned, or not supported here), after which the page cache serves. */
@@ -66,20 +59,22 @@ export class DirectIO {
 
   /**
    * Write `pieces` one after another at `position` (a multiple of {@link DIRECT_ALIGN}): whole blocks through
-   * `direct` (opened with `O_DIRECT`), a tail short of a block through `cached`. Returns the bytes that went through
-   * `cached`, or undefined when no aligned staging address was found (nothing of `pieces` written). A refusal of
-   * direct I/O ({@link isRefusal}) is thrown for the caller to fall back on the page cache.
+   * `direct` (opened with `O_DIRECT`), a tail short of a block through `cached`. Returns false when no aligned
+   * staging address was found (nothing of `pieces` written). A refusal of direct I/O ({@link isRefusal}) is thrown for
+   * the caller to fall back on the page cache.
    */
-  async write(direct: FileHandle, cached: FileHandle, pieces: Uint8Array[], position: number): Promise<number | undefined> {
+  async write(direct: FileHandle, cached: FileHandle, pieces: Uint8Array[], position: number): Promise<boolean> {
     const st = await this.take();
     try {
-      if (st.at === undefined) st.at = await alignedOffset(direct, st.buf, position);
-      if (st.at === undefined) return undefined;
+      st.at ??= await alignedOffset(async (off) => {
+        await direct.write(st.buf, off, DIRECT_ALIGN, position);
+        return true;
+      });
+      if (st.at === undefined) return false;
       const at = st.at;
       let pos = position;
       let k = 0;
       let from = 0; // bytes of pieces[k] already staged
-      let tail = 0;
       while (k < pieces.length) {
         let n = 0;
         while (k < pieces.length && n < this.stagingBytes) {
@@ -100,13 +95,10 @@ export class DirectIO {
           if (bytesWritten <= 0) throw Object.assign(new Error("direct write wrote nothing"), { code: "EINVAL" });
           done += bytesWritten;
         }
-        if (whole < n) {
-          await writeAllAt(cached, [st.buf.subarray(at + whole, at + n)], pos + whole);
-          tail += n - whole;
-        }
+        if (whole < n) await writeAllAt(cached, [st.buf.subarray(at + whole, at + n)], pos + whole);
         pos += n;
       }
-      return tail;
+      return true;
     } finally {
       this.give(st);
     }
@@ -120,7 +112,8 @@ export class DirectIO {
   async read(direct: FileHandle, into: Uint8Array, position: number): Promise<number | undefined> {
     const st = await this.take();
     try {
-      if (st.at === undefined) st.at = await alignedReadOffset(direct, st.buf, position);
+      // a read at or past the file's end succeeds at any address: it proves nothing
+      st.at ??= await alignedOffset(async (off) => (await direct.read(st.buf, off, DIRECT_ALIGN, position)).bytesRead > 0);
       if (st.at === undefined) return undefined;
       const at = st.at;
       let got = 0;
@@ -131,9 +124,8 @@ export class DirectIO {
         const n = Math.min(bytesRead, left);
         into.set(st.buf.subarray(at, at + n), got);
         got += n;
-        // a direct read short of what was asked ends the file (else it ends on a block: the next one stays aligned)
-        if (bytesRead < want && bytesRead % DIRECT_ALIGN !== 0) break;
-        if (bytesRead === 0) break;
+        // a direct read short of what was asked and off a block ends the file (one on a block keeps the next aligned)
+        if (bytesRead === 0 || (bytesRead < want && bytesRead % DIRECT_ALIGN !== 0)) break;
       }
       return got;
     } finally {
@@ -159,30 +151,14 @@ export class DirectIO {
 }
 
 /**
- * The offset in `buf` from which a direct write of one block at `position` succeeds, undefined when none does. The
- * block written holds whatever `buf` holds; the caller writes its data (at least a block) over it next.
+ * The first staging offset (in steps of 16 bytes below {@link DIRECT_ALIGN}) at which `attempt`, one direct read or
+ * write of a block there, is not refused; undefined when every one is, or when `attempt` proves nothing (false).
+ * A block written by the attempt holds whatever the staging buffer holds: the caller writes its data over it next.
  */
-async function alignedOffset(fh: FileHandle, buf: Uint8Array, position: number): Promise<number | undefined> {
+async function alignedOffset(attempt: (off: number) => Promise<boolean>): Promise<number | undefined> {
   for (let off = 0; off < DIRECT_ALIGN; off += 16) {
     try {
-      await fh.write(buf, off, DIRECT_ALIGN, position);
-      return off;
-    } catch (err) {
-      if (!isRefusal(err)) throw err;
-    }
-  }
-  return undefined;
-}
-
-/**
- * The offset in `buf` from which a direct read of one block at `position` succeeds, undefined when none does or when
- * the file ends at `position` (a read past the end may succeed at any address, so it proves nothing).
- */
-async function alignedReadOffset(fh: FileHandle, buf: Uint8Array, position: number): Promise<number | undefined> {
-  for (let off = 0; off < DIRECT_ALIGN; off += 16) {
-    try {
-      const { bytesRead } = await fh.read(buf, off, DIRECT_ALIGN, position);
-      return bytesRead > 0 ? off : undefined;
+      return (await attempt(off)) ? off : undefined;
     } catch (err) {
       if (!isRefusal(err)) throw err;
     }

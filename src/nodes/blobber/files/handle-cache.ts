@@ -1,4 +1,4 @@
-/** Open files kept between the shard store's reads and writes (`store-fs.ts`), and how a temp file or a direct handle is opened. */
+/** Open files kept between the shard store's reads and writes (`store-fs.ts`), and how a temp file is opened. */
 
 import { constants } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
@@ -89,11 +89,4 @@ export async function openForWrite(path: string): Promise<FileHandle> {
     await mkdir(dirname(path), { recursive: true });
     return open(path, flags, 0o644);
   }
-}
-
-/** A direct handle, or a refusal (EINVAL) where the file system has no direct I/O. */
-export async function refusedUnlessOpen(fh: Promise<FileHandle | undefined>): Promise<FileHandle> {
-  const h = await fh;
-  if (!h) throw Object.assign(new Error("no direct I/O on this file system"), { code: "EINVAL" });
-  return h;
 }

@@ -7,7 +7,7 @@ import { eachLimited } from "../../../core/each-limited.js";
 import { CodedError } from "../../../core/errors.js";
 import { DIRECT_ALIGN, DirectIO, isRefusal, openDirect } from "../../../sdk/internal.js";
 import type { NodeErrorCode } from "../../errors.js";
-import { type Borrowed, HandleCache, openForWrite, refusedUnlessOpen } from "./handle-cache.js";
+import { type Borrowed, HandleCache, openForWrite } from "./handle-cache.js";
 import { decodeSlots, encodeSlot, type PromoteItem, parts, type ShardStore, SLOT } from "./store.js";
 import { WriteBehind, writeAt } from "./writes.js";
 
@@ -129,11 +129,11 @@ export class FsShardStore implements ShardStore {
    * does every later write.
    */
   private async writeDirect(path: string, cached: FileHandle, bytes: Uint8Array, offset: number): Promise<boolean> {
-    const tail = await this.viaDirect(this.directWriters, path, path, constants.O_WRONLY, (fh) =>
+    const written = await this.viaDirect(this.directWriters, path, path, constants.O_WRONLY, (fh) =>
       this.writeStaging.write(fh, cached, [bytes], offset),
     );
-    if (tail === undefined) this.direct = false; // refused, or no staging address direct writes take
-    return tail !== undefined;
+    if (!written) this.direct = false; // refused, or no staging address direct writes take
+    return written === true;
   }
 
   /**
@@ -148,7 +148,7 @@ export class FsShardStore implements ShardStore {
     act: (fh: FileHandle) => Promise<T | undefined>,
   ): Promise<T | undefined> {
     try {
-      const d = await cache.borrow(key, () => refusedUnlessOpen(openDirect(path, flags)));
+      const d = await cache.borrow(key, () => openDirect(path, flags));
       try {
         return await act(d.fh);
       } finally {

@@ -45,7 +45,7 @@ export class OutputFile {
   async write(pieces: Uint8Array[], position: number): Promise<void> {
     if (this.direct && position % DIRECT_ALIGN === 0 && pieces.reduce((n, p) => n + p.length, 0) >= DIRECT_ALIGN) {
       try {
-        if ((await this.staging.write(this.direct, this.fh, pieces, position)) !== undefined) return;
+        if (await this.staging.write(this.direct, this.fh, pieces, position)) return;
       } catch (err) {
         if (!isRefusal(err)) throw err;
       }
