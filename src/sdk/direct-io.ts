@@ -14,6 +14,7 @@
 
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { isPageAligned } from "../core/buffer-pool.js";
 
 /** Direct reads and writes are aligned to this (a multiple of every common logical block size). */
 export const DIRECT_ALIGN = 4096;
@@ -47,6 +48,8 @@ export class DirectIO {
   private readonly idle: Staging[] = [];
   private made = 0;
   private readonly waiting: ((st: Staging) => void)[] = [];
+  /** Whether page-aligned buffers are read and written in place (off once the device refused one). */
+  private inPlace = true;
 
   /**
    * @param stagingBytes bytes copied per direct read or write (a multiple of {@link DIRECT_ALIGN})
@@ -64,6 +67,22 @@ export class DirectIO {
    * the caller to fall back on the page cache.
    */
   async write(direct: FileHandle, cached: FileHandle, pieces: Uint8Array[], position: number): Promise<boolean> {
+    if (this.inPlace && inPlace(pieces)) {
+      const total = pieces.reduce((n, p) => n + p.length, 0);
+      const whole = total - (total % DIRECT_ALIGN);
+      const last = pieces[pieces.length - 1] as Uint8Array;
+      const cut = last.length - (total - whole);
+      const body = cut === last.length ? pieces : [...pieces.slice(0, -1), ...(cut > 0 ? [last.subarray(0, cut)] : [])];
+      try {
+        await writeAllAt(direct, body, position);
+        if (whole < total) await writeAllAt(cached, [last.subarray(cut)], position + whole);
+        return true;
+      } catch (err) {
+        if (!isRefusal(err)) throw err;
+        // refused in place: through a staging buffer (which finds out whether the device takes direct I/O at all)
+        this.inPlace = false;
+      }
+    }
     const st = await this.take();
     try {
       st.at ??= await alignedOffset(async (off) => {
@@ -110,6 +129,26 @@ export class DirectIO {
    * found (nothing read: read it through the page cache). A refusal of direct I/O is thrown, as by {@link write}.
    */
   async read(direct: FileHandle, into: Uint8Array, position: number): Promise<number | undefined> {
+    if (this.inPlace && isPageAligned(into) && into.length >= DIRECT_ALIGN) {
+      const whole = into.length - (into.length % DIRECT_ALIGN);
+      let got = 0;
+      try {
+        while (got < whole) {
+          const { bytesRead } = await direct.read(into, got, whole - got, position + got);
+          got += bytesRead;
+          // short and off a block: the file's end
+          if (bytesRead === 0 || got % DIRECT_ALIGN !== 0) return got;
+        }
+      } catch (err) {
+        if (!isRefusal(err) || got > 0) throw err;
+        this.inPlace = false; // refused in place: through a staging buffer from here on
+      }
+      if (this.inPlace) {
+        if (whole === into.length) return got;
+        const tail = await this.read(direct, into.subarray(whole), position + whole);
+        return tail === undefined ? undefined : whole + tail;
+      }
+    }
     const st = await this.take();
     try {
       // a read at or past the file's end succeeds at any address: it proves nothing
@@ -164,6 +203,19 @@ async function alignedOffset(attempt: (off: number) => Promise<boolean>): Promis
     }
   }
   return undefined;
+}
+
+/**
+ * Whether `pieces` can be written around the page cache as they lie: each at a page-aligned address
+ * (`core/buffer-pool.ts` `isPageAligned`), each but the last a whole number of blocks long.
+ */
+function inPlace(pieces: Uint8Array[]): boolean {
+  if (pieces.length === 0) return false;
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i] as Uint8Array;
+    if (!isPageAligned(p) || (i < pieces.length - 1 && p.length % DIRECT_ALIGN !== 0)) return false;
+  }
+  return true;
 }
 
 /** Write `pieces` one after another at `position`, with as few calls as the kernel allows. */

@@ -328,8 +328,8 @@ export interface DownloadHeader {
 }
 
 /**
- * Binary download reply: 4-byte big-endian header length, header JSON, `proof_length` 32-byte hashes (the Merkle
- * range proof of the blocks), then the blocks' bytes.
+ * Binary download reply: 4-byte big-endian header length, header JSON (maybe followed by spaces, see
+ * {@link REPLY_ALIGN}), `proof_length` 32-byte hashes (the Merkle range proof of the blocks), then the blocks' bytes.
  */
 export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], blocks: Uint8Array): Uint8Array {
   const { reply, blocks: into } = downloadReply(header, proof, blocks.length);
@@ -338,9 +338,18 @@ export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], bloc
 }
 
 /**
+ * A reply carrying at least this many bytes of blocks starts them at a multiple of {@link REPLY_ALIGN} from its
+ * start (the header's JSON padded with spaces), so that a buffer at a page-aligned address holds them at one too:
+ * the blobber reads them from disk into the reply, and the reader writes them to its file, around the page cache
+ * with no copy (`sdk/direct-io.ts`).
+ */
+export const REPLY_ALIGN = 4096;
+
+/**
  * A download reply with its header and proof written and room for `blocksLength` bytes of blocks (`blocks`, a
  * view of its tail), so a blobber can read the blocks straight into the reply. `alloc` gives the buffer (exactly
- * the length asked; a reused one is fine: every byte is written).
+ * the length asked; a reused one is fine: every byte is written). The blocks start at a multiple of
+ * {@link REPLY_ALIGN} when there are at least that many bytes of them.
  */
 export function downloadReply(
   header: DownloadHeader,
@@ -348,7 +357,10 @@ export function downloadReply(
   blocksLength: number,
   alloc: (length: number) => Uint8Array = (n) => new Uint8Array(n),
 ): { reply: Uint8Array; blocks: Uint8Array } {
-  const h = Buffer.from(JSON.stringify(header), "utf8");
+  const json = JSON.stringify(header);
+  const before = 4 + Buffer.byteLength(json, "utf8") + proof.length * HASH_BYTES;
+  const pad = blocksLength >= REPLY_ALIGN ? (REPLY_ALIGN - (before % REPLY_ALIGN)) % REPLY_ALIGN : 0;
+  const h = Buffer.from(json + " ".repeat(pad), "utf8");
   const reply = alloc(4 + h.length + proof.length * HASH_BYTES + blocksLength);
   new DataView(reply.buffer, reply.byteOffset, reply.byteLength).setUint32(0, h.length);
   reply.set(h, 4);

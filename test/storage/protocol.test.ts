@@ -27,6 +27,7 @@ import {
   normalizePath,
   parseReadMarker,
   parseWriteMarker,
+  REPLY_ALIGN,
   rangeProof,
   type Signer,
   shardSize,
@@ -314,5 +315,39 @@ describe("markers and request auth", () => {
     assert.deepEqual(d.proof, proof);
     assert.deepEqual(d.blocks, blocks);
     assert.throws(() => decodeDownload(Uint8Array.of(0, 0, 1)), code("invalid_download_reply"));
+  });
+
+  it("starts a reply's blocks on a page when it carries at least a page of them (header padded, still decoded)", () => {
+    const proof = [leafHash(Uint8Array.of(1)), leafHash(Uint8Array.of(2)), leafHash(Uint8Array.of(3))];
+    for (const n of [REPLY_ALIGN, 3 * 65536 + 5]) {
+      const blocks = new Uint8Array(randomBytes(n));
+      const header = {
+        path: "/a/ü",
+        start_block: 2,
+        num_blocks: 4,
+        total_blocks: 9,
+        shard_size: 9 * 65536,
+        merkle_root: "x",
+        proof_length: 3,
+      };
+      const reply = encodeDownload(header, proof, blocks);
+      assert.equal((reply.length - n) % REPLY_ALIGN, 0, `blocks start at a multiple of ${REPLY_ALIGN}`);
+      const d = decodeDownload(reply);
+      assert.deepEqual(d.header, header);
+      assert.deepEqual(d.proof, proof);
+      assert.deepEqual(d.blocks, blocks);
+    }
+    // fewer bytes of blocks than a page: no padding
+    const h1 = {
+      path: "/s",
+      start_block: 0,
+      num_blocks: 1,
+      total_blocks: 1,
+      shard_size: 4095,
+      merkle_root: "x",
+      proof_length: 0,
+    };
+    const small = encodeDownload(h1, [], new Uint8Array(REPLY_ALIGN - 1));
+    assert.equal(small.length, 4 + Buffer.byteLength(JSON.stringify(h1)) + REPLY_ALIGN - 1);
   });
 });

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { AlignedPool, isPageAligned } from "../../../src/core/buffer-pool.js";
 import { OutputFile } from "../../../src/sdk/storage/files/output-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cairn-output-"));
@@ -49,6 +50,36 @@ describe("download output file", () => {
     await f.close();
     assert.deepEqual(new Uint8Array(readFileSync(path)), want);
     if (process.platform === "linux" && statfsSync(dir).type === EXT4) assert.ok(direct, "ext4 takes direct writes");
+  });
+
+  it("writes page-aligned replies' blocks in place, a tail short of a block through the page cache", async () => {
+    const path = join(dir, "aligned.bin");
+    const block = 64 * 1024;
+    const size = 8 * MiB + 3 * block + 1234;
+    const want = new Uint8Array(randomBytes(size));
+    const pool = new AlignedPool(10, MiB + 4096);
+    const f = await OutputFile.open(path, false, true);
+    // each write as a download makes it: blocks of two replies, interleaved (one stripe after another)
+    const writes: Promise<void>[] = [];
+    for (let at = 0; at < size; at += 2 * MiB) {
+      const n = Math.min(2 * MiB, size - at);
+      const replies = [pool.take(MiB + 4096), pool.take(MiB + 4096)];
+      const pieces: Uint8Array[] = [];
+      for (let off = 0, k = 0; off < n; off += block, k++) {
+        const len = Math.min(block, n - off);
+        const shard = (replies[k % 2] as Uint8Array).subarray(4096 + Math.floor(k / 2) * block);
+        shard.set(want.subarray(at + off, at + off + len));
+        pieces.push(shard.subarray(0, len));
+      }
+      assert.ok(pieces.every((p) => isPageAligned(p)));
+      writes.push(f.write(pieces, at).then(() => pool.release(...replies)));
+    }
+    await Promise.all(writes);
+    const direct = f.isDirect;
+    await f.truncate(size);
+    await f.close();
+    assert.deepEqual(new Uint8Array(readFileSync(path)), want);
+    if (process.platform === "linux" && statfsSync(dir).type === EXT4) assert.ok(direct, "ext4 takes direct writes in place");
   });
 
   it("keeps what a resumed download wrote before, and writes through the page cache when asked", async () => {

@@ -208,8 +208,8 @@ export function registerFileRoutes(app: FastifyInstance, service: FileService, o
           }
           if (out instanceof Uint8Array) {
             void reply.type("application/octet-stream");
-            // a reusable reply buffer goes back once the reply is handed to the OS (not if the connection drops first)
-            if (service.replies.owns(out)) reply.raw.once("finish", () => service.replies.release(out));
+            // a reusable reply buffer goes back once the reply is handed to the OS, or its connection is gone
+            if (service.replies.owns(out)) reply.raw.once("close", () => service.replies.release(out));
             return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
           }
           return out;

@@ -20,7 +20,7 @@
  * metadata in one KV transaction) and `recover.ts` (what a crash leaves is dropped on start).
  */
 
-import { BufferPool } from "../../../core/buffer-pool.js";
+import { AlignedPool } from "../../../core/buffer-pool.js";
 import type {
   AttributesReply,
   BatchReply,
@@ -37,7 +37,7 @@ import type {
   StatsReply,
   UploadStatus,
 } from "../../../storage/index.js";
-import { SessionGrants } from "../../../storage/index.js";
+import { BLOCK_SIZE, REPLY_ALIGN, SessionGrants } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
@@ -75,10 +75,11 @@ export class FileService {
   /** The accepted write markers and the readers' read markers (what settlement redeems). */
   readonly ledger: MarkerLedger;
   /**
-   * Download reply buffers, reused once a reply has been handed to the OS (the route gives them back on the
-   * response's `finish`): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber.
+   * Download reply buffers, reused once a reply has been handed to the OS (the route gives them back when the
+   * response closes): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber. They lie at
+   * page-aligned addresses, so the shard store reads blocks into them around the page cache with no copy.
    */
-  readonly replies = new BufferPool(8);
+  readonly replies = new AlignedPool(8, reads.MAX_DOWNLOAD_BLOCKS * BLOCK_SIZE + 2 * REPLY_ALIGN);
   /** Read markers' session key grants checked (with the reader's key) and not yet ended: each is checked once. */
   readonly readGrants = new SessionGrants();
   /** When the file API last served a client: settlement and challenge answers wait while it is busy. */

@@ -6,8 +6,16 @@
 import { createHash } from "node:crypto";
 import { mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { BufferPool } from "../../../core/buffer-pool.js";
-import { BLOCK_SIZE, fragmentSize, normalizePath, type RefView, stripeBytes, stripeCount } from "../../../storage/index.js";
+import { AlignedPool, BufferPool, type BytePool } from "../../../core/buffer-pool.js";
+import {
+  BLOCK_SIZE,
+  fragmentSize,
+  normalizePath,
+  REPLY_ALIGN,
+  type RefView,
+  stripeBytes,
+  stripeCount,
+} from "../../../storage/index.js";
 import { sdkError } from "../../errors.js";
 import { openSealedFile } from "./encrypt.js";
 import { OutputFile } from "./output-file.js";
@@ -46,7 +54,7 @@ function ownerPaid(s: Session, consensus: FileConsensus): boolean {
 }
 
 /** A reader of the agreeing blobbers' shards of one file (blobbers that fail it are reported as failed downloads). */
-export function shardReader(s: Session, consensus: FileConsensus, pool?: BufferPool): ShardReader {
+export function shardReader(s: Session, consensus: FileConsensus, pool?: BytePool): ShardReader {
   return new ShardReader(
     {
       ...(pool ? { pool } : {}),
@@ -84,9 +92,6 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   // half the requests, markers and proofs (1 GiB on 2+2: 286 MB/s against 253 MB/s, mean of five alternating runs)
   const per = Math.max(1, Math.min(MAX_READ_BLOCKS, opts.blocksPerRequest ?? MAX_READ_BLOCKS));
   const readWindow = Math.max(1, s.options.readWindow ?? 2);
-  // reply buffers come back once written: enough for every request in flight and the one being written
-  const pool = new BufferPool((readWindow + 1) * (s.dataShards + s.allocation.parity_shards));
-  const reader = shardReader(s, consensus, pool);
   const d = s.dataShards;
   const stripes = stripeCount(meta.size, d);
   const first = (opts.startBlock ?? 1) - 1;
@@ -111,7 +116,13 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   }
   await mkdir(dirname(opts.localPath), { recursive: true }).catch(() => undefined);
   const resumed = next > first;
-  const fh = await OutputFile.open(opts.localPath, resumed, outSize >= DIRECT_MIN_BYTES && s.options.directWrites !== false);
+  const direct = outSize >= DIRECT_MIN_BYTES && s.options.directWrites !== false;
+  // reply buffers come back once written: enough for every request in flight and the one being written; for a
+  // large file at page-aligned addresses, so that its blocks are written around the page cache as they arrived
+  const slots = (readWindow + 1) * (s.dataShards + s.allocation.parity_shards);
+  const pool = direct ? new AlignedPool(slots, per * BLOCK_SIZE + 2 * REPLY_ALIGN) : new BufferPool(slots);
+  const reader = shardReader(s, consensus, pool);
+  const fh = await OutputFile.open(opts.localPath, resumed, direct);
   const writing = new Set<Promise<void>>();
   let saving: Promise<void> = Promise.resolve();
   try {

@@ -5,7 +5,7 @@
  * by another, the missing shards rebuilt with Reed–Solomon. Used by download and by repair.
  */
 
-import type { BufferPool } from "../../../core/buffer-pool.js";
+import type { BytePool } from "../../../core/buffer-pool.js";
 import { CodedError, errorMessage } from "../../../core/errors.js";
 import { sha3 } from "../../../core/hash.js";
 import {
@@ -176,7 +176,7 @@ export interface ReaderOptions {
   /** Called when a blobber is dropped from the read, with the reason. */
   onBlobberFailed?: (index: number, reason: string) => void;
   /** Where reply buffers come from (a download gives them back once written); fresh ones when absent. */
-  pool?: BufferPool;
+  pool?: BytePool;
   /** What read markers blobbers show are checked against. */
   trust: MarkerTrust;
   /**

@@ -1,7 +1,8 @@
 // The disk shard store's direct I/O (src/nodes/blobber/files/store-fs.ts, src/sdk/direct-io.ts): chunks written
 // around the page cache where the file system allows (ext4 here), their tails and unaligned writes through it, side
 // by side, and every byte read back exactly — from the temp file, and from the object after the commit, direct and
-// not; on a file system without direct I/O (tmpfs) the store falls back to the page cache and loses nothing.
+// not, into buffers at odd addresses (through a staging buffer) and into page-aligned ones (in place); on a file
+// system without direct I/O (tmpfs before Linux 6.6) the store falls back to the page cache and loses nothing.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statfsSync } from "node:fs";
@@ -9,6 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { AlignedPool, isPageAligned } from "../../../../src/core/buffer-pool.js";
 import { FsShardStore } from "../../../../src/nodes/blobber/files/index.js";
 import { DirectIO, isRefusal } from "../../../../src/sdk/direct-io.js";
 
@@ -122,6 +124,64 @@ describe("shard store direct I/O", () => {
     t.diagnostic(`tmpfs ${s.isDirect ? "took" : "refused"} direct I/O`);
   });
 
+  it("reads into a page-aligned buffer in place: whole blocks, a tail, a short read at the file's end", async (t) => {
+    const s = await store(tmpdir());
+    const size = 5 * MiB + 70_000; // a last block short of 64 KiB, its tail short of 4 KiB
+    const shard = new Uint8Array(randomBytes(size));
+    await writeShard(s, `${A}/c6/p1`, shard, 2 * MiB);
+    await s.promoteMany([{ key: `${A}/c6/p1`, objectKey: `${A}/r6`, length: size }]);
+    const pool = new AlignedPool(2, 4 * MiB + 8 * KiB);
+    const ranges: [number, number][] = [
+      [0, 4 * MiB], // whole blocks
+      [4 * MiB, 4 * MiB], // past the end: short
+      [MiB, MiB + 1000], // a tail short of a block
+    ];
+    for (const [offset, length] of ranges) {
+      const reply = pool.take(length + 4 * KiB);
+      const into = reply.subarray(4 * KiB); // where a reply's blocks lie
+      assert.ok(isPageAligned(into));
+      const got = await s.read(`${A}/r6`, offset, length, into);
+      assert.deepEqual(got, shard.subarray(offset, Math.min(size, offset + length)), `bytes of ${length} at ${offset}`);
+      pool.release(reply);
+    }
+    if (statfsSync(tmpdir()).type === EXT4) assert.equal(s.isDirect, true, "ext4 takes direct I/O in place");
+    else t.diagnostic("not ext4: direct I/O not asserted");
+  });
+
+  it("copies through a staging buffer when a page-aligned buffer is refused in place", async () => {
+    // a device that takes direct I/O only at the staging buffer's addresses (it refuses the pool's)
+    const disk = new Uint8Array(3 * 64 * KiB);
+    disk.set(randomBytes(disk.length));
+    const staged = (buf: Uint8Array) => buf.length === MiB + 4096;
+    const refused = () => Object.assign(new Error("Invalid argument"), { code: "EINVAL" });
+    const fh = {
+      read: async (buf: Uint8Array, off: number, len: number, pos: number) => {
+        if (!staged(buf)) throw refused();
+        const n = Math.max(0, Math.min(len, disk.length - pos));
+        buf.set(disk.subarray(pos, pos + n), off);
+        return { bytesRead: n, buffer: buf };
+      },
+      write: async (buf: Uint8Array, off: number, len: number, pos: number) => {
+        if (!staged(buf)) throw refused();
+        disk.set(buf.subarray(off, off + len), pos);
+        return { bytesWritten: len, buffer: buf };
+      },
+      writev: async () => {
+        throw refused();
+      },
+    } as unknown as FileHandle;
+    const io = new DirectIO(MiB, 1);
+    const pool = new AlignedPool(1, 256 * KiB);
+    const into = pool.take(256 * KiB).subarray(0, 2 * 64 * KiB);
+    assert.ok(isPageAligned(into));
+    assert.equal(await io.read(fh, into, 64 * KiB), 2 * 64 * KiB);
+    assert.deepEqual(into, disk.subarray(64 * KiB));
+    const want = new Uint8Array(randomBytes(2 * 64 * KiB));
+    into.set(want);
+    assert.equal(await io.write(fh, fh, [into.subarray(0, 64 * KiB), into.subarray(64 * KiB)], 0), true);
+    assert.deepEqual(disk.subarray(0, 2 * 64 * KiB), want);
+  });
+
   it("hands a refusal of direct I/O back to the caller, which then goes through the page cache", async () => {
     const refuse = async () => {
       throw Object.assign(new Error("Invalid argument"), { code: "EINVAL" });
@@ -131,6 +191,11 @@ describe("shard store direct I/O", () => {
     // no staging address direct I/O takes: nothing written or read, the caller uses the page cache
     assert.equal(await io.write(fh, fh, [new Uint8Array(8192)], 0), false);
     assert.equal(await io.read(fh, new Uint8Array(8192), 0), undefined);
+    // nor in place
+    const pool = new AlignedPool(1, 256 * KiB);
+    const aligned = pool.take(256 * KiB);
+    assert.equal(await new DirectIO(MiB, 2).write(fh, fh, [aligned], 0), false);
+    assert.equal(await new DirectIO(MiB, 2).read(fh, aligned, 0), undefined);
     assert.equal(isRefusal(Object.assign(new Error("x"), { code: "EINVAL" })), true);
     assert.equal(isRefusal(Object.assign(new Error("x"), { code: "EIO" })), false);
   });
