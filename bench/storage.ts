@@ -4,7 +4,9 @@
  *
  * - upload and download of one large file (BENCH_STORAGE_MB, default 1024) as MB/s of file data, and as a ratio to
  *   raw HTTP PUT (streamed to disk, fsync) and GET of the same bytes on the wire (the file plus parity: ×(d+p)/d),
- *   sent as four parallel streams to one raw server process;
+ *   sent as four parallel streams to one raw server process; the download also as a ratio to the raw disk copy (the
+ *   file's bytes read from disk and written to disk around the page cache, as blobbers read and a download writes:
+ *   the raw GET serves the bytes its PUT left in the page cache and drops what it receives);
  * - BENCH_SMALL_FILES (default 1000) files of 4 KiB uploaded as one directory, as files/s;
  * - peak RSS of the client (this process) and of the largest blobber (VmHWM).
  * Results go to bench/results/storage.json.
@@ -82,14 +84,24 @@ async function makeFile(path: string, mb: number): Promise<void> {
  * the storage client's): four parallel streams of `per` bytes each, PUT (to disk, fsync) or GET. Returns seconds.
  */
 function rawTransfer(url: string, op: "put" | "get", src: string, per: number, tag: string): Promise<number> {
+  return timed(["rawclient", url, op, src, String(per), tag], `raw ${op} client`);
+}
+
+/**
+ * The raw disk copy: `bytes` read around the page cache from `srcs` (files the raw server stored) and written around
+ * it to `out`, the least disk work a download of that many bytes does (the blobbers read its shards from disk and the
+ * client writes the file).
+ */
+function rawDiskCopy(out: string, bytes: number, srcs: string[]): Promise<number> {
+  return timed(["rawdisk", out, String(bytes), ...srcs], "raw disk copy");
+}
+
+/** Run bench/storage-node.js with `args` in a process of its own, after a sync: the seconds it reports. */
+function timed(args: string[], what: string): Promise<number> {
   settle();
-  const child = spawn(
-    process.execPath,
-    [join(import.meta.dirname, "storage-node.js"), "rawclient", url, op, src, String(per), tag],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
+  const child = spawn(process.execPath, [join(import.meta.dirname, "storage-node.js"), ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((ok, fail) => {
     let buf = "";
     child.stdout?.on("data", (d: Buffer) => {
@@ -98,7 +110,7 @@ function rawTransfer(url: string, op: "put" | "get", src: string, per: number, t
     child.on("exit", (code) => {
       const m = /seconds (\S+)/.exec(buf);
       if (code === 0 && m) ok(Number(m[1]));
-      else fail(new Error(`raw ${op} client exited ${code}`));
+      else fail(new Error(`${what} exited ${code}`));
     });
   });
 }
@@ -174,7 +186,13 @@ async function main(): Promise<void> {
     // each repetition measures a raw transfer and ours back to back, so that a ratio compares two measurements made
     // under the same conditions; the medians are reported (the machine's own speed moves from minute to minute)
     const m = { put: [] as number[], up: [] as number[], upRatio: [] as number[] };
-    const g = { get: [] as number[], down: [] as number[], downRatio: [] as number[] };
+    const g = {
+      get: [] as number[],
+      down: [] as number[],
+      downRatio: [] as number[],
+      disk: [] as number[],
+      diskRatio: [] as number[],
+    };
     const small: number[] = [];
     for (let rep = 0; rep < REPS; rep++) {
       const putS = await rawTransfer(raw.url, "put", rawSrc, per, `r${rep}`);
@@ -188,6 +206,11 @@ async function main(): Promise<void> {
       m.upRatio.push(putS / upS);
 
       const getS = await rawTransfer(raw.url, "get", "", per, `r${rep}`);
+      const diskS = await rawDiskCopy(
+        join(rawDir, "copy"),
+        FILE_MB * MB,
+        [0, 1].map((i) => join(rawDir, `_r${rep}s${i}`)),
+      );
       const out = join(root, `big-${rep}.out`);
       settle();
       const t1 = performance.now();
@@ -196,9 +219,12 @@ async function main(): Promise<void> {
       g.get.push(wire / MB / getS);
       g.down.push(FILE_MB / downS);
       g.downRatio.push(FILE_MB / downS / (wire / MB / getS));
+      g.disk.push(FILE_MB / diskS);
+      g.diskRatio.push(diskS / downS);
 
       // free the disk for the next repetition (off the clock)
       rmSync(out, { force: true });
+      rmSync(join(rawDir, "copy"), { force: true });
       for (let i = 0; i < DATA + PARITY; i++) rmSync(join(rawDir, `_r${rep}s${i}`), { force: true });
       await files.change([{ op: "delete", path: remote }], "delete");
 
@@ -214,7 +240,7 @@ async function main(): Promise<void> {
       for (let i = 0; i < srcs.length; i += 200) await files.upload(srcs.slice(i, i + 200));
       small.push(SMALL / ((performance.now() - t2) / 1000));
       console.error(
-        `repetition ${rep + 1}/${REPS}: upload ${m.up[rep]?.toFixed(1)} MB/s (raw PUT ${m.put[rep]?.toFixed(1)}), download ${g.down[rep]?.toFixed(1)} MB/s (raw GET ${g.get[rep]?.toFixed(1)}), ${small[rep]?.toFixed(1)} files/s`,
+        `repetition ${rep + 1}/${REPS}: upload ${m.up[rep]?.toFixed(1)} MB/s (raw PUT ${m.put[rep]?.toFixed(1)}), download ${g.down[rep]?.toFixed(1)} MB/s (raw GET ${g.get[rep]?.toFixed(1)}, raw disk copy ${g.disk[rep]?.toFixed(1)}), ${small[rep]?.toFixed(1)} files/s`,
       );
     }
     const blobberRss = Math.max(...nodes.map((n) => peakRssMb(n.child.pid)));
@@ -232,8 +258,17 @@ async function main(): Promise<void> {
         wire_mb_per_s: median(m.up) * ((DATA + PARITY) / DATA),
         ratio_to_raw_put: spread(m.upRatio),
       },
-      download: { file_mb_per_s: spread(g.down), ratio_to_raw_get: spread(g.downRatio) },
-      raw: { put_mb_per_s: spread(m.put), get_mb_per_s: spread(g.get), wire_mb: wire / MB },
+      download: {
+        file_mb_per_s: spread(g.down),
+        ratio_to_raw_get: spread(g.downRatio),
+        ratio_to_raw_disk_copy: spread(g.diskRatio),
+      },
+      raw: {
+        put_mb_per_s: spread(m.put),
+        get_mb_per_s: spread(g.get),
+        disk_copy_mb_per_s: spread(g.disk),
+        wire_mb: wire / MB,
+      },
       small_files: { count: SMALL, files_per_s: spread(small) },
       peak_rss_mb: { client: clientRss, blobber: blobberRss },
     };
