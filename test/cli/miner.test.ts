@@ -153,7 +153,8 @@ describe("zwallet miner SC commands (in-process network)", { timeout: 300_000 },
     await untilRound(lfbRound() + 12); // a few blocks while active (the staked miner generates some)
     const ui = await zw(["mn-user-info"]);
     assert.match(ui.out, /status: {9}active\n/);
-    const rewards = /rewards paid: {3}([\d.]+)/.exec(ui.out)?.[1];
+    // this pool's own lines (the wallet's pools are listed by node, in no fixed order)
+    const rewards = new RegExp(`pool_id: {8}${poolId}\\n(?:.*\\n)*?\\s*rewards paid: {3}([\\d.]+)`).exec(ui.out)?.[1];
     assert.ok(Number(rewards) > 0, ui.out);
     const un = await zw(["mn-unlock", "--id", miner, "--pool_id", poolId]);
     assert.equal(un.code, 0, un.err);
