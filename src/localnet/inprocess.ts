@@ -7,6 +7,7 @@
 import type { InitialState } from "../chain/genesis.js";
 import type { Block, MagicBlock } from "../chain/types.js";
 import { contractGenesis, type MinerScConfig } from "../contracts/index.js";
+import { CodedError } from "../core/errors.js";
 import { getScheme } from "../core/schemes.js";
 import { createBlobber } from "../nodes/blobber/blobber.js";
 import type { Blobber } from "../nodes/blobber/context.js";
@@ -18,7 +19,7 @@ import type { NodeEdges, Peer } from "../nodes/common/peer.js";
 import { parseBlobberConfig, parseValidatorConfig } from "../nodes/config/operator.js";
 import type { DkgDriver } from "../nodes/dkg/driver.js";
 import type { NodeApp } from "../nodes/http.js";
-import type { Clock } from "../nodes/io/clock.js";
+import { type Clock, ManualClock } from "../nodes/io/clock.js";
 import type { KV } from "../nodes/io/kv.js";
 import { MemoryKV } from "../nodes/io/kv-memory.js";
 import { MemoryTransport } from "../nodes/io/memory-transport.js";
@@ -117,7 +118,10 @@ export interface InProcessNetwork {
    * directory.
    */
   restartBlobber(i: number, stores?: () => Promise<BlobberStores>): Promise<Blobber>;
-  /** Stop everything. */
+  /**
+   * Stop everything: each node's loops, waiting for the runs in progress. On a `ManualClock`, time passes while
+   * they finish (a blobber's health check may be waiting for its confirmation, which only time brings).
+   */
   close(): Promise<void>;
 }
 
@@ -325,9 +329,40 @@ export async function startInProcessNetwork(opts: InProcessOptions): Promise<InP
       return pr.blobber;
     },
     async close() {
-      for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
-      for (const peer of peers) await peer.stop();
+      const stopping = (async () => {
+        for (const pr of providers) await Promise.all([pr.blobber.stop(), pr.validator.stop()]);
+        for (const peer of peers) await peer.stop();
+      })();
+      if (clock instanceof ManualClock) await passUntil(clock, stopping, "the in-process network's nodes to stop");
+      await stopping;
       await transport.close();
     },
   };
+}
+
+/**
+ * Advance `clock` in steps of 100 ms until `promise` settles, for at most 10 virtual minutes.
+ * @throws Error naming `what` when it is still pending then
+ */
+async function passUntil(clock: ManualClock, promise: Promise<unknown>, what: string): Promise<void> {
+  let done = false;
+  promise.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  const end = clock.now() + 10 * 60_000;
+  while (!done && clock.now() < end) {
+    try {
+      await clock.advance(100);
+    } catch (err) {
+      // a test's own driver is advancing the clock: let it
+      if (!(err instanceof CodedError && err.code === "clock_misuse")) throw err;
+      await new Promise((ok) => setImmediate(ok));
+    }
+  }
+  if (!done) throw new Error(`still waiting for ${what} after 10 virtual minutes`);
 }
