@@ -118,6 +118,19 @@ describe("ManualClock", () => {
     assert.equal(await clock.runNext(), false);
   });
 
+  it("advances in steps until a promise settles, or gives up after the budget", async () => {
+    const c = new ManualClock({ start: 1000 });
+    const slept = c.sleep(250);
+    assert.equal(await c.advanceUntilSettled(slept, 100, 10_000), true);
+    assert.equal(c.now(), 1300, "stopped at the first step past the timer");
+    const failing = c.sleep(50).then(() => Promise.reject(new Error("x")));
+    assert.equal(await c.advanceUntilSettled(failing, 100, 10_000), true, "a rejection settles it too");
+    await assert.rejects(failing, /x/);
+    const never = new Promise(() => {});
+    assert.equal(await c.advanceUntilSettled(never, 100, 1000), false);
+    assert.equal(c.now(), 2400);
+  });
+
   it("refuses misuse: going back, concurrent advances, runaway timers", async () => {
     const clock = new ManualClock({ start: 50, maxTimersPerAdvance: 1_000 });
     await assert.rejects(clock.advance(-1), hasCode("clock_misuse"));

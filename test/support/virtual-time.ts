@@ -28,15 +28,9 @@ export function virtualTime(clock: ManualClock, opts: VirtualTimeOptions = {}): 
   const step = opts.stepMs ?? 25;
   return {
     async drive<T>(promise: Promise<T>, maxMs = opts.driveMs ?? 120_000): Promise<T> {
-      let done = false;
-      const p = promise.finally(() => {
-        done = true;
-      });
-      p.catch(() => undefined); // observed below; no unhandled rejection while time advances
-      const end = clock.now() + maxMs;
-      while (!done && clock.now() < end) await clock.advance(step);
-      assert.ok(done, `still pending after ${maxMs} virtual ms`);
-      return p;
+      promise.catch(() => undefined); // observed below; no unhandled rejection while time advances
+      assert.ok(await clock.advanceUntilSettled(promise, step, maxMs), `still pending after ${maxMs} virtual ms`);
+      return promise;
     },
     async until(what: string, cond: () => boolean, maxMs = opts.untilMs ?? 60_000): Promise<void> {
       const end = clock.now() + maxMs;

@@ -167,6 +167,22 @@ export class ManualClock implements Clock {
     return this.advanceTo(this.time + ms);
   }
 
+  /**
+   * Advance in steps of `stepMs` until `promise` settles or `maxMs` have passed; whether it settled. For waits that
+   * only the passing of time ends (a test driving a network, a network's nodes stopping).
+   */
+  async advanceUntilSettled(promise: Promise<unknown>, stepMs: number, maxMs: number): Promise<boolean> {
+    let done = false;
+    promise
+      .finally(() => {
+        done = true;
+      })
+      .catch(() => undefined); // the caller observes the promise itself
+    const end = this.time + maxMs;
+    while (!done && this.time < end) await this.advance(stepMs);
+    return done;
+  }
+
   /** Like {@link advance}, to an absolute time (not before now). */
   async advanceTo(target: number): Promise<number> {
     if (this.advancing)
