@@ -16,7 +16,7 @@ import type { ReEncryptedKey } from "./encryption.js";
 import type { StorageErrorCode } from "./errors.js";
 import type { CollabGrant, PayerGrant, WhoPays } from "./grants.js";
 import type { WriteMarker } from "./markers.js";
-import { HASH_BYTES } from "./merkle.js";
+import { BLOCK_SIZE, HASH_BYTES } from "./merkle.js";
 import type { ReadMarker } from "./read-markers.js";
 import type { Change, DirListing, Entry, FileMeta } from "./reftree.js";
 import type { ThumbnailMeta } from "./thumbnail.js";
@@ -344,6 +344,14 @@ export function encodeDownload(header: DownloadHeader, proof: Uint8Array[], bloc
  * with no copy (`sdk/direct-io.ts`).
  */
 export const REPLY_ALIGN = 4096;
+
+/**
+ * Room for a reply of `blocks` blocks: the blocks, and two pages for the length, the header (padded) and the proof
+ * (a range proof is a few dozen hashes; the header names the path).
+ */
+export function replyRoom(blocks: number): number {
+  return blocks * BLOCK_SIZE + 2 * REPLY_ALIGN;
+}
 
 /**
  * A download reply with its header and proof written and room for `blocksLength` bytes of blocks (`blocks`, a

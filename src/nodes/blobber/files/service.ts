@@ -37,7 +37,7 @@ import type {
   StatsReply,
   UploadStatus,
 } from "../../../storage/index.js";
-import { BLOCK_SIZE, REPLY_ALIGN, SessionGrants } from "../../../storage/index.js";
+import { replyRoom, SessionGrants } from "../../../storage/index.js";
 import type { Clock } from "../../io/clock.js";
 import type { KV } from "../../io/kv.js";
 import type { Logger } from "../../logger.js";
@@ -79,7 +79,7 @@ export class FileService {
    * response closes): a download of 1 GiB otherwise allocates 256 replies of 4 MiB per blobber. They lie at
    * page-aligned addresses, so the shard store reads blocks into them around the page cache with no copy.
    */
-  readonly replies = new AlignedPool(8, reads.MAX_DOWNLOAD_BLOCKS * BLOCK_SIZE + 2 * REPLY_ALIGN);
+  readonly replies = new AlignedPool(8, replyRoom(reads.MAX_DOWNLOAD_BLOCKS));
   /** Read markers' session key grants checked (with the reader's key) and not yet ended: each is checked once. */
   readonly readGrants = new SessionGrants();
   /** When the file API last served a client: settlement and challenge answers wait while it is busy. */

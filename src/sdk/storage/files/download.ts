@@ -11,8 +11,8 @@ import {
   BLOCK_SIZE,
   fragmentSize,
   normalizePath,
-  REPLY_ALIGN,
   type RefView,
+  replyRoom,
   stripeBytes,
   stripeCount,
 } from "../../../storage/index.js";
@@ -120,7 +120,7 @@ export async function download(s: Session, opts: DownloadOptions): Promise<Downl
   // reply buffers come back once written: enough for every request in flight and the one being written; for a
   // large file at page-aligned addresses, so that its blocks are written around the page cache as they arrived
   const slots = (readWindow + 1) * (s.dataShards + s.allocation.parity_shards);
-  const pool = direct ? new AlignedPool(slots, per * BLOCK_SIZE + 2 * REPLY_ALIGN) : new BufferPool(slots);
+  const pool = direct ? new AlignedPool(slots, replyRoom(per)) : new BufferPool(slots);
   const reader = shardReader(s, consensus, pool);
   const fh = await OutputFile.open(opts.localPath, resumed, direct);
   const writing = new Set<Promise<void>>();
